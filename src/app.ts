@@ -1,0 +1,65 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Config } from './config.js';
+import type { Clock } from './domain/clock.js';
+import { isUuid } from './domain/ids.js';
+import { registerAuth } from './http/auth.hook.js';
+import { registerJsonParser } from './http/content-type.js';
+import { registerErrorHandling, sendError, toAppError } from './http/errors.js';
+import { membershipsRoutes } from './http/routes/memberships/memberships.routes.js';
+import { webhooksRoutes } from './http/routes/webhooks/webhooks.routes.js';
+import { validatorCompiler } from './http/validation.js';
+import { noLimits, type RequestLimiter } from './ratelimit/limiter.js';
+import type { Database } from './store/db.js';
+import { createServices } from './services.js';
+
+export interface AppDeps {
+  config: Config;
+  database: Database;
+  logger: FastifyBaseLogger;
+  clock?: Clock;
+  limiter?: RequestLimiter;
+}
+
+const BODY_LIMIT = 1024 * 1024;
+
+/** A client's X-Request-Id is adopted only when it is a UUID; anything else gets a fresh one. */
+function requestId(req: IncomingMessage): string {
+  const sent = req.headers['x-request-id'];
+  return typeof sent === 'string' && isUuid(sent) ? sent.toLowerCase() : randomUUID();
+}
+
+/** Builds the HTTP app. It never listens: `main.ts` does, and tests use `app.inject`. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const services = createServices(deps.database, deps.config, deps.clock);
+  const limiter = deps.limiter ?? noLimits;
+
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    genReqId: requestId,
+    requestIdHeader: false,
+    logController: new LogController({ requestIdLogLabel: 'request_id' }),
+    bodyLimit: BODY_LIMIT,
+    trustProxy: deps.config.http.trustProxy,
+    // Errors raised before routing (a malformed URL, say) still get the envelope.
+    frameworkErrors: (error, request, reply) => sendError(reply, toAppError(error, request)),
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  registerJsonParser(app);
+  registerErrorHandling(app);
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  await app.register(async (api) => {
+    registerAuth(api, services.auth, limiter);
+    await api.register(membershipsRoutes, { memberships: services.memberships });
+    await api.register(webhooksRoutes, { webhooks: services.webhooks });
+  });
+
+  app.addHook('onClose', () => limiter.close());
+  return app;
+}

@@ -1,0 +1,102 @@
+import { z } from 'zod';
+
+/**
+ * The only reader of `process.env` (DESIGN.md, "Set-up and configuration").
+ * Every variable is parsed once, typed and grouped by concern; a bad value throws a
+ * ConfigError naming the variable, and `main.ts` turns that into a clean exit.
+ */
+
+const flag = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'on', 'off', 'yes', 'no'], {
+      error: 'must be one of true, false, 1, 0, on, off, yes, no',
+    })
+    .optional()
+    .transform((v) => (v === undefined ? fallback : ['true', '1', 'on', 'yes'].includes(v)));
+
+const int = (fallback: number, min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, { error: 'must be a whole number' })
+    .optional()
+    .transform((v) => (v === undefined ? fallback : Number(v)))
+    .pipe(z.number().int().min(min).max(max));
+
+const postgresUrl = z
+  .string()
+  .refine((v) => /^postgres(ql)?:\/\/.+/.test(v) && URL.canParse(v), {
+    error: 'must be a postgres:// or postgresql:// URL',
+  });
+
+const redisUrl = z
+  .string()
+  .refine((v) => /^rediss?:\/\/.+/.test(v) && URL.canParse(v), {
+    error: 'must be a redis:// or rediss:// URL',
+  });
+
+const EnvSchema = z.object({
+  PORT: int(3000, 0, 65535),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATA_DIR: z.string().min(1).default('./data'),
+  DATABASE_URL: postgresUrl.optional(),
+  DATABASE_POOL_SIZE: int(10, 1, 1000),
+  REDIS_URL: redisUrl.optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  TRUST_PROXY: flag(false),
+  TENURE_RATE_LIMIT_KEY: int(100, 1, 1_000_000_000),
+  TENURE_RATE_LIMIT_IP: int(300, 1, 1_000_000_000),
+  TENURE_RATE_LIMIT_BURST: int(20, 1, 1_000_000_000),
+  TENURE_WEBHOOK_ALLOW_PRIVATE: flag(false),
+  TENURE_AUTH_CACHE_TTL_MS: int(5000, 0, 3_600_000),
+  TENURE_DEMO_PROJECT: flag(true),
+});
+
+export interface Config {
+  http: { port: number; host: string; trustProxy: boolean };
+  storage:
+    | { kind: 'pglite'; dataDir: string }
+    | { kind: 'postgres'; url: string; poolSize: number; dataDir: string };
+  redisUrl: string | undefined;
+  log: { level: string };
+  rateLimit: { perKey: number; perIp: number; burst: number };
+  webhooks: { allowPrivate: boolean };
+  auth: { cacheTtlMs: number };
+  /** Create a demo project and print its key on the first start of an empty embedded database. */
+  demoProject: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, detail: string) {
+    super(`Invalid configuration: ${variable} ${detail}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses an environment (default `process.env`) into a Config, or throws ConfigError. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // Empty strings count as unset, as a shell `VAR= npm start` intends.
+  const present = Object.fromEntries(
+    Object.keys(EnvSchema.shape).flatMap((k) => (env[k] ? [[k, env[k]]] : [])),
+  );
+  const parsed = EnvSchema.safeParse(present);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const variable = String(issue.path[0] ?? 'environment');
+    // URLs may carry credentials: name the variable, never echo its value.
+    const shown = variable.endsWith('_URL') ? '' : ` (got ${JSON.stringify(present[variable] ?? null)})`;
+    throw new ConfigError(variable, `${issue.message}${shown}`);
+  }
+  const e = parsed.data;
+  return {
+    http: { port: e.PORT, host: e.HOST, trustProxy: e.TRUST_PROXY },
+    storage: e.DATABASE_URL
+      ? { kind: 'postgres', url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE, dataDir: e.DATA_DIR }
+      : { kind: 'pglite', dataDir: e.DATA_DIR },
+    redisUrl: e.REDIS_URL,
+    log: { level: e.LOG_LEVEL },
+    rateLimit: { perKey: e.TENURE_RATE_LIMIT_KEY, perIp: e.TENURE_RATE_LIMIT_IP, burst: e.TENURE_RATE_LIMIT_BURST },
+    webhooks: { allowPrivate: e.TENURE_WEBHOOK_ALLOW_PRIVATE },
+    auth: { cacheTtlMs: e.TENURE_AUTH_CACHE_TTL_MS },
+    demoProject: e.TENURE_DEMO_PROJECT,
+  };
+}

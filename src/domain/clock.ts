@@ -1,0 +1,6 @@
+/** Time behind an interface so tests can pin "now". */
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };

@@ -1,0 +1,35 @@
+/**
+ * The event catalogue (DESIGN.md, "Webhooks and events"). One map shared by the outbox,
+ * webhook deliveries and live updates, so a payload cannot drift between them.
+ */
+import type { MembershipView } from './memberships/membership.view.js';
+
+export interface EventPayloads {
+  'membership.created': { membership: MembershipView };
+  'membership.extended': { membership: MembershipView; previous_end_date: string };
+  'membership.bulk-extended': { total: number; new_end_date: string };
+  'membership.expired': { membership: MembershipView };
+  'membership.deleted': { membership: MembershipView };
+  'webhook.test': { message: string };
+}
+
+export type EventType = keyof EventPayloads;
+
+export const EVENT_TYPES = [
+  'membership.created',
+  'membership.extended',
+  'membership.bulk-extended',
+  'membership.expired',
+  'membership.deleted',
+  'webhook.test',
+] as const satisfies readonly EventType[];
+
+/** The event object as webhooks and live updates carry it. */
+export interface TenureEvent<T extends EventType = EventType> {
+  event_id: string;
+  type: T;
+  project_id: string;
+  /** Epoch milliseconds. */
+  emitted_at: number;
+  data: EventPayloads[T];
+}

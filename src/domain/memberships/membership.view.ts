@@ -1,0 +1,14 @@
+/** A membership as the API and events show it (spec/reference.md, "Memberships"). */
+export interface MembershipView {
+  membership_id: string;
+  user_id: string;
+  plan_id: string | null;
+  membership_start_date: string;
+  membership_end_date: string;
+  user_name: { first_name: string | null; username: string | null } | null;
+  plan_name: string | null;
+  plan_duration: string | null;
+  subscription_id: string | null;
+  subscription_status: string | null;
+  status: 'active' | 'expired';
+}

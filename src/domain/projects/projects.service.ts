@@ -1,0 +1,63 @@
+import type { ApiKeyRecord, ProjectRecord, ProjectsStore } from '../../store/projects.store.js';
+import { fail, ok, type Result } from '../errors.js';
+import { isUuid } from '../ids.js';
+import { generateKeySecret, hashKeySecret } from './api-key-secret.js';
+
+export interface ApiKeyMetadata {
+  id: string;
+  label: string | null;
+  last_four: string;
+  created_at: string;
+  created_by: string | null;
+  updated_at: string;
+  updated_by: string | null;
+  revoked_at: string | null;
+  revoked_by: string | null;
+}
+
+export const toKeyMetadata = (k: ApiKeyRecord): ApiKeyMetadata => ({
+  id: k.id,
+  label: k.label,
+  last_four: k.lastFour,
+  created_at: k.createdAt.toISOString(),
+  created_by: k.createdBy,
+  updated_at: k.updatedAt.toISOString(),
+  updated_by: k.updatedBy,
+  revoked_at: k.revokedAt?.toISOString() ?? null,
+  revoked_by: k.revokedBy,
+});
+
+/** Projects and key issuance (the operator CLI and, later, the keys API). */
+export class ProjectsService {
+  constructor(private readonly store: ProjectsStore) {}
+
+  count(): Promise<number> {
+    return this.store.countProjects();
+  }
+
+  async createProject(name: string): Promise<Result<{ id: string; name: string; created_at: string }>> {
+    const trimmed = name.trim();
+    if (!trimmed || trimmed.length > 200) return fail('VALIDATION_ERROR', 'name must be 1 to 200 characters');
+    const p: ProjectRecord = await this.store.createProject(trimmed);
+    return ok({ id: p.id, name: p.name, created_at: p.createdAt.toISOString() });
+  }
+
+  /** Issues a key; the secret is returned here once and never stored. */
+  async createKey(
+    projectId: string,
+    label: string | null,
+    createdBy: string,
+  ): Promise<Result<{ key: string; metadata: ApiKeyMetadata }>> {
+    if (!isUuid(projectId) || !(await this.store.getProject(projectId))) return fail('NOT_FOUND', `Project not found: ${projectId}`);
+    if (label !== null && label.length > 200) return fail('VALIDATION_ERROR', 'label must be at most 200 characters');
+    const secret = generateKeySecret();
+    const record = await this.store.insertKey({
+      projectId,
+      keyHash: hashKeySecret(secret),
+      lastFour: secret.slice(-4),
+      label,
+      createdBy,
+    });
+    return ok({ key: secret, metadata: toKeyMetadata(record) });
+  }
+}

@@ -1,0 +1,50 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppError } from '../domain/errors.js';
+
+/**
+ * The response envelope (spec 2, "Response envelope"; DESIGN.md "Envelope and errors").
+ * Every body — success or error, 404 and 429 included — comes from the functions in this file.
+ */
+
+export interface RequestContext {
+  request_id: string;
+  method: string;
+  path: string;
+}
+
+export function contextOf(request: FastifyRequest): RequestContext {
+  const url = request.url;
+  const q = url.indexOf('?');
+  return { request_id: request.id, method: request.method, path: q === -1 ? url : url.slice(0, q) };
+}
+
+export interface Success<T> {
+  total?: number;
+  message: string;
+  data: T;
+}
+
+/** Sends a success envelope. Field order follows the spec's table. */
+export function sendSuccess<T>(reply: FastifyReply, status: number, body: Success<T>) {
+  const ctx = contextOf(reply.request);
+  const envelope = {
+    ok: true,
+    ...ctx,
+    code: status,
+    ...(body.total === undefined ? {} : { total: body.total }),
+    message: body.message,
+    data: body.data,
+  };
+  return reply.code(status).send(envelope);
+}
+
+/** The error body for an AppError, in the one of the three shapes it calls for. */
+export function errorBody(ctx: RequestContext, error: AppError): Record<string, unknown> {
+  const head = { ...ctx, code: error.status };
+  if (error.code === 'RATE_LIMIT_EXCEEDED' || error.code === 'ACCESS_SUSPENDED') {
+    // Spec 7.2: no `ok`, and the identifier field is `code`, not `error_code`.
+    return { ...head, error: { message: error.message, code: error.code, retry_after: error.retryAfter ?? 1 } };
+  }
+  if (error.errors) return { ok: false, ...head, errors: error.errors };
+  return { ok: false, ...head, error: { error_code: error.code, message: error.message } };
+}

@@ -1,0 +1,55 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { formatInstant } from '../../../domain/instant.js';
+import type { MembershipsService } from '../../../domain/memberships/memberships.service.js';
+import { sendSuccess } from '../../envelope.js';
+import { unwrap } from '../../result.js';
+import {
+  createMembershipSchema,
+  deleteMembershipSchema,
+  extendAllSchema,
+  extendOneSchema,
+  getMembershipSchema,
+  listMembershipsSchema,
+} from './memberships.schemas.js';
+
+const END_DATES_SET = 'Membership end dates set successfully';
+
+export const membershipsRoutes: FastifyPluginAsyncTypebox<{ memberships: MembershipsService }> = async (
+  app,
+  { memberships },
+) => {
+  const base = '/v2/projects/:project_id/memberships';
+  const instant = { instantFields: ['extend'] };
+
+  app.patch(`${base}/:user_id/extend`, { schema: extendOneSchema, config: instant }, async (request, reply) => {
+    const { project_id, user_id } = request.params;
+    const set = unwrap(await memberships.extendOne(project_id, user_id, request.body.extend));
+    return sendSuccess(reply, 200, { total: set.total, message: END_DATES_SET, data: { new_end_date: formatInstant(set.newEndDate) } });
+  });
+
+  app.patch(`${base}/extend`, { schema: extendAllSchema, config: instant }, async (request, reply) => {
+    const set = unwrap(await memberships.extendAll(request.params.project_id, request.body.extend));
+    return sendSuccess(reply, 200, { total: set.total, message: END_DATES_SET, data: { new_end_date: formatInstant(set.newEndDate) } });
+  });
+
+  app.post(base, { schema: createMembershipSchema, config: { instantFields: ['end_date'] } }, async (request, reply) => {
+    const created = unwrap(await memberships.create(request.params.project_id, request.body));
+    return sendSuccess(reply, 201, { message: 'Membership created successfully', data: created });
+  });
+
+  app.get(base, { schema: listMembershipsSchema }, async (request, reply) => {
+    const { user_id, limit, offset } = request.query;
+    const page = await memberships.list(request.params.project_id, { userId: user_id, limit, offset });
+    return sendSuccess(reply, 200, { total: page.total, message: 'All memberships retrieved successfully', data: page.items });
+  });
+
+  app.get(`${base}/:membership_id`, { schema: getMembershipSchema }, async (request, reply) => {
+    const found = unwrap(await memberships.get(request.params.project_id, request.params.membership_id));
+    return sendSuccess(reply, 200, { message: 'Membership retrieved successfully', data: found });
+  });
+
+  app.delete(`${base}/:membership_id`, { schema: deleteMembershipSchema }, async (request, reply) => {
+    unwrap(await memberships.delete(request.params.project_id, request.params.membership_id));
+    return reply.code(204).send(null);
+  });
+};

@@ -1,0 +1,72 @@
+import Type from 'typebox';
+import { Envelope, errorResponses, Instant, InstantString, ProjectParams, UserId, Uuid } from '../../schemas.js';
+
+export const Membership = Type.Object({
+  membership_id: Type.String({ format: 'uuid' }),
+  user_id: Type.String(),
+  plan_id: Type.Union([Type.String(), Type.Null()]),
+  membership_start_date: InstantString,
+  membership_end_date: InstantString,
+  user_name: Type.Union([
+    Type.Object({ first_name: Type.Union([Type.String(), Type.Null()]), username: Type.Union([Type.String(), Type.Null()]) }),
+    Type.Null(),
+  ]),
+  plan_name: Type.Union([Type.String(), Type.Null()]),
+  plan_duration: Type.Union([Type.String(), Type.Null()]),
+  subscription_id: Type.Union([Type.String(), Type.Null()]),
+  subscription_status: Type.Union([Type.String(), Type.Null()]),
+  status: Type.Union([Type.Literal('active'), Type.Literal('expired')]),
+});
+
+const ExtendBody = Type.Object({ extend: Instant });
+const NewEndDate = Type.Object({ new_end_date: InstantString });
+
+export const extendOneSchema = {
+  summary: "Set the end date of one user's membership",
+  params: Type.Object({ project_id: Type.String(), user_id: UserId }),
+  body: ExtendBody,
+  response: { 200: Envelope(NewEndDate, true), ...errorResponses(404, 422) },
+};
+
+export const extendAllSchema = {
+  summary: 'Set the end date of every membership of the project',
+  params: ProjectParams,
+  body: ExtendBody,
+  response: { 200: Envelope(NewEndDate, true), ...errorResponses(422) },
+};
+
+export const createMembershipSchema = {
+  summary: 'Create a membership',
+  params: ProjectParams,
+  body: Type.Object({
+    user_id: UserId,
+    end_date: Instant,
+    plan_id: Type.Optional(Type.Union([Uuid('plan_id'), Type.Null()])),
+  }),
+  response: { 201: Envelope(Membership), ...errorResponses(404, 409, 422) },
+};
+
+export const listMembershipsSchema = {
+  summary: 'List memberships, newest first',
+  params: ProjectParams,
+  querystring: Type.Object({
+    user_id: Type.Optional(UserId),
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, 'x-message': 'limit must be an integer from 1 to 100' }),
+    offset: Type.Integer({ minimum: 0, default: 0, 'x-message': 'offset must be a non-negative integer' }),
+  }),
+  response: { 200: Envelope(Type.Array(Membership), true), ...errorResponses(422) },
+};
+
+const MembershipParams = Type.Object({ project_id: Type.String(), membership_id: Uuid('membership_id') });
+
+export const getMembershipSchema = {
+  summary: 'Get a membership',
+  params: MembershipParams,
+  response: { 200: Envelope(Membership), ...errorResponses(404, 422) },
+};
+
+export const deleteMembershipSchema = {
+  summary: 'Delete a membership (ends access at once)',
+  params: MembershipParams,
+  response: { 204: Type.Null({ description: 'No body' }), ...errorResponses(404, 422) },
+};

@@ -1,0 +1,73 @@
+import Type, { type TSchema } from 'typebox';
+import { USER_ID_PATTERN, UUID_PATTERN } from '../domain/ids.js';
+
+/** Shared pieces of the route schemas: identifiers, instants, the envelope and the error shapes. */
+
+export const Uuid = (name: string) => Type.String({ pattern: UUID_PATTERN, 'x-message': `${name} must be a UUID` });
+export const UserId = Type.String({ pattern: USER_ID_PATTERN, 'x-message': 'user_id must be a string of digits' });
+
+/** The project in the path. Any value is accepted here: a key of another (or no) project gets 403. */
+export const ProjectParams = Type.Object({ project_id: Type.String() });
+
+/** Documentation of the two instant forms; the domain's parseInstant is the authority (calendar checks). */
+export const Instant = Type.Union(
+  [
+    Type.Integer({ minimum: 1_000_000_000_000, maximum: 9_999_999_999_999, description: 'Unix time in milliseconds (13 digits)' }),
+    Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$', description: 'YYYY-MM-DDTHH:MM:SS.mmmZ' }),
+  ],
+  { description: 'A future instant: 13-digit Unix milliseconds, or an ISO 8601 UTC string with exactly three millisecond digits' },
+);
+
+export const InstantString = Type.String({ description: 'ISO 8601 UTC with milliseconds', examples: ['2026-01-12T10:32:27.560Z'] });
+
+const head = {
+  request_id: Type.String({ format: 'uuid' }),
+  method: Type.String(),
+  path: Type.String(),
+  code: Type.Integer(),
+};
+
+/** A success envelope around `data`; `withTotal` adds the integer `total` (spec 2). */
+export function Envelope<T extends TSchema>(data: T, withTotal = false) {
+  return Type.Object({
+    ok: Type.Literal(true),
+    ...head,
+    ...(withTotal ? { total: Type.Integer() } : {}),
+    message: Type.String(),
+    data,
+  });
+}
+
+const ErrorEnvelope = Type.Object({
+  ok: Type.Literal(false),
+  ...head,
+  error: Type.Object({ error_code: Type.String(), message: Type.String() }),
+});
+
+const ValidationListEnvelope = Type.Object({
+  ok: Type.Literal(false),
+  ...head,
+  errors: Type.Array(Type.Object({ message: Type.String(), error_code: Type.String() })),
+});
+
+const RateLimitEnvelope = Type.Object({
+  ...head,
+  error: Type.Object({ message: Type.String(), code: Type.String(), retry_after: Type.Integer() }),
+});
+
+/** Error responses every API route can give, plus the route's own statuses. */
+export function errorResponses(...statuses: (404 | 409 | 422)[]) {
+  const own = Object.fromEntries(
+    statuses.map((s) => [s, s === 422 ? Type.Union([ValidationListEnvelope, ErrorEnvelope]) : ErrorEnvelope]),
+  );
+  return {
+    400: ErrorEnvelope,
+    401: ErrorEnvelope,
+    403: ErrorEnvelope,
+    415: ErrorEnvelope,
+    429: RateLimitEnvelope,
+    500: ErrorEnvelope,
+    503: ErrorEnvelope,
+    ...own,
+  };
+}

@@ -1,0 +1,68 @@
+import { chmod, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { buildApp } from './app.js';
+import type { Config } from './config.js';
+import { createServices } from './services.js';
+import { openDatabase, type Database } from './store/db.js';
+
+/** What `npm start` and `npx tenure serve` run: open storage, migrate, listen. */
+export interface RunningServer {
+  app: FastifyInstance;
+  database: Database;
+  address: string;
+  close(): Promise<void>;
+}
+
+export function storageOf(config: Config) {
+  return config.storage.kind === 'postgres'
+    ? ({ kind: 'postgres', url: config.storage.url, poolSize: config.storage.poolSize } as const)
+    : ({ kind: 'pglite', dataDir: config.storage.dataDir } as const);
+}
+
+export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
+  const database = await openDatabase(storageOf(config), {
+    // A lock left by a process that was killed goes stale after ~10 s; a server waits that out.
+    lockWaitMs: 15_000,
+    onLockCompromised: (err) => {
+      logger.fatal({ err }, 'lost the data directory lock; stopping to protect the database');
+      process.exit(1);
+    },
+  });
+  try {
+    await database.migrate();
+    if (database.kind === 'pglite' && config.demoProject) await createDemoProject(database, config, logger);
+    const app = await buildApp({ config, database, logger });
+    const address = await app.listen({ port: config.http.port, host: config.http.host });
+    return {
+      app,
+      database,
+      address,
+      async close() {
+        await app.close();
+        await database.close();
+      },
+    };
+  } catch (err) {
+    await database.close();
+    throw err;
+  }
+}
+
+/**
+ * On the first start of an empty embedded database, create a demo project so a newcomer can call
+ * the API at once. Its key goes to a file readable by the owner only, never into the logs.
+ */
+async function createDemoProject(database: Database, config: Config, logger: Logger): Promise<void> {
+  const services = createServices(database, config);
+  if ((await services.projects.count()) > 0) return;
+  const project = await services.projects.createProject('Demo project');
+  if (!project.ok) throw project.error;
+  const key = await services.projects.createKey(project.value.id, 'demo', 'tenure serve');
+  if (!key.ok) throw key.error;
+  const file = path.join(config.storage.dataDir, 'demo-key.json');
+  await writeFile(file, JSON.stringify({ project_id: project.value.id, key: key.value.key }, null, 2) + '\n', { mode: 0o600 });
+  await chmod(file, 0o600);
+  logger.info({ project_id: project.value.id, key_file: path.resolve(file) }, 'created a demo project; its API key is in key_file');
+}

@@ -1,0 +1,31 @@
+import type { Config } from './config.js';
+import { systemClock, type Clock } from './domain/clock.js';
+import { MembershipsService } from './domain/memberships/memberships.service.js';
+import { AuthService } from './domain/projects/auth.service.js';
+import { ProjectsService } from './domain/projects/projects.service.js';
+import { WebhooksService } from './domain/webhooks/webhooks.service.js';
+import type { Database } from './store/db.js';
+import { MembershipsStore } from './store/memberships.store.js';
+import { ProjectsStore } from './store/projects.store.js';
+import { WebhooksStore } from './store/webhooks.store.js';
+
+/** Every service, wired in one place; the HTTP app and the CLI both start from here. */
+export interface Services {
+  auth: AuthService;
+  projects: ProjectsService;
+  memberships: MembershipsService;
+  webhooks: WebhooksService;
+  membershipsStore: MembershipsStore;
+}
+
+export function createServices(database: Database, config: Config, clock: Clock = systemClock): Services {
+  const projectsStore = new ProjectsStore(database.db);
+  const membershipsStore = new MembershipsStore(database.db);
+  return {
+    auth: new AuthService(projectsStore, config.auth.cacheTtlMs),
+    projects: new ProjectsService(projectsStore),
+    memberships: new MembershipsService(membershipsStore, clock),
+    webhooks: new WebhooksService(new WebhooksStore(database.db), { allowPrivate: config.webhooks.allowPrivate }),
+    membershipsStore,
+  };
+}

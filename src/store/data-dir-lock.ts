@@ -1,0 +1,57 @@
+import path from 'node:path';
+import lockfile from 'proper-lockfile';
+
+/**
+ * PGlite has no lock between processes: two processes that open one data directory both write
+ * and corrupt it (DESIGN.md). tenure holds `DATA_DIR/tenure.lock` for as long as the database is
+ * open. proper-lockfile refreshes the lock's mtime while we hold it, so a lock left behind by a
+ * process that was killed becomes stale and is taken over after STALE_MS.
+ */
+
+const STALE_MS = 10_000;
+
+export class DataDirLockedError extends Error {
+  constructor(readonly dataDir: string) {
+    super(
+      `The data directory ${path.resolve(dataDir)} is in use by another tenure process (a running server?). ` +
+        'Embedded storage allows one process at a time: stop that process, or run this command through it, ' +
+        'or use PostgreSQL (DATABASE_URL) to share one database between processes.',
+    );
+    this.name = 'DataDirLockedError';
+  }
+}
+
+export interface DataDirLock {
+  release(): Promise<void>;
+}
+
+export async function acquireDataDirLock(
+  dataDir: string,
+  options: { lockWaitMs?: number; onLockCompromised?: (err: Error) => void },
+): Promise<DataDirLock> {
+  const waitMs = options.lockWaitMs ?? 0;
+  try {
+    const release = await lockfile.lock(dataDir, {
+      lockfilePath: path.join(dataDir, 'tenure.lock'),
+      stale: STALE_MS,
+      update: STALE_MS / 2,
+      retries: waitMs > 0 ? { retries: Math.ceil(waitMs / 500), minTimeout: 500, maxTimeout: 500, factor: 1 } : 0,
+      onCompromised:
+        options.onLockCompromised ??
+        ((err) => {
+          throw err;
+        }),
+    });
+    let released = false;
+    return {
+      async release() {
+        if (released) return;
+        released = true;
+        await release().catch(() => undefined);
+      },
+    };
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ELOCKED') throw new DataDirLockedError(dataDir);
+    throw err;
+  }
+}

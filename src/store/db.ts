@@ -1,0 +1,155 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
+import { sql } from 'drizzle-orm';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import pg from 'pg';
+import * as schema from './schema.js';
+import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
+
+/** The Drizzle database, whichever driver is underneath. */
+export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
+
+export type StorageOptions =
+  | { kind: 'pglite'; dataDir: string }
+  | { kind: 'pglite-memory'; /** A dump (from `dumpDataDir`) to start from, e.g. an already-migrated database. */ seed?: Blob }
+  | { kind: 'postgres'; url: string; poolSize: number };
+
+export interface Database {
+  readonly db: Db;
+  readonly kind: 'pglite' | 'postgres';
+  /** Applies pending migrations; safe to call from several nodes at once. */
+  migrate(): Promise<void>;
+  /** The whole embedded database as a tarball (PGlite only), for seeding test databases. */
+  dump(): Promise<Blob>;
+  /** True when every migration in `drizzle/` is applied. */
+  migrationsApplied(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** How long to wait for another process to release an embedded data directory (0: fail at once). */
+  lockWaitMs?: number;
+  /** Called if the data-directory lock is lost while open (another process could then write). */
+  onLockCompromised?: (err: Error) => void;
+}
+
+const migrationsFolder = fileURLToPath(new URL('../../drizzle', import.meta.url));
+// Any fixed number: all tenure nodes agree on it so only one migrates at a time.
+const MIGRATION_LOCK_ID = 7_346_221_001;
+
+export async function openDatabase(storage: StorageOptions, options: OpenOptions = {}): Promise<Database> {
+  switch (storage.kind) {
+    case 'postgres':
+      return openPostgres(storage.url, storage.poolSize);
+    case 'pglite-memory':
+      return openPglite(await PGlite.create(storage.seed ? { loadDataDir: storage.seed } : {}), null);
+    case 'pglite': {
+      await mkdir(storage.dataDir, { recursive: true });
+      const lock = await acquireDataDirLock(storage.dataDir, options);
+      try {
+        return openPglite(await PGlite.create(path.join(storage.dataDir, 'pglite')), lock);
+      } catch (err) {
+        await lock.release();
+        throw err;
+      }
+    }
+  }
+}
+
+function openPglite(client: PGlite, lock: DataDirLock | null): Database {
+  const db = drizzlePglite({ client, schema }) as unknown as Db;
+  return {
+    db,
+    kind: 'pglite',
+    // One process holds the data directory (the lock), so no migration lock is needed.
+    migrate: () => migratePglite(drizzlePglite({ client, schema }), { migrationsFolder }),
+    migrationsApplied: () => migrationsApplied(db),
+    dump: () => client.dumpDataDir('none'),
+    async close() {
+      await client.close();
+      await lock?.release();
+    },
+  };
+}
+
+function openPostgres(url: string, poolSize: number): Database {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    // An unreachable database must become a prompt 503, not a request that hangs.
+    connectionTimeoutMillis: 5_000,
+    application_name: 'tenure',
+  });
+  // An idle client losing its connection emits here; without a listener node would crash.
+  pool.on('error', () => undefined);
+  const db = drizzlePg({ client: pool, schema }) as unknown as Db;
+  return {
+    db,
+    kind: 'postgres',
+    async migrate() {
+      const client = new pg.Client({ connectionString: url, application_name: 'tenure-migrate' });
+      await client.connect();
+      try {
+        await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+        await migratePg(drizzlePg({ client, schema }), { migrationsFolder });
+      } finally {
+        await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
+        await client.end();
+      }
+    },
+    migrationsApplied: () => migrationsApplied(db),
+    dump: () => Promise.reject(new Error('dump is for embedded storage only')),
+    close: () => pool.end(),
+  };
+}
+
+async function migrationsApplied(db: Db): Promise<boolean> {
+  const { readMigrationFiles } = await import('drizzle-orm/migrator');
+  const expected = readMigrationFiles({ migrationsFolder });
+  try {
+    const result = await db.execute(sql`SELECT hash FROM drizzle.__drizzle_migrations`);
+    const applied = new Set(rowsOf<{ hash: string }>(result).map((r) => r.hash));
+    return expected.every((m) => applied.has(m.hash));
+  } catch {
+    return false;
+  }
+}
+
+/** Rows of a raw `db.execute` result; both drivers return `{ rows }`. */
+export function rowsOf<T>(result: unknown): T[] {
+  return (result as { rows: T[] }).rows;
+}
+
+/** Rows changed by a raw `db.execute`: node-postgres says `rowCount`, PGlite `affectedRows`. */
+export function affectedOf(result: unknown): number {
+  const r = result as { rowCount?: number | null; affectedRows?: number };
+  return r.rowCount ?? r.affectedRows ?? 0;
+}
+
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN']);
+
+/**
+ * True when an error means "the database cannot be reached" (a 503), not "the query was wrong".
+ * SQLSTATE class 08 is connection exceptions; 57P0x are shutdowns; 53300 is too many connections.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 5; depth++) {
+    const { code, message } = e as { code?: unknown; message?: unknown };
+    if (typeof code === 'string') {
+      if (UNAVAILABLE_CODES.has(code) || code.startsWith('08') || /^57P0[123]$/.test(code) || code === '53300') {
+        return true;
+      }
+    }
+    if (typeof message === 'string' && /Connection terminated|timeout exceeded when trying to connect|PGlite is closed/i.test(message)) {
+      return true;
+    }
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
