@@ -3,7 +3,9 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
-import type { Config } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { createLogger } from './logger.js';
+import { DataDirLockedError } from './store/data-dir-lock.js';
 import { createServices } from './services.js';
 import { openDatabase, type Database } from './store/db.js';
 
@@ -66,3 +68,45 @@ async function createDemoProject(database: Database, config: Config, logger: Log
   await chmod(file, 0o600);
   logger.info({ project_id: project.value.id, key_file: path.resolve(file) }, 'created a demo project; its API key is in key_file');
 }
+
+/** `npm start` and `tenure serve`: serve until SIGTERM or SIGINT, then close cleanly and exit 0. */
+export async function serve(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`tenure: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const logger = createLogger(config.log.level);
+  let server;
+  try {
+    server = await startServer(config, logger);
+  } catch (err) {
+    if (err instanceof DataDirLockedError) {
+      process.stderr.write(`tenure: ${err.message}\n`);
+      process.exit(1);
+    }
+    logger.fatal({ err }, 'tenure could not start');
+    process.exit(1);
+  }
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    server
+      .close()
+      .then(() => process.exit(0))
+      .catch((err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+

@@ -14,7 +14,7 @@ export class DataDirLockedError extends Error {
   constructor(readonly dataDir: string) {
     super(
       `The data directory ${path.resolve(dataDir)} is in use by another tenure process (a running server?). ` +
-        'Embedded storage allows one process at a time: stop that process, or run this command through it, ' +
+        'Embedded storage allows one process at a time: stop that process first, ' +
         'or use PostgreSQL (DATABASE_URL) to share one database between processes.',
     );
     this.name = 'DataDirLockedError';

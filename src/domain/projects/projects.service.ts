@@ -31,6 +31,10 @@ export const toKeyMetadata = (k: ApiKeyRecord): ApiKeyMetadata => ({
 export class ProjectsService {
   constructor(private readonly store: ProjectsStore) {}
 
+  get(projectId: string): Promise<ProjectRecord | null> {
+    return this.store.getProject(projectId);
+  }
+
   count(): Promise<number> {
     return this.store.countProjects();
   }

@@ -1,0 +1,126 @@
+#!/usr/bin/env node
+import { createReadStream } from 'node:fs';
+import { access } from 'node:fs/promises';
+import { Command, CommanderError } from 'commander';
+import { ConfigError, loadConfig } from '../config.js';
+import { AppError, type Result } from '../domain/errors.js';
+import { isUuid } from '../domain/ids.js';
+import { importMemberships } from '../domain/memberships/membership-import.js';
+import { serve, storageOf } from '../server.js';
+import { createServices, type Services } from '../services.js';
+import { DataDirLockedError } from '../store/data-dir-lock.js';
+import { openDatabase, type Database } from '../store/db.js';
+
+/**
+ * The operator CLI (`npx tenure <command>`). Output is one JSON document on stdout; errors are a
+ * plain sentence on stderr and a non-zero exit. With embedded storage the CLI opens the same
+ * DATA_DIR as the server; PGlite allows one process at a time, so if a server holds it the CLI
+ * says so at once instead of waiting.
+ */
+
+class CliError extends Error {}
+
+const print = (value: unknown) => process.stdout.write(JSON.stringify(value, null, 2) + '\n');
+
+function unwrap<T>(result: Result<T>): T {
+  if (!result.ok) throw new CliError(result.error.message);
+  return result.value;
+}
+
+async function withServices<T>(fn: (services: Services, database: Database) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const database = await openDatabase(storageOf(config), { lockWaitMs: 0 });
+  try {
+    await database.migrate();
+    return await fn(createServices(database, config), database);
+  } finally {
+    await database.close();
+  }
+}
+
+function buildProgram(): Command {
+  const program = new Command('tenure')
+    .description('Operate a tenure membership service: projects, keys, migrations, imports, the server.')
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+
+  const project = program.command('project').description('Manage projects');
+  project
+    .command('create')
+    .description('Create a project; prints {id, name, created_at}')
+    .requiredOption('--name <name>', 'the project name')
+    .action(async (opts: { name: string }) => {
+      print(await withServices(async (s) => unwrap(await s.projects.createProject(opts.name))));
+    });
+
+  const key = program.command('key').description('Manage API keys');
+  key
+    .command('create')
+    .description('Create an API key for a project; prints {key, metadata} (the key is shown only here)')
+    .requiredOption('--project <id>', 'the project id')
+    .option('--label <label>', 'a label to recognise the key by')
+    .action(async (opts: { project: string; label?: string }) => {
+      print(await withServices(async (s) => unwrap(await s.projects.createKey(opts.project, opts.label ?? null, 'cli'))));
+    });
+
+  program
+    .command('migrate')
+    .description('Apply pending database migrations')
+    .action(async () => {
+      print(await withServices(async (_s, db) => ({ migrated: await db.migrationsApplied(), storage: db.kind })));
+    });
+
+  program
+    .command('serve')
+    .description('Start the HTTP server (what `npm start` runs)')
+    .action(async () => {
+      await serve();
+    });
+
+  const membership = program.command('membership').description('Manage memberships');
+  membership
+    .command('import')
+    .description('Import user_id,end_date rows from a CSV file; prints what was inserted and each rejected line')
+    .requiredOption('--project <id>', 'the project id')
+    .requiredOption('--file <path>', 'the CSV file (an optional header line user_id,end_date is skipped)')
+    .option('--batch-size <n>', 'rows per insert statement', '5000')
+    .action(async (opts: { project: string; file: string; batchSize: string }) => {
+      const batchSize = Number(opts.batchSize);
+      if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 50_000) {
+        throw new CliError('--batch-size must be a whole number from 1 to 50000');
+      }
+      await access(opts.file).catch(() => {
+        throw new CliError(`Cannot read ${opts.file}`);
+      });
+      print(
+        await withServices(async (s) => {
+          if (!isUuid(opts.project) || (await s.projects.get(opts.project)) === null) {
+            throw new CliError(`Project not found: ${opts.project}`);
+          }
+          return importMemberships(s.membershipsStore, opts.project, createReadStream(opts.file), { batchSize });
+        }),
+      );
+    });
+
+  return program;
+}
+
+async function run(argv: string[]): Promise<void> {
+  try {
+    await buildProgram().parseAsync(argv);
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Help and version exit 0; usage errors were already printed by commander.
+      process.exitCode = err.exitCode;
+      return;
+    }
+    const message =
+      err instanceof CliError || err instanceof ConfigError || err instanceof DataDirLockedError || err instanceof AppError
+        ? err.message
+        : `unexpected error: ${(err as Error).message}`;
+    process.stderr.write(`tenure: ${message}\n`);
+    process.exitCode = 1;
+  }
+}
+
+await run(process.argv);

@@ -1,0 +1,157 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { onPostgres } from '../support/harness.js';
+
+/** The real binary (`npm test` builds dist/ first), run as a user would run `npx tenure`. */
+const BIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+const run = promisify(execFile);
+
+let dir: string;
+let env: NodeJS.ProcessEnv;
+
+async function tenure(...args: string[]) {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], { env, timeout: 60_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+async function newProject(name = 'cli test'): Promise<string> {
+  const res = await tenure('project', 'create', '--name', name);
+  expect(res.code, res.stderr).toBe(0);
+  return (JSON.parse(res.stdout) as { id: string }).id;
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'tenure-cli-'));
+  const { DATABASE_URL: _ignored, ...rest } = process.env;
+  env = {
+    ...rest,
+    DATA_DIR: path.join(dir, 'data'),
+    LOG_LEVEL: 'silent',
+    ...(onPostgres ? { DATABASE_URL: inject('databaseUrl') } : {}),
+  };
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+describe('tenure CLI', () => {
+  it('creates a project and prints it as JSON', async () => {
+    const res = await tenure('project', 'create', '--name', 'Acme');
+    expect(res.code, res.stderr).toBe(0);
+    const project = JSON.parse(res.stdout);
+    expect(project).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'Acme', created_at: expect.any(String) });
+  });
+
+  it('creates a key showing the secret once and only its last four in the metadata', async () => {
+    const projectId = await newProject();
+    const res = await tenure('key', 'create', '--project', projectId, '--label', 'ci');
+    expect(res.code, res.stderr).toBe(0);
+    const out = JSON.parse(res.stdout) as { key: string; metadata: Record<string, unknown> };
+    expect(out.key).toMatch(/^tk_live_[0-9A-Za-z]{40,44}$/);
+    expect(out.metadata).toMatchObject({ label: 'ci', last_four: out.key.slice(-4), revoked_at: null });
+    expect(JSON.stringify(out.metadata)).not.toContain(out.key);
+  });
+
+  it('refuses a key for an unknown project with a message and a non-zero exit', async () => {
+    const res = await tenure('key', 'create', '--project', '00000000-0000-4000-8000-000000000000');
+    expect(res.code).toBe(1);
+    expect(res.stdout).toBe('');
+    expect(res.stderr).toMatch(/Project not found/);
+  });
+
+  it('migrates idempotently', async () => {
+    for (let i = 0; i < 2; i++) {
+      const res = await tenure('migrate');
+      expect(res.code, res.stderr).toBe(0);
+      expect(JSON.parse(res.stdout)).toEqual({ migrated: true, storage: onPostgres ? 'postgres' : 'pglite' });
+    }
+  });
+
+  it('imports a CSV, reporting every rejected line without stopping', async () => {
+    const projectId = await newProject();
+    const future = Date.now() + 30 * 86_400_000;
+    const lines = [
+      'user_id,end_date',
+      `1001,${future}`,
+      `1002,${new Date(future).toISOString()}`,
+      `abc,${future}`,
+      `1003,not-a-date`,
+      `1001,${future}`,
+      `1004,2027-02-30T00:00:00.000Z`,
+      `1005,2001-01-01T00:00:00.000Z`,
+      `1006`,
+      `1007,${future}`,
+    ];
+    const file = path.join(dir, 'members.csv');
+    await writeFile(file, lines.join('\n') + '\n');
+    const res = await tenure('membership', 'import', '--project', projectId, '--file', file, '--batch-size', '2');
+    expect(res.code, res.stderr).toBe(0);
+    const report = JSON.parse(res.stdout);
+    expect(report).toMatchObject({ project_id: projectId, inserted: 4, rejected: 5 });
+    expect(report.rejections.map((r: { line: number }) => r.line)).toEqual([4, 5, 6, 7, 9]);
+    expect(report.rejections[2].reason).toMatch(/duplicate user_id \(first on line 2\)/);
+
+    // A second import of the same file inserts nothing: everyone already has a membership.
+    const again = JSON.parse((await tenure('membership', 'import', '--project', projectId, '--file', file)).stdout);
+    expect(again.inserted).toBe(0);
+    expect(again.rejections.filter((r: { reason: string }) => r.reason.includes('already has a membership'))).toHaveLength(4);
+  });
+
+  it('fails plainly for a missing file or an unknown project', async () => {
+    const projectId = await newProject();
+    const missing = await tenure('membership', 'import', '--project', projectId, '--file', path.join(dir, 'nope.csv'));
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/Cannot read/);
+    const file = path.join(dir, 'one.csv');
+    await writeFile(file, `1,${Date.now() + 86_400_000}\n`);
+    const unknown = await tenure('membership', 'import', '--project', 'x', '--file', file);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/Project not found/);
+  });
+
+  it('names the variable of a bad configuration value', async () => {
+    const saved = env;
+    env = { ...env, PORT: 'eighty' };
+    const res = await tenure('migrate');
+    env = saved;
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/PORT/);
+  });
+
+  // Embedded storage: one process at a time, refused plainly. PostgreSQL: shared, so it works.
+  it(onPostgres ? 'works beside a running server on PostgreSQL' : 'says plainly, at once, when a running server holds the embedded data directory', async () => {
+    const serverEnv = { ...env, DATA_DIR: path.join(dir, 'held'), PORT: '0', TENURE_DEMO_PROJECT: 'false', LOG_LEVEL: 'info' };
+    const server: ChildProcess = spawn(process.execPath, [MAIN], { env: serverEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('Server listening') && resolve());
+        server.once('exit', (code) => reject(new Error(`server exited ${code}`)));
+      });
+      const saved = env;
+      env = serverEnv;
+      const res = await tenure('project', 'create', '--name', 'blocked');
+      env = saved;
+      if (onPostgres) {
+        expect(res.code, res.stderr).toBe(0);
+        expect(JSON.parse(res.stdout)).toMatchObject({ name: 'blocked' });
+      } else {
+        expect(res.code).toBe(1);
+        expect(res.stdout).toBe('');
+        expect(res.stderr).toMatch(/in use by another tenure process/);
+      }
+    } finally {
+      server.kill('SIGTERM');
+      await new Promise((resolve) => server.once('exit', resolve));
+    }
+  });
+});
