@@ -11,7 +11,13 @@ const projects = [
 if (process.env.DATABASE_URL) {
   projects.push({
     extends: true as const,
-    test: { name: 'postgres', env: { TENURE_TEST_STORAGE: 'postgres' }, globalSetup: ['test/support/postgres.global-setup.ts'] } as never,
+    test: {
+      name: 'postgres',
+      // Pure unit tests (src/**) do not touch storage; they run once, in the PGlite project.
+      include: ['test/**/*.test.ts'],
+      env: { TENURE_TEST_STORAGE: 'postgres' },
+      globalSetup: ['test/support/postgres.global-setup.ts'],
+    } as never,
   });
 }
 

@@ -6,7 +6,13 @@ describe('loadConfig', () => {
     const c = loadConfig({});
     expect(c.http).toEqual({ port: 3000, host: '127.0.0.1', trustProxy: false });
     expect(c.storage).toEqual({ kind: 'pglite', dataDir: './data' });
-    expect(c.rateLimit).toEqual({ perKey: 100, perIp: 300, burst: 20 });
+    expect(c.rateLimit).toEqual({
+      perKey: 100,
+      perIp: 300,
+      burst: 20,
+      suspension: { threshold: 10, windowSec: 600, durationSec: 900 },
+    });
+    expect(loadConfig({ TENURE_SUSPENSION: 'off' }).rateLimit.suspension).toBeNull();
     expect(c.webhooks.allowPrivate).toBe(false);
     expect(c.log.level).toBe('info');
     expect(c.redisUrl).toBeUndefined();

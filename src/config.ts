@@ -46,6 +46,11 @@ const EnvSchema = z.object({
   TENURE_RATE_LIMIT_KEY: int(100, 1, 1_000_000_000),
   TENURE_RATE_LIMIT_IP: int(300, 1, 1_000_000_000),
   TENURE_RATE_LIMIT_BURST: int(20, 1, 1_000_000_000),
+  TENURE_SUSPENSION: flag(true),
+  TENURE_SUSPENSION_THRESHOLD: int(10, 1, 1_000_000),
+  TENURE_SUSPENSION_WINDOW_SECONDS: int(600, 1, 86_400),
+  TENURE_SUSPENSION_SECONDS: int(900, 1, 86_400),
+  REDIS_KEY_PREFIX: z.string().max(100).default('tenure:'),
   TENURE_WEBHOOK_ALLOW_PRIVATE: flag(false),
   TENURE_AUTH_CACHE_TTL_MS: int(5000, 0, 3_600_000),
   TENURE_DEMO_PROJECT: flag(true),
@@ -58,7 +63,14 @@ export interface Config {
     | { kind: 'postgres'; url: string; poolSize: number; dataDir: string };
   redisUrl: string | undefined;
   log: { level: string };
-  rateLimit: { perKey: number; perIp: number; burst: number };
+  rateLimit: {
+    perKey: number;
+    perIp: number;
+    burst: number;
+    /** null: suspension switched off. */
+    suspension: { threshold: number; windowSec: number; durationSec: number } | null;
+  };
+  redisKeyPrefix: string;
   webhooks: { allowPrivate: boolean };
   auth: { cacheTtlMs: number };
   /** Create a demo project and print its key on the first start of an empty embedded database. */
@@ -94,7 +106,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       : { kind: 'pglite', dataDir: e.DATA_DIR },
     redisUrl: e.REDIS_URL,
     log: { level: e.LOG_LEVEL },
-    rateLimit: { perKey: e.TENURE_RATE_LIMIT_KEY, perIp: e.TENURE_RATE_LIMIT_IP, burst: e.TENURE_RATE_LIMIT_BURST },
+    rateLimit: {
+      perKey: e.TENURE_RATE_LIMIT_KEY,
+      perIp: e.TENURE_RATE_LIMIT_IP,
+      burst: e.TENURE_RATE_LIMIT_BURST,
+      suspension: e.TENURE_SUSPENSION
+        ? {
+            threshold: e.TENURE_SUSPENSION_THRESHOLD,
+            windowSec: e.TENURE_SUSPENSION_WINDOW_SECONDS,
+            durationSec: e.TENURE_SUSPENSION_SECONDS,
+          }
+        : null,
+    },
+    redisKeyPrefix: e.REDIS_KEY_PREFIX,
     webhooks: { allowPrivate: e.TENURE_WEBHOOK_ALLOW_PRIVATE },
     auth: { cacheTtlMs: e.TENURE_AUTH_CACHE_TTL_MS },
     demoProject: e.TENURE_DEMO_PROJECT,

@@ -1,0 +1,90 @@
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../domain/errors.js';
+import type { AuthService, Principal } from '../domain/projects/auth.service.js';
+import { rateLimitHeaders, refusal, secondsToWait } from '../ratelimit/headers.js';
+import type { Charge, Decision, RateLimiter } from '../ratelimit/rate-limiter.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal;
+  }
+  interface FastifyContextConfig {
+    /** A route anyone may call (health checks): no key, and no per-key limits. */
+    public?: boolean;
+  }
+}
+
+/**
+ * The gate every request passes before its body is read, in DESIGN.md's order: limit by IP →
+ * authenticate (401) → limit by key → project access (403). Unknown routes and public routes are
+ * limited by IP only. Validation (422) and existence (404) come later, in the route.
+ *
+ * A key already in the auth cache is checked with all its policies in one limiter call (one Redis
+ * round trip). A key that must be looked up is limited by IP first, so guessing keys is throttled
+ * before it reaches the database.
+ */
+export function registerGate(
+  app: FastifyInstance,
+  deps: { auth: AuthService; limiter: RateLimiter },
+): void {
+  const { auth, limiter } = deps;
+  app.decorateRequest('principal', null as unknown as Principal);
+
+  app.addHook('onRequest', async (request, reply) => {
+    const ip = `ip:${request.ip}`;
+    const decisions: Decision[] = [];
+    const charge = async (charges: Charge[]) => {
+      const verdict = await limiter.consume(charges);
+      decisions.push(...verdict.decisions);
+      reply.headers(rateLimitHeaders(decisions, limiter.config, Date.now()));
+      if (verdict.suspended) {
+        const seconds = secondsToWait(verdict.suspended.msLeft);
+        throw new AppError(
+          'ACCESS_SUSPENDED',
+          `Access suspended after repeated rate limit violations. Please retry after ${seconds} seconds.`,
+          undefined,
+          seconds,
+        );
+      }
+      const refused = refusal(verdict.decisions);
+      if (refused) {
+        await limiter.recordViolation(refused.subject);
+        const seconds = secondsToWait(refused.msBeforeReset);
+        throw new AppError('RATE_LIMIT_EXCEEDED', `Rate limit exceeded. Please retry after ${seconds} seconds.`, undefined, seconds);
+      }
+    };
+
+    if (request.is404 || request.routeOptions.config?.public) {
+      await charge([{ policy: 'ip', subject: ip }, { policy: 'burst', subject: ip }]);
+      return;
+    }
+
+    let result = auth.peek(request.headers.authorization);
+    if (result?.ok) {
+      const key = `key:${result.value.keyId}`;
+      await charge([
+        { policy: 'ip', subject: ip },
+        { policy: 'key', subject: key },
+        { policy: 'burst', subject: key },
+      ]);
+    } else {
+      await charge([{ policy: 'ip', subject: ip }]);
+      result ??= await auth.authenticate(request.headers.authorization);
+      if (!result.ok) {
+        await charge([{ policy: 'burst', subject: ip }]);
+        throw result.error;
+      }
+      const key = `key:${result.value.keyId}`;
+      await charge([
+        { policy: 'key', subject: key },
+        { policy: 'burst', subject: key },
+      ]);
+    }
+    request.principal = result.value;
+    const projectId = (request.params as { project_id?: string }).project_id;
+    if (projectId !== undefined) {
+      const denied = auth.authorize(result.value, projectId);
+      if (denied) throw denied;
+    }
+  });
+}
