@@ -23,8 +23,12 @@ export function parseInstant(value: unknown): Date | null {
     number, number, number, number, number, number, number,
   ];
   if (month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59) return null;
-  const date = new Date(Date.UTC(year, month - 1, day, hour, minute, second, ms));
-  // Date.UTC rolls Feb 30 over into March: a real date survives the round trip unchanged.
+  // Not Date.UTC: it reads years 0–99 as 1900–1999, so "0050-…" would fail the round trip below
+  // and get the format error instead of the not-future one.
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  // The calendar rolls Feb 30 over into March: a real date survives the round trip unchanged.
   if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) return null;
   return date;
 }

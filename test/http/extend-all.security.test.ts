@@ -1,0 +1,4 @@
+import { extendAll } from '../support/operations.js';
+import { describeSecurity } from '../support/security.js';
+
+describeSecurity(extendAll);

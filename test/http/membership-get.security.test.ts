@@ -1,0 +1,4 @@
+import { membershipGet } from '../support/operations.js';
+import { describeSecurity } from '../support/security.js';
+
+describeSecurity(membershipGet);

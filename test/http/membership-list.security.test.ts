@@ -1,0 +1,4 @@
+import { membershipList } from '../support/operations.js';
+import { describeSecurity } from '../support/security.js';
+
+describeSecurity(membershipList);

@@ -1,0 +1,4 @@
+import { webhookCreate } from '../support/operations.js';
+import { describeSecurity } from '../support/security.js';
+
+describeSecurity(webhookCreate);

@@ -1,0 +1,4 @@
+import { webhookDelete } from '../support/operations.js';
+import { describeSecurity } from '../support/security.js';
+
+describeSecurity(webhookDelete);

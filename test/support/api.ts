@@ -1,0 +1,218 @@
+import { randomBytes } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import type { LightMyRequestResponse } from 'fastify';
+import { expect } from 'vitest';
+import type { MembershipView } from '../../src/domain/memberships/membership.view.js';
+import { rowsOf } from '../../src/store/db.js';
+import { future, userId, type Harness, type Tenant } from './harness.js';
+
+/**
+ * What the HTTP suites share: strict envelope assertions, seeding through the API, and direct
+ * looks at the tables (to prove a change happened — or did not — without trusting the API).
+ */
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+export const END_DATES_SET = 'Membership end dates set successfully';
+
+/** The two entries of the spec's format 422 (7.1), number option first. */
+export function instantFormatErrors(field: string) {
+  return [
+    { message: `${field} as a number must be a Unix timestamp in milliseconds with exactly 13 digits`, error_code: 'VALIDATION_ERROR' },
+    {
+      message: `${field} as a string must be a UTC ISO-8601 datetime with exactly three millisecond digits (YYYY-MM-DDTHH:MM:SS.mmmZ)`,
+      error_code: 'VALIDATION_ERROR',
+    },
+  ];
+}
+
+type Response = LightMyRequestResponse;
+
+/** The request id: a UUID, in the `x-request-id` header and the body alike. */
+function requestIdOf(res: Response): string {
+  const header = res.headers['x-request-id'];
+  expect(header, res.body).toMatch(UUID);
+  return header as string;
+}
+
+function expectJson(res: Response): Record<string, unknown> {
+  expect(res.headers['content-type'], res.body).toBe('application/json; charset=utf-8');
+  return res.json();
+}
+
+/** A success envelope, every field checked and no other field present. */
+export function expectSuccess(
+  res: Response,
+  want: { status?: number; method: string; path: string; message: string; data: unknown; total?: number },
+): void {
+  const status = want.status ?? 200;
+  expect(res.statusCode, res.body).toBe(status);
+  expect(expectJson(res), res.body).toStrictEqual({
+    ok: true,
+    request_id: requestIdOf(res),
+    method: want.method,
+    path: want.path,
+    code: status,
+    ...(want.total === undefined ? {} : { total: want.total }),
+    message: want.message,
+    data: want.data,
+  });
+}
+
+/** The error-object envelope `{ok: false, …, error: {error_code, message}}`. */
+export function expectError(
+  res: Response,
+  want: { status: number; code: string; method: string; path: string; message?: unknown },
+): void {
+  expect(res.statusCode, res.body).toBe(want.status);
+  expect(expectJson(res), res.body).toStrictEqual({
+    ok: false,
+    request_id: requestIdOf(res),
+    method: want.method,
+    path: want.path,
+    code: want.status,
+    error: { error_code: want.code, message: want.message ?? expect.stringMatching(/\S/) },
+  });
+}
+
+/** The spec's two-entry 422 for a malformed instant field. */
+export function expectInstantFormatError(res: Response, want: { method: string; path: string; field?: string }): void {
+  expect(res.statusCode, res.body).toBe(422);
+  expect(expectJson(res), res.body).toStrictEqual({
+    ok: false,
+    request_id: requestIdOf(res),
+    method: want.method,
+    path: want.path,
+    code: 422,
+    errors: instantFormatErrors(want.field ?? 'extend'),
+  });
+}
+
+/** The spec's error-object 422 for a well-formed instant that is not in the future. */
+export function expectNotFutureError(res: Response, want: { method: string; path: string; field?: string }): void {
+  expectError(res, {
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    method: want.method,
+    path: want.path,
+    message: `${want.field ?? 'extend'} must be a future timestamp`,
+  });
+  expect(res.json().error.message, res.body).toContain('future');
+}
+
+// ── Seeding through the API ─────────────────────────────────────────────────────────────────
+
+export async function createMembership(
+  t: Tenant,
+  input: { userId?: string; endDate?: string | number; planId?: string } = {},
+): Promise<MembershipView> {
+  const payload = { user_id: input.userId ?? userId(), end_date: input.endDate ?? future(10).iso, ...(input.planId ? { plan_id: input.planId } : {}) };
+  const res = await t.request({ method: 'POST', url: `${t.base}/memberships`, payload });
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json().data;
+}
+
+export async function createWebhook(t: Tenant, url = 'https://hooks.example.com/tenure'): Promise<{ id: string; url: string; secret: string }> {
+  const res = await t.request({ method: 'POST', url: `${t.base}/integrations/webhooks`, payload: { url } });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json().data;
+}
+
+// ── Direct looks at the tables ──────────────────────────────────────────────────────────────
+
+const isoCol = (column: string) => sql.raw(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
+
+export interface MembershipRow {
+  id: string;
+  user_id: string;
+  end_date: string;
+  status: string;
+}
+
+export async function membershipRows(h: Harness, projectId: string): Promise<MembershipRow[]> {
+  return rowsOf<MembershipRow>(
+    await h.database.db.execute(sql`
+      SELECT id, user_id, ${isoCol('end_date')} AS end_date, status
+      FROM memberships WHERE project_id = ${projectId} ORDER BY user_id, id`),
+  );
+}
+
+export async function membershipRow(h: Harness, projectId: string, user: string): Promise<MembershipRow | undefined> {
+  return (await membershipRows(h, projectId)).find((m) => m.user_id === user);
+}
+
+export interface EventRow {
+  type: string;
+  project_id: string;
+  data: Record<string, unknown>;
+}
+
+/** The project's outbox rows, oldest first. */
+export async function eventRows(h: Harness, projectId: string): Promise<EventRow[]> {
+  return rowsOf<EventRow>(
+    await h.database.db.execute(sql`SELECT type, project_id, data FROM events WHERE project_id = ${projectId} ORDER BY seq`),
+  );
+}
+
+export async function webhookRows(h: Harness, projectId: string): Promise<{ id: string; url: string; secret: string; enabled: boolean }[]> {
+  return rowsOf(
+    await h.database.db.execute(sql`SELECT id, url, secret, enabled FROM webhooks WHERE project_id = ${projectId} ORDER BY id`),
+  );
+}
+
+/** Everything a request could change in a project: compare before and after to prove "nothing". */
+export async function projectState(h: Harness, projectId: string) {
+  const [memberships, webhooks, events, updated] = await Promise.all([
+    membershipRows(h, projectId),
+    webhookRows(h, projectId),
+    h.database.db.execute(sql`SELECT id, seq, type, data FROM events WHERE project_id = ${projectId} ORDER BY seq`),
+    h.database.db.execute(sql`SELECT id, ${isoCol('updated_at')} AS updated_at FROM memberships WHERE project_id = ${projectId} ORDER BY id`),
+  ]);
+  return { memberships, webhooks, events: rowsOf(events), updated: rowsOf(updated) };
+}
+
+/** Marks a membership expired with an end date a day in the past, as the expiry sweeper would. */
+export async function expireMembership(h: Harness, membershipId: string): Promise<string> {
+  const [row] = rowsOf<{ end_date: string }>(
+    await h.database.db.execute(sql`
+      UPDATE memberships SET status = 'expired', end_date = now() - interval '1 day'
+      WHERE id = ${membershipId} RETURNING ${isoCol('end_date')} AS end_date`),
+  );
+  return row!.end_date;
+}
+
+/** Inserts a plan directly (there is no plans API yet) and returns its id. */
+export async function insertPlan(h: Harness, projectId: string, name = 'Gold', duration = '1 month'): Promise<string> {
+  const [row] = rowsOf<{ id: string }>(
+    await h.database.db.execute(sql`
+      INSERT INTO plans (project_id, name, price, currency, duration, price_formatted)
+      VALUES (${projectId}, ${name}, '10.00', 'USD', ${duration}, '$10.00') RETURNING id`),
+  );
+  return row!.id;
+}
+
+/**
+ * Makes every outbox insert of one project fail inside the database (a trigger raising an
+ * exception whose text must never reach a client). Scoped to the project so that test files
+ * sharing one PostgreSQL database are not affected. Returns the function that removes it.
+ */
+export async function failEventInserts(h: Harness, projectId: string): Promise<() => Promise<void>> {
+  expect(projectId).toMatch(UUID); // it is spliced into DDL below
+  const name = `tenure_test_fail_${randomBytes(6).toString('hex')}`;
+  await h.database.db.execute(
+    sql.raw(`CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'injected failure: internal secret % in relation events', NEW.project_id; END $$`),
+  );
+  await h.database.db.execute(
+    sql.raw(`CREATE TRIGGER ${name} BEFORE INSERT ON events FOR EACH ROW
+      WHEN (NEW.project_id = '${projectId}'::uuid) EXECUTE FUNCTION ${name}()`),
+  );
+  return async () => {
+    await h.database.db.execute(sql.raw(`DROP TRIGGER ${name} ON events`));
+    await h.database.db.execute(sql.raw(`DROP FUNCTION ${name}()`));
+  };
+}
+
+/** What a 500 body must never carry. */
+export const INTERNALS = /injected|secret|relation|events|trigger|stack|sql|select|insert|update|at .*\.(ts|js)/i;
