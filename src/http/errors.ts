@@ -16,6 +16,7 @@ declare module 'fastify' {
 /** Sends an AppError as its envelope, with the headers it implies. */
 export function sendError(reply: FastifyReply, error: AppError) {
   if (error.retryAfter !== undefined) reply.header('retry-after', String(error.retryAfter));
+  if (error.status === 401) reply.header('www-authenticate', 'Bearer');
   return reply.code(error.status).send(errorBody(contextOf(reply.request), error));
 }
 
