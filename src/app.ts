@@ -5,13 +5,14 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Config } from './config.js';
 import type { Clock } from './domain/clock.js';
 import { isUuid } from './domain/ids.js';
-import { registerAuth } from './http/auth.hook.js';
 import { registerJsonParser } from './http/content-type.js';
 import { registerErrorHandling, sendError, toAppError } from './http/errors.js';
+import { registerGate } from './http/gate.hook.js';
 import { membershipsRoutes } from './http/routes/memberships/memberships.routes.js';
 import { webhooksRoutes } from './http/routes/webhooks/webhooks.routes.js';
 import { validatorCompiler } from './http/validation.js';
-import { noLimits, type RequestLimiter } from './ratelimit/limiter.js';
+import { limitsOf } from './ratelimit/create-limiter.js';
+import { FlexibleRateLimiter, type RateLimiter } from './ratelimit/rate-limiter.js';
 import type { Database } from './store/db.js';
 import { createServices } from './services.js';
 
@@ -20,7 +21,8 @@ export interface AppDeps {
   database: Database;
   logger: FastifyBaseLogger;
   clock?: Clock;
-  limiter?: RequestLimiter;
+  /** Defaults to the in-memory limiter with the config's limits; `main` passes the Redis one. */
+  limiter?: RateLimiter;
 }
 
 const BODY_LIMIT = 1024 * 1024;
@@ -34,7 +36,7 @@ function requestId(req: IncomingMessage): string {
 /** Builds the HTTP app. It never listens: `main.ts` does, and tests use `app.inject`. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const services = createServices(deps.database, deps.config, deps.clock);
-  const limiter = deps.limiter ?? noLimits;
+  const limiter = deps.limiter ?? new FlexibleRateLimiter(limitsOf(deps.config));
 
   const app = Fastify({
     loggerInstance: deps.logger,
@@ -53,12 +55,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  registerGate(app, { auth: services.auth, limiter });
 
-  await app.register(async (api) => {
-    registerAuth(api, services.auth, limiter);
-    await api.register(membershipsRoutes, { memberships: services.memberships });
-    await api.register(webhooksRoutes, { webhooks: services.webhooks });
-  });
+  await app.register(membershipsRoutes, { memberships: services.memberships });
+  await app.register(webhooksRoutes, { webhooks: services.webhooks });
 
   app.addHook('onClose', () => limiter.close());
   return app;

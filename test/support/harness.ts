@@ -43,7 +43,14 @@ export interface Harness {
 }
 
 export async function createHarness(options: { env?: Record<string, string>; clock?: Clock } = {}): Promise<Harness> {
-  const config = loadConfig({ TENURE_WEBHOOK_ALLOW_PRIVATE: 'false', ...options.env });
+  // Injected requests all come from one address: limits are raised unless a test sets its own.
+  const config = loadConfig({
+    TENURE_WEBHOOK_ALLOW_PRIVATE: 'false',
+    TENURE_RATE_LIMIT_KEY: '1000000000',
+    TENURE_RATE_LIMIT_IP: '1000000000',
+    TENURE_RATE_LIMIT_BURST: '1000000000',
+    ...options.env,
+  });
   const database = await openDatabase(await testStorage());
   await database.migrate();
   const services = createServices(database, config, options.clock);
