@@ -11,8 +11,8 @@ import { registerGate } from './http/gate.hook.js';
 import { membershipsRoutes } from './http/routes/memberships/memberships.routes.js';
 import { webhooksRoutes } from './http/routes/webhooks/webhooks.routes.js';
 import { validatorCompiler } from './http/validation.js';
-import { limitsOf } from './ratelimit/create-limiter.js';
-import { FlexibleRateLimiter, type RateLimiter } from './ratelimit/rate-limiter.js';
+import { createRateLimiter } from './ratelimit/create-limiter.js';
+import type { RateLimiter } from './ratelimit/rate-limiter.js';
 import type { Database } from './store/db.js';
 import { createServices } from './services.js';
 
@@ -21,7 +21,7 @@ export interface AppDeps {
   database: Database;
   logger: FastifyBaseLogger;
   clock?: Clock;
-  /** Defaults to the in-memory limiter with the config's limits; `main` passes the Redis one. */
+  /** Defaults to the limiter the config asks for (memory, Redis, or none). */
   limiter?: RateLimiter;
 }
 
@@ -36,7 +36,7 @@ function requestId(req: IncomingMessage): string {
 /** Builds the HTTP app. It never listens: `main.ts` does, and tests use `app.inject`. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const services = createServices(deps.database, deps.config, deps.clock);
-  const limiter = deps.limiter ?? new FlexibleRateLimiter(limitsOf(deps.config));
+  const limiter = deps.limiter ?? createRateLimiter(deps.config, deps.logger);
 
   const app = Fastify({
     loggerInstance: deps.logger,

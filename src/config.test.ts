@@ -7,6 +7,7 @@ describe('loadConfig', () => {
     expect(c.http).toEqual({ port: 3000, host: '127.0.0.1', trustProxy: false });
     expect(c.storage).toEqual({ kind: 'pglite', dataDir: './data' });
     expect(c.rateLimit).toEqual({
+      enabled: true,
       perKey: 100,
       perIp: 300,
       burst: 20,

@@ -46,12 +46,19 @@ const EnvSchema = z.object({
   TENURE_RATE_LIMIT_KEY: int(100, 1, 1_000_000_000),
   TENURE_RATE_LIMIT_IP: int(300, 1, 1_000_000_000),
   TENURE_RATE_LIMIT_BURST: int(20, 1, 1_000_000_000),
+  TENURE_RATE_LIMITS: flag(true),
   TENURE_SUSPENSION: flag(true),
   TENURE_SUSPENSION_THRESHOLD: int(10, 1, 1_000_000),
   TENURE_SUSPENSION_WINDOW_SECONDS: int(600, 1, 86_400),
   TENURE_SUSPENSION_SECONDS: int(900, 1, 86_400),
   REDIS_KEY_PREFIX: z.string().max(100).default('tenure:'),
   TENURE_WEBHOOK_ALLOW_PRIVATE: flag(false),
+  // Webhook delivery (README "Webhooks"). The lease must outlast an attempt's 10 s timeout.
+  TENURE_WEBHOOK_MAX_PER_PROJECT: int(20, 1, 10_000),
+  TENURE_WORKER: flag(true),
+  TENURE_WEBHOOK_CONCURRENCY: int(64, 1, 10_000),
+  TENURE_WEBHOOK_ENDPOINT_CONCURRENCY: int(8, 1, 1_000),
+  TENURE_WEBHOOK_LEASE_SECONDS: int(60, 15, 3_600),
   TENURE_AUTH_CACHE_TTL_MS: int(5000, 0, 3_600_000),
   TENURE_DEMO_PROJECT: flag(true),
 });
@@ -64,6 +71,8 @@ export interface Config {
   redisUrl: string | undefined;
   log: { level: string };
   rateLimit: {
+    /** false: no limits and no rate-limit headers (benchmarks, or limits enforced in front of tenure). */
+    enabled: boolean;
     perKey: number;
     perIp: number;
     burst: number;
@@ -71,7 +80,16 @@ export interface Config {
     suspension: { threshold: number; windowSec: number; durationSec: number } | null;
   };
   redisKeyPrefix: string;
-  webhooks: { allowPrivate: boolean };
+  webhooks: {
+    allowPrivate: boolean;
+    maxPerProject: number;
+    /** Run the delivery worker and expiry sweeper inside the server process. */
+    worker: boolean;
+    /** Attempts in flight per process, and per endpoint per process. */
+    concurrency: number;
+    endpointConcurrency: number;
+    leaseMs: number;
+  };
   auth: { cacheTtlMs: number };
   /** Create a demo project and print its key on the first start of an empty embedded database. */
   demoProject: boolean;
@@ -107,6 +125,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: e.REDIS_URL,
     log: { level: e.LOG_LEVEL },
     rateLimit: {
+      enabled: e.TENURE_RATE_LIMITS,
       perKey: e.TENURE_RATE_LIMIT_KEY,
       perIp: e.TENURE_RATE_LIMIT_IP,
       burst: e.TENURE_RATE_LIMIT_BURST,
@@ -119,7 +138,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         : null,
     },
     redisKeyPrefix: e.REDIS_KEY_PREFIX,
-    webhooks: { allowPrivate: e.TENURE_WEBHOOK_ALLOW_PRIVATE },
+    webhooks: {
+      allowPrivate: e.TENURE_WEBHOOK_ALLOW_PRIVATE,
+      maxPerProject: e.TENURE_WEBHOOK_MAX_PER_PROJECT,
+      worker: e.TENURE_WORKER,
+      concurrency: e.TENURE_WEBHOOK_CONCURRENCY,
+      endpointConcurrency: e.TENURE_WEBHOOK_ENDPOINT_CONCURRENCY,
+      leaseMs: e.TENURE_WEBHOOK_LEASE_SECONDS * 1000,
+    },
     auth: { cacheTtlMs: e.TENURE_AUTH_CACHE_TTL_MS },
     demoProject: e.TENURE_DEMO_PROJECT,
   };

@@ -5,7 +5,6 @@ import type { Logger } from 'pino';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger } from './logger.js';
-import { createRateLimiter } from './ratelimit/create-limiter.js';
 import { DataDirLockedError } from './store/data-dir-lock.js';
 import { createServices } from './services.js';
 import { openDatabase, type Database } from './store/db.js';
@@ -36,7 +35,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   try {
     await database.migrate();
     if (database.kind === 'pglite' && config.demoProject) await createDemoProject(database, config, logger);
-    const app = await buildApp({ config, database, logger, limiter: createRateLimiter(config, logger) });
+    const app = await buildApp({ config, database, logger });
     const address = await app.listen({ port: config.http.port, host: config.http.host });
     return {
       app,

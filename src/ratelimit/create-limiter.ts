@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
-import type { Logger } from 'pino';
+import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
-import { FlexibleRateLimiter, type LimitsConfig, type RateLimiter } from './rate-limiter.js';
+import { FlexibleRateLimiter, NoRateLimiter, type LimitsConfig, type RateLimiter } from './rate-limiter.js';
 
 export function limitsOf(config: Config): LimitsConfig {
   const r = config.rateLimit;
@@ -21,7 +21,8 @@ export function limitsOf(config: Config): LimitsConfig {
  * 500 ms, so an outage costs a request at most that, after which the insurance limiter answers
  * at once until the connection is back (it reconnects by itself).
  */
-export function createRateLimiter(config: Config, logger: Logger): RateLimiter {
+export function createRateLimiter(config: Config, logger: FastifyBaseLogger): RateLimiter {
+  if (!config.rateLimit.enabled) return new NoRateLimiter(limitsOf(config));
   if (!config.redisUrl) return new FlexibleRateLimiter(limitsOf(config));
   const client = new Redis(config.redisUrl, {
     enableAutoPipelining: true,

@@ -34,6 +34,7 @@ export function rateLimitHeaders(
   nowMs: number,
 ): Record<string, string> {
   const headline = decisions.find((d) => d.policy === 'key') ?? decisions.find((d) => d.policy === 'ip');
+  if (decisions.length === 0) return {}; // limits are off
   const headers: Record<string, string> = { 'ratelimit-policy': policyHeader(config) };
   if (headline) {
     headers['x-ratelimit-limit'] = String(headline.limit);

@@ -163,3 +163,15 @@ export class FlexibleRateLimiter implements RateLimiter {
     this.redis?.client.disconnect();
   }
 }
+
+/** The do-nothing twin: counts nothing, refuses nothing (TENURE_RATE_LIMITS=false). */
+export class NoRateLimiter implements RateLimiter {
+  constructor(readonly config: LimitsConfig) {}
+  async consume(): Promise<Verdict> {
+    return { decisions: [], suspended: null };
+  }
+  async recordViolation(): Promise<null> {
+    return null;
+  }
+  async close(): Promise<void> {}
+}
