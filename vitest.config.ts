@@ -6,7 +6,16 @@ import { defineConfig } from 'vitest/config';
  * so concurrent runs never collide.
  */
 const projects = [
-  { extends: true as const, test: { name: 'pglite', env: { TENURE_TEST_STORAGE: 'pglite' }, globalSetup: ['test/support/pglite.global-setup.ts'] } },
+  {
+    extends: true as const,
+    test: {
+      name: 'pglite',
+      include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+      exclude: ['test/cluster/**', 'node_modules/**'],
+      env: { TENURE_TEST_STORAGE: 'pglite' },
+      globalSetup: ['test/support/pglite.global-setup.ts'],
+    },
+  },
 ];
 if (process.env.DATABASE_URL) {
   projects.push({
@@ -15,6 +24,20 @@ if (process.env.DATABASE_URL) {
       name: 'postgres',
       // Pure unit tests (src/**) do not touch storage; they run once, in the PGlite project.
       include: ['test/**/*.test.ts'],
+      exclude: ['test/cluster/**', 'node_modules/**'],
+      env: { TENURE_TEST_STORAGE: 'postgres' },
+      globalSetup: ['test/support/postgres.global-setup.ts'],
+    } as never,
+  });
+}
+
+// Cluster tests start real server processes sharing PostgreSQL and Redis; they need both URLs.
+if (process.env.DATABASE_URL && process.env.REDIS_URL) {
+  projects.push({
+    extends: true as const,
+    test: {
+      name: 'cluster',
+      include: ['test/cluster/**/*.test.ts'],
       env: { TENURE_TEST_STORAGE: 'postgres' },
       globalSetup: ['test/support/postgres.global-setup.ts'],
     } as never,
@@ -23,7 +46,7 @@ if (process.env.DATABASE_URL) {
 
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    // No include here: project arrays are merged with the root's, so each project names its own.
     testTimeout: 30_000,
     hookTimeout: 60_000,
     projects,

@@ -60,6 +60,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(membershipsRoutes, { memberships: services.memberships });
   await app.register(webhooksRoutes, { webhooks: services.webhooks });
 
+  // Start serving with the shared limiter connected when it can be; the insurance covers a slow Redis.
+  app.addHook('onReady', () => limiter.ready());
   app.addHook('onClose', () => limiter.close());
   return app;
 }

@@ -59,6 +59,8 @@ export interface RateLimiter {
   readonly config: LimitsConfig;
   /** Counts the charges and reads the suspensions of their subjects, at once (one Redis round trip). */
   consume(charges: readonly Charge[]): Promise<Verdict>;
+  /** Resolves once the shared store is connected, or after `timeoutMs` (the insurance answers meanwhile). */
+  ready(timeoutMs?: number): Promise<void>;
   /** Records a rejected request; returns the suspension it starts, if any. */
   recordViolation(subject: string): Promise<{ msLeft: number } | null>;
   close(): Promise<void>;
@@ -152,6 +154,20 @@ export class FlexibleRateLimiter implements RateLimiter {
     return { decisions, suspended };
   }
 
+  async ready(timeoutMs = 2_000): Promise<void> {
+    const client = this.redis?.client;
+    if (!client || client.status === 'ready') return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, timeoutMs);
+      function done() {
+        clearTimeout(timer);
+        client!.off('ready', done);
+        resolve();
+      }
+      client.once('ready', done);
+    });
+  }
+
   async recordViolation(subject: string): Promise<{ msLeft: number } | null> {
     if (!this.violations) return null;
     const res = await this.violations.consume(subject).catch(toRes);
@@ -173,5 +189,6 @@ export class NoRateLimiter implements RateLimiter {
   async recordViolation(): Promise<null> {
     return null;
   }
+  async ready(): Promise<void> {}
   async close(): Promise<void> {}
 }

@@ -1,0 +1,66 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { createServices } from '../../src/services.js';
+import { openDatabase } from '../../src/store/db.js';
+import { startServerProcess, type ServerProcess } from '../support/processes.js';
+
+/**
+ * Spec 8 across nodes: two real server processes share this run's PostgreSQL database and the
+ * Redis at REDIS_URL. 300 concurrent requests with one key, split over both nodes, must get
+ * exactly 100 successes: the per-key limit holds cluster-wide, not per node.
+ */
+
+let nodes: ServerProcess[] = [];
+let projectId: string;
+let key: string;
+
+beforeAll(async () => {
+  const databaseUrl = inject('databaseUrl');
+  const database = await openDatabase({ kind: 'postgres', url: databaseUrl, poolSize: 2 });
+  const services = createServices(database, loadConfig({}));
+  const project = await services.projects.createProject('multinode');
+  if (!project.ok) throw project.error;
+  const created = await services.projects.createKey(project.value.id, 'multinode', 'test');
+  if (!created.ok) throw created.error;
+  await database.close();
+  projectId = project.value.id;
+  key = created.value.key;
+
+  const env = {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: process.env.REDIS_URL!,
+    // A prefix of this run's own, so concurrent runs sharing the Redis never meet.
+    REDIS_KEY_PREFIX: `tenure-test-${randomBytes(6).toString('hex')}:`,
+    // Only the per-key limit is under test: the burst and per-IP limits must not interfere.
+    TENURE_RATE_LIMIT_BURST: '100000',
+    TENURE_RATE_LIMIT_IP: '100000',
+    TENURE_WORKER: 'false',
+  };
+  nodes = await Promise.all([startServerProcess(env), startServerProcess(env)]);
+});
+
+afterAll(async () => {
+  await Promise.all(nodes.map((n) => n.stop()));
+});
+
+it('holds the per-key limit exactly across two nodes sharing Redis', async () => {
+  const responses = await Promise.all(
+    Array.from({ length: 300 }, (_, i) =>
+      fetch(`${nodes[i % 2]!.url}/v2/projects/${projectId}/memberships?limit=1`, {
+        headers: { authorization: `Bearer ${key}` },
+      }).then(async (res) => ({ node: i % 2, status: res.status, body: (await res.json()) as { error?: { code?: string } } })),
+    ),
+  );
+  const count = (status: number) => responses.filter((r) => r.status === status).length;
+  expect({ ok: count(200), limited: count(429) }, JSON.stringify(responses.filter((r) => r.status !== 200 && r.status !== 429))).toEqual({
+    ok: 100,
+    limited: 200,
+  });
+  // Both nodes served some of the successes: the count is shared, not per node.
+  const ok = responses.filter((r) => r.status === 200);
+  expect(ok.some((r) => r.node === 0) && ok.some((r) => r.node === 1)).toBe(true);
+  for (const r of responses.filter((x) => x.status === 429)) {
+    expect(['RATE_LIMIT_EXCEEDED', 'ACCESS_SUSPENDED']).toContain(r.body.error?.code);
+  }
+});
