@@ -8,6 +8,7 @@ import { createLogger } from './logger.js';
 import { DataDirLockedError } from './store/data-dir-lock.js';
 import { createServices } from './services.js';
 import { openDatabase, type Database } from './store/db.js';
+import { startWebhookRuntime, type WebhookRuntime } from './webhooks/runtime.js';
 
 /** What `npm start` and `npx tenure serve` run: open storage, migrate, listen. */
 export interface RunningServer {
@@ -23,6 +24,8 @@ export function storageOf(config: Config) {
     : ({ kind: 'pglite', dataDir: config.storage.dataDir } as const);
 }
 
+export const postgresUrlOf = (config: Config): string | null => (config.storage.kind === 'postgres' ? config.storage.url : null);
+
 export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
   const database = await openDatabase(storageOf(config), {
     // A lock left by a process that was killed goes stale after ~10 s; a server waits that out.
@@ -32,21 +35,26 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       process.exit(1);
     },
   });
+  // The webhook delivery worker and expiry sweeper run in process unless TENURE_WORKER=false.
+  let runtime: WebhookRuntime | null = null;
   try {
     await database.migrate();
     if (database.kind === 'pglite' && config.demoProject) await createDemoProject(database, config, logger);
     const app = await buildApp({ config, database, logger });
     const address = await app.listen({ port: config.http.port, host: config.http.host });
+    if (config.webhooks.worker) runtime = await startWebhookRuntime({ database, config, logger, postgresUrl: postgresUrlOf(config) });
     return {
       app,
       database,
       address,
       async close() {
+        await runtime?.stop();
         await app.close();
         await database.close();
       },
     };
   } catch (err) {
+    await runtime?.stop();
     await database.close();
     throw err;
   }

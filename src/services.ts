@@ -5,9 +5,11 @@ import { AuthService } from './domain/projects/auth.service.js';
 import { ProjectsService } from './domain/projects/projects.service.js';
 import { WebhooksService } from './domain/webhooks/webhooks.service.js';
 import type { Database } from './store/db.js';
+import { DeliveriesStore } from './store/deliveries.store.js';
 import { MembershipsStore } from './store/memberships.store.js';
 import { ProjectsStore } from './store/projects.store.js';
 import { WebhooksStore } from './store/webhooks.store.js';
+import { systemResolver, type Resolver } from './webhooks/ssrf-guard.js';
 
 /** Every service, wired in one place; the HTTP app and the CLI both start from here. */
 export interface Services {
@@ -18,14 +20,24 @@ export interface Services {
   membershipsStore: MembershipsStore;
 }
 
-export function createServices(database: Database, config: Config, clock: Clock = systemClock): Services {
+export function createServices(
+  database: Database,
+  config: Config,
+  clock: Clock = systemClock,
+  /** How webhook hosts are resolved for the SSRF guard; tests map names to addresses. */
+  resolve: Resolver = systemResolver,
+): Services {
   const projectsStore = new ProjectsStore(database.db);
   const membershipsStore = new MembershipsStore(database.db);
   return {
     auth: new AuthService(projectsStore, config.auth.cacheTtlMs),
     projects: new ProjectsService(projectsStore),
     memberships: new MembershipsService(membershipsStore, clock),
-    webhooks: new WebhooksService(new WebhooksStore(database.db), { allowPrivate: config.webhooks.allowPrivate }),
+    webhooks: new WebhooksService(new WebhooksStore(database.db), new DeliveriesStore(database.db), clock, {
+      allowPrivate: config.webhooks.allowPrivate,
+      maxPerProject: config.webhooks.maxPerProject,
+      resolve,
+    }),
     membershipsStore,
   };
 }

@@ -10,6 +10,7 @@ import { serve, storageOf } from '../server.js';
 import { createServices, type Services } from '../services.js';
 import { DataDirLockedError } from '../store/data-dir-lock.js';
 import { openDatabase, type Database } from '../store/db.js';
+import { runWorker } from '../webhooks/worker.command.js';
 
 /**
  * The operator CLI (`npx tenure <command>`). Output is one JSON document on stdout; errors are a
@@ -75,6 +76,13 @@ function buildProgram(): Command {
     .description('Start the HTTP server (what `npm start` runs)')
     .action(async () => {
       await serve();
+    });
+
+  program
+    .command('worker')
+    .description('Run the webhook delivery worker and the expiry sweeper alone, until SIGTERM or SIGINT')
+    .action(async () => {
+      await runWorker();
     });
 
   const membership = program.command('membership').description('Manage memberships');

@@ -10,7 +10,8 @@ export interface EventPayloads {
   'membership.bulk-extended': { total: number; new_end_date: string };
   'membership.expired': { membership: MembershipView };
   'membership.deleted': { membership: MembershipView };
-  'webhook.test': { message: string };
+  /** Sent by `POST …/webhooks/{id}/test` to that one webhook. */
+  'webhook.test': { message: string; webhook_id: string };
 }
 
 export type EventType = keyof EventPayloads;

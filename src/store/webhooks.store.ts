@@ -1,5 +1,5 @@
-import { and, eq } from 'drizzle-orm';
-import type { Db } from './db.js';
+import { and, count, desc, eq, sql } from 'drizzle-orm';
+import { rowsOf, type Db } from './db.js';
 import { webhooks } from './schema.js';
 
 export interface WebhookRecord {
@@ -10,14 +10,44 @@ export interface WebhookRecord {
   enabled: boolean;
   createdAt: Date;
   updatedAt: Date;
+  previousSecret: string | null;
+  previousSecretExpiresAt: Date | null;
+  failingSince: Date | null;
+  disabledAt: Date | null;
+  disabledReason: string | null;
+}
+
+/**
+ * Drizzle's query errors quote every parameter in their message, and a failed request's error is
+ * logged: where a parameter is a secret, rethrow without them (the driver's error stays as the
+ * cause, so a connection failure is still recognised as one).
+ */
+async function hidingParams<T>(query: () => Promise<T>): Promise<T> {
+  try {
+    return await query();
+  } catch (err) {
+    const e = err as { query?: unknown; params?: unknown; cause?: unknown };
+    if (typeof e.query === 'string' && e.params !== undefined) throw new Error(`Failed query: ${e.query}`, { cause: e.cause });
+    throw err;
+  }
 }
 
 export class WebhooksStore {
   constructor(private readonly db: Db) {}
 
-  async create(input: { projectId: string; url: string; secret: string }): Promise<WebhookRecord> {
-    const [row] = await this.db.insert(webhooks).values(input).returning();
-    return row!;
+  /**
+   * Inserts a webhook unless the project already has `max`. The project row is locked first so
+   * that concurrent creations count each other (each statement of the transaction sees what
+   * committed before it). Null when the project is at `max`.
+   */
+  async createWithin(input: { projectId: string; url: string; secret: string }, max: number): Promise<WebhookRecord | null> {
+    return hidingParams(() => this.db.transaction(async (tx) => {
+      await tx.execute(sql`SELECT 1 FROM projects WHERE id = ${input.projectId} FOR NO KEY UPDATE`);
+      const [existing] = await tx.select({ n: count() }).from(webhooks).where(eq(webhooks.projectId, input.projectId));
+      if ((existing?.n ?? 0) >= max) return null;
+      const [row] = await tx.insert(webhooks).values(input).returning();
+      return row!;
+    }));
   }
 
   /** Deletes a project's webhook; false when the project has no webhook with that id. */
@@ -27,5 +57,80 @@ export class WebhooksStore {
       .where(and(eq(webhooks.projectId, projectId), eq(webhooks.id, webhookId)))
       .returning({ id: webhooks.id });
     return rows.length > 0;
+  }
+
+  async get(projectId: string, webhookId: string): Promise<WebhookRecord | null> {
+    const [row] = await this.db
+      .select()
+      .from(webhooks)
+      .where(and(eq(webhooks.projectId, projectId), eq(webhooks.id, webhookId)));
+    return row ?? null;
+  }
+
+  /** Newest first, ties broken by id so pages are stable. */
+  async list(projectId: string, page: { limit: number; offset: number }): Promise<{ items: WebhookRecord[]; total: number }> {
+    const [items, [total]] = await Promise.all([
+      this.db
+        .select()
+        .from(webhooks)
+        .where(eq(webhooks.projectId, projectId))
+        .orderBy(desc(webhooks.createdAt), desc(webhooks.id))
+        .limit(page.limit)
+        .offset(page.offset),
+      this.db.select({ n: count() }).from(webhooks).where(eq(webhooks.projectId, projectId)),
+    ]);
+    return { items, total: total?.n ?? 0 };
+  }
+
+  /** Installs a new secret; the current one becomes the previous, signing alongside until `graceUntil`. */
+  async rotateSecret(projectId: string, webhookId: string, secret: string, now: Date, graceUntil: Date): Promise<WebhookRecord | null> {
+    const [row] = await hidingParams(() =>
+      this.db
+        .update(webhooks)
+        .set({ previousSecret: sql`${webhooks.secret}`, previousSecretExpiresAt: graceUntil, secret, updatedAt: now })
+        .where(and(eq(webhooks.projectId, projectId), eq(webhooks.id, webhookId)))
+        .returning(),
+    );
+    return row ?? null;
+  }
+
+  /**
+   * Enables (clearing the failure streak) or disables a webhook; disabling cancels its pending
+   * deliveries in the same statement. `reason` is recorded for a disable.
+   */
+  async setEnabled(projectId: string, webhookId: string, enabled: boolean, now: Date, reason: string): Promise<WebhookRecord | null> {
+    const result = await this.db.execute(sql`
+      WITH hook AS (
+        UPDATE webhooks
+        SET enabled = ${enabled}::boolean, updated_at = ${now}::timestamptz, failing_since = NULL,
+            disabled_at = CASE WHEN ${enabled}::boolean THEN NULL WHEN enabled THEN ${now}::timestamptz ELSE disabled_at END,
+            disabled_reason = CASE WHEN ${enabled}::boolean THEN NULL WHEN enabled THEN ${reason}::text ELSE disabled_reason END
+        WHERE project_id = ${projectId} AND id = ${webhookId}
+        RETURNING id
+      ), cancelled AS (
+        UPDATE webhook_deliveries SET status = 'cancelled', leased_by = NULL, updated_at = ${now}::timestamptz, completed_at = ${now}::timestamptz
+        WHERE NOT ${enabled}::boolean AND webhook_id IN (SELECT id FROM hook) AND status = 'pending'
+      )
+      SELECT id FROM hook`);
+    if (rowsOf(result).length === 0) return null;
+    return this.get(projectId, webhookId);
+  }
+
+  /**
+   * Writes a `webhook.test` event aimed at one enabled webhook; the fan-out trigger turns it into
+   * that webhook's delivery. Returns the event and delivery ids; null when no such enabled webhook.
+   */
+  async insertTestEvent(projectId: string, webhookId: string, message: string): Promise<{ eventId: string; deliveryId: string } | null> {
+    return this.db.transaction(async (tx) => {
+      const inserted = await tx.execute(sql`
+        INSERT INTO events (project_id, type, data, target_webhook_id)
+        SELECT w.project_id, 'webhook.test', jsonb_build_object('message', ${message}::text, 'webhook_id', w.id), w.id
+        FROM webhooks w WHERE w.project_id = ${projectId} AND w.id = ${webhookId} AND w.enabled
+        RETURNING id`);
+      const eventId = rowsOf<{ id: string }>(inserted)[0]?.id;
+      if (!eventId) return null;
+      const delivery = await tx.execute(sql`SELECT id FROM webhook_deliveries WHERE event_id = ${eventId}`);
+      return { eventId, deliveryId: rowsOf<{ id: string }>(delivery)[0]!.id };
+    });
   }
 }

@@ -56,7 +56,8 @@ export const webhookCreate: Operation = {
     return { url: `${t.base}/integrations/webhooks`, payload: { url: 'https://hooks.example.com/in' } };
   },
   invalidPayload: { url: 'not a url' },
-  allow: 'POST',
+  // GET lists the project's webhooks (test/webhooks/webhooks-api.test.ts).
+  allow: 'GET, POST',
   wrongMethod: 'PATCH',
 };
 
@@ -68,8 +69,9 @@ export const webhookDelete: Operation = {
     const hook = await createWebhook(t);
     return { url: `${t.base}/integrations/webhooks/${hook.id}` };
   },
-  allow: 'DELETE',
-  wrongMethod: 'GET',
+  // GET reads and PATCH enables/disables the webhook (test/webhooks/webhooks-api.test.ts).
+  allow: 'GET, PATCH, DELETE',
+  wrongMethod: 'PUT',
 };
 
 export const membershipCreate: Operation = {

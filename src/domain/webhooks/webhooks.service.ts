@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import type { DeliveriesStore, DeliveryView } from '../../store/deliveries.store.js';
 import type { WebhooksStore } from '../../store/webhooks.store.js';
+import { resolveDestination, type Resolver } from '../../webhooks/ssrf-guard.js';
+import type { Clock } from '../clock.js';
 import { fail, ok, type Result } from '../errors.js';
+import { formatInstant, parseInstant } from '../instant.js';
+import { toWebhookView, type WebhookView } from './webhook.view.js';
 
 export interface CreatedWebhook {
   id: string;
@@ -8,7 +13,14 @@ export interface CreatedWebhook {
   secret: string;
 }
 
+export interface RotatedSecret extends WebhookView {
+  secret: string;
+}
+
 const MAX_URL_LENGTH = 2048;
+/** How long a rotated-out secret keeps signing next to the new one, so receivers can switch over. */
+export const SECRET_GRACE_MS = 24 * 3600 * 1000;
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'cancelled'] as const;
 
 /** Checks a webhook destination: an absolute http(s) URL; plain http only where private targets are allowed. */
 export function checkWebhookUrl(url: string, allowPlainHttp: boolean): string | null {
@@ -21,23 +33,126 @@ export function checkWebhookUrl(url: string, allowPlainHttp: boolean): string | 
   return null;
 }
 
+export interface WebhooksOptions {
+  allowPrivate: boolean;
+  maxPerProject: number;
+  resolve: Resolver;
+}
+
+const newSecret = () => randomBytes(32).toString('hex');
+const NOT_FOUND = 'Webhook not found';
+const DISABLED = 'Webhook is disabled; enable it first';
+
 export class WebhooksService {
   constructor(
     private readonly store: WebhooksStore,
-    private readonly options: { allowPrivate: boolean },
+    private readonly deliveries: DeliveriesStore,
+    private readonly clock: Clock,
+    private readonly options: WebhooksOptions,
   ) {}
 
-  /** Spec 4.3. The secret (64 lowercase hex) is returned here; deliveries are signed with it. */
+  /**
+   * Spec 4.3. The secret (64 lowercase hex) is returned here; deliveries are signed with it. The
+   * host is resolved now and every address checked (SSRF guard). A name that does not resolve is
+   * accepted: it reaches no address, and a receiver's DNS is often set up after its webhook; each
+   * send resolves again, and a name that still does not resolve is a failed, retried attempt.
+   */
   async create(projectId: string, url: string): Promise<Result<CreatedWebhook>> {
     const problem = checkWebhookUrl(url, this.options.allowPrivate);
     if (problem) return fail('VALIDATION_ERROR', problem);
-    const secret = randomBytes(32).toString('hex');
-    const hook = await this.store.create({ projectId, url, secret });
+    const destination = await resolveDestination(url, this.options);
+    if (!destination.ok && destination.errorClass === 'blocked_address') {
+      return fail('VALIDATION_ERROR', `url host ${destination.message}`);
+    }
+    const hook = await this.store.createWithin({ projectId, url, secret: newSecret() }, this.options.maxPerProject);
+    if (!hook) {
+      return fail('CONFLICT', `A project can have at most ${this.options.maxPerProject} webhooks; delete one first`);
+    }
     return ok({ url: hook.url, id: hook.id, secret: hook.secret });
   }
 
-  /** Spec 4.4. */
+  /** Spec 4.4. Its deliveries go with it: pending ones are never attempted. */
   async delete(projectId: string, webhookId: string): Promise<Result<null>> {
-    return (await this.store.delete(projectId, webhookId)) ? ok(null) : fail('NOT_FOUND', 'Webhook not found');
+    return (await this.store.delete(projectId, webhookId)) ? ok(null) : fail('NOT_FOUND', NOT_FOUND);
+  }
+
+  async list(projectId: string, page: { limit: number; offset: number }): Promise<{ items: WebhookView[]; total: number }> {
+    const found = await this.store.list(projectId, page);
+    const now = this.clock.now();
+    return { items: found.items.map((w) => toWebhookView(w, now)), total: found.total };
+  }
+
+  async get(projectId: string, webhookId: string): Promise<Result<WebhookView>> {
+    const hook = await this.store.get(projectId, webhookId);
+    return hook ? ok(toWebhookView(hook, this.clock.now())) : fail('NOT_FOUND', NOT_FOUND);
+  }
+
+  /**
+   * A new secret, returned once. The old one keeps signing next to it for 24 hours; rotating again
+   * within them retires the older secret at once (two secrets sign at most).
+   */
+  async rotateSecret(projectId: string, webhookId: string): Promise<Result<RotatedSecret>> {
+    const now = this.clock.now();
+    const hook = await this.store.rotateSecret(projectId, webhookId, newSecret(), now, new Date(now.getTime() + SECRET_GRACE_MS));
+    return hook ? ok({ ...toWebhookView(hook, now), secret: hook.secret }) : fail('NOT_FOUND', NOT_FOUND);
+  }
+
+  /** Enabling clears the failure streak; disabling cancels pending deliveries (replay brings them back). */
+  async setEnabled(projectId: string, webhookId: string, enabled: boolean): Promise<Result<WebhookView>> {
+    const now = this.clock.now();
+    const hook = await this.store.setEnabled(projectId, webhookId, enabled, now, 'manual');
+    return hook ? ok(toWebhookView(hook, now)) : fail('NOT_FOUND', NOT_FOUND);
+  }
+
+  /** Sends a `webhook.test` event to this webhook only. */
+  async sendTest(projectId: string, webhookId: string): Promise<Result<{ event_id: string; delivery_id: string }>> {
+    const sent = await this.store.insertTestEvent(projectId, webhookId, 'This is a test event from tenure.');
+    if (sent) return ok({ event_id: sent.eventId, delivery_id: sent.deliveryId });
+    return this.missingOrDisabled(projectId, webhookId);
+  }
+
+  async listDeliveries(
+    projectId: string,
+    webhookId: string,
+    filter: { status?: string; limit: number; offset: number },
+  ): Promise<Result<{ items: DeliveryView[]; total: number }>> {
+    if (!(await this.store.get(projectId, webhookId))) return fail('NOT_FOUND', NOT_FOUND);
+    return ok(await this.deliveries.list(projectId, webhookId, filter));
+  }
+
+  async getDelivery(projectId: string, webhookId: string, deliveryId: string): Promise<Result<DeliveryView>> {
+    const found = await this.deliveries.get(projectId, webhookId, deliveryId);
+    return found ? ok(found) : fail('NOT_FOUND', 'Delivery not found');
+  }
+
+  /** A new delivery of the same event, same body bytes and event id, due at once. */
+  async replayDelivery(projectId: string, webhookId: string, deliveryId: string): Promise<Result<DeliveryView>> {
+    const id = await this.deliveries.replayOne(projectId, webhookId, deliveryId, this.clock.now());
+    if (id) return this.getDelivery(projectId, webhookId, id);
+    const hook = await this.store.get(projectId, webhookId);
+    if (!hook) return fail('NOT_FOUND', NOT_FOUND);
+    if (!(await this.deliveries.get(projectId, webhookId, deliveryId))) return fail('NOT_FOUND', 'Delivery not found');
+    return fail('CONFLICT', DISABLED);
+  }
+
+  /** Sends again every event of the project emitted in [since, until) (until: now) to this webhook. */
+  async replayRange(
+    projectId: string,
+    webhookId: string,
+    range: { since: string; until?: string | undefined },
+  ): Promise<Result<{ replayed: number; since: string; until: string }>> {
+    const now = this.clock.now();
+    const since = parseInstant(range.since);
+    if (!since) return fail('VALIDATION_ERROR', 'since must be a UTC ISO-8601 datetime with exactly three millisecond digits (YYYY-MM-DDTHH:MM:SS.mmmZ)');
+    const until = range.until === undefined ? now : parseInstant(range.until);
+    if (!until) return fail('VALIDATION_ERROR', 'until must be a UTC ISO-8601 datetime with exactly three millisecond digits (YYYY-MM-DDTHH:MM:SS.mmmZ)');
+    if (since >= until) return fail('VALIDATION_ERROR', 'since must be before until (default: now)');
+    const replayed = await this.deliveries.replayRange(projectId, webhookId, since, until, now);
+    if (replayed === null) return this.missingOrDisabled(projectId, webhookId);
+    return ok({ replayed, since: formatInstant(since), until: formatInstant(until) });
+  }
+
+  private async missingOrDisabled<T>(projectId: string, webhookId: string): Promise<Result<T>> {
+    return (await this.store.get(projectId, webhookId)) ? fail('CONFLICT', DISABLED) : fail('NOT_FOUND', NOT_FOUND);
   }
 }

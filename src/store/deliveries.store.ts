@@ -1,0 +1,332 @@
+import { sql, type SQL } from 'drizzle-orm';
+import { rowsOf, type Db } from './db.js';
+
+/**
+ * Webhook deliveries and their attempts. Deliveries are created by the fan-out trigger on
+ * `events` (drizzle/0002_webhook_fan_out.sql) or by a replay here; workers claim due ones with
+ * `FOR UPDATE SKIP LOCKED` and a lease, and record each attempt fenced by that lease.
+ */
+
+/** A text[] as either driver returns it: an array, or (PGlite, for some casts) its literal. */
+function pgArray(value: string[] | string | undefined): string[] {
+  if (value === undefined) return [];
+  if (Array.isArray(value)) return value;
+  const inner = value.replace(/^\{|\}$/g, '');
+  return inner === '' ? [] : inner.split(',');
+}
+
+const iso = (column: string) => sql.raw(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
+
+export interface ClaimedDelivery {
+  id: string;
+  webhookId: string;
+  eventId: string;
+  eventType: string;
+  /** This attempt's number (1-based); also the lease's fencing token. */
+  attempt: number;
+  body: string;
+  url: string;
+  /** Current secret first, then a rotated-out one still within its grace period. */
+  secrets: string[];
+  enabled: boolean;
+}
+
+export interface ClaimOptions {
+  workerId: string;
+  now: Date;
+  leaseUntil: Date;
+  limit: number;
+  perEndpoint: number;
+  /** Attempts this worker has in flight, per webhook, counted against `perEndpoint`. */
+  inFlight: ReadonlyMap<string, number>;
+  /** Only these projects' deliveries (null: all). */
+  projectIds: readonly string[] | null;
+}
+
+export interface AttemptRecord {
+  id: string;
+  attempt: number;
+  attemptedAt: Date;
+  completedAt: Date;
+  durationMs: number;
+  statusCode: number | null;
+  errorClass: string | null;
+  errorMessage: string | null;
+  responseExcerpt: string | null;
+  outcome: 'delivered' | 'retry' | 'dropped' | 'exhausted';
+  nextAttemptAt: Date | null;
+  /** A failure when the endpoint has failed since before this instant disables it. */
+  disableIfFailingSince: Date;
+}
+
+export interface AttemptView {
+  attempt: number;
+  attempted_at: string;
+  status_code: number | null;
+  duration_ms: number;
+  error_class: string | null;
+  error_message: string | null;
+  response_excerpt: string | null;
+  outcome: string;
+  next_attempt_at: string | null;
+}
+
+export interface DeliveryView {
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  status: 'pending' | 'delivered' | 'failed' | 'cancelled';
+  attempt_count: number;
+  next_attempt_at: string | null;
+  created_at: string;
+  completed_at: string | null;
+  replay_of: string | null;
+  attempts: AttemptView[];
+}
+
+const deliveryView = (where: SQL) => sql`
+  SELECT d.id, d.webhook_id, d.event_id, e.type AS event_type, d.status, d.attempts AS attempt_count,
+         CASE WHEN d.status = 'pending' THEN ${iso('d.next_attempt_at')} END AS next_attempt_at,
+         ${iso('d.created_at')} AS created_at, ${iso('d.completed_at')} AS completed_at, d.replay_of,
+         coalesce((
+           SELECT json_agg(json_build_object(
+             'attempt', a.attempt, 'attempted_at', ${iso('a.attempted_at')}, 'status_code', a.status_code,
+             'duration_ms', a.duration_ms, 'error_class', a.error_class, 'error_message', a.error_message,
+             'response_excerpt', a.response_excerpt, 'outcome', a.outcome,
+             'next_attempt_at', ${iso('a.next_attempt_at')}) ORDER BY a.attempt, a.attempted_at)
+           FROM webhook_delivery_attempts a WHERE a.delivery_id = d.id), '[]'::json) AS attempts
+  FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+  WHERE ${where}`;
+
+export class DeliveriesStore {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Claims up to `limit` due deliveries and leases them to `workerId` until `leaseUntil`: their
+   * `next_attempt_at` moves to the lease's end, so a worker that dies leaves them due again then.
+   * At most `perEndpoint` per webhook, counting what this worker already has in flight, so one
+   * slow receiver cannot take every slot. The scan is bounded (due order), the ranking picks per
+   * webhook, and `SKIP LOCKED` lets workers on other nodes claim past each other.
+   */
+  async claim(o: ClaimOptions): Promise<ClaimedDelivery[]> {
+    const busyIds = [...o.inFlight.keys()];
+    const busyCounts = busyIds.map((id) => o.inFlight.get(id)!);
+    const saturated = busyIds.filter((id) => o.inFlight.get(id)! >= o.perEndpoint);
+    const scoped = o.projectIds !== null;
+    const result = await this.db.execute(sql`
+      WITH busy AS (
+        SELECT * FROM unnest(${sql.param(busyIds)}::uuid[], ${sql.param(busyCounts)}::int[]) AS b(webhook_id, n)
+      ), scan AS (
+        SELECT d.id, d.webhook_id, d.next_attempt_at FROM webhook_deliveries d
+        WHERE d.status = 'pending' AND d.next_attempt_at <= ${o.now}::timestamptz
+          AND d.webhook_id <> ALL(${sql.param(saturated)}::uuid[])
+          AND (NOT ${scoped}::boolean OR d.project_id = ANY(${sql.param(o.projectIds ?? [])}::uuid[]))
+        ORDER BY d.next_attempt_at
+        LIMIT ${o.limit * 4 + o.perEndpoint}
+      ), ranked AS (
+        SELECT s.id, s.webhook_id, s.next_attempt_at,
+               row_number() OVER (PARTITION BY s.webhook_id ORDER BY s.next_attempt_at, s.id) AS rn
+        FROM scan s
+      ), picked AS (
+        SELECT r.id FROM ranked r LEFT JOIN busy b ON b.webhook_id = r.webhook_id
+        WHERE r.rn <= ${o.perEndpoint}::int - coalesce(b.n, 0)
+        ORDER BY r.next_attempt_at LIMIT ${o.limit}
+      ), locked AS (
+        SELECT d.id FROM webhook_deliveries d
+        WHERE d.id IN (SELECT id FROM picked) AND d.status = 'pending' AND d.next_attempt_at <= ${o.now}::timestamptz
+        FOR UPDATE SKIP LOCKED
+      ), claimed AS (
+        UPDATE webhook_deliveries d
+        SET attempts = d.attempts + 1, next_attempt_at = ${o.leaseUntil}::timestamptz, leased_by = ${o.workerId}, updated_at = ${o.now}::timestamptz
+        FROM locked WHERE d.id = locked.id
+        RETURNING d.id, d.webhook_id, d.event_id, d.attempts
+      )
+      SELECT c.id, c.webhook_id, c.event_id, c.attempts AS attempt, e.type AS event_type, p.body, w.url, w.enabled,
+             w.secret, CASE WHEN w.previous_secret_expires_at > ${o.now}::timestamptz THEN w.previous_secret END AS previous_secret
+      FROM claimed c
+      JOIN webhooks w ON w.id = c.webhook_id
+      JOIN events e ON e.id = c.event_id
+      JOIN webhook_payloads p ON p.event_id = c.event_id`);
+    return rowsOf<{
+      id: string;
+      webhook_id: string;
+      event_id: string;
+      attempt: number;
+      event_type: string;
+      body: string;
+      url: string;
+      enabled: boolean;
+      secret: string;
+      previous_secret: string | null;
+    }>(result).map((r) => ({
+      id: r.id,
+      webhookId: r.webhook_id,
+      eventId: r.event_id,
+      eventType: r.event_type,
+      attempt: r.attempt,
+      body: r.body,
+      url: r.url,
+      secrets: r.previous_secret ? [r.secret, r.previous_secret] : [r.secret],
+      enabled: r.enabled,
+    }));
+  }
+
+  /**
+   * Records finished attempts — one statement for a whole batch — and moves each delivery on,
+   * only while `workerId` still holds the lease of that attempt (a worker whose lease ran out and
+   * was taken over records nothing). Keeps each endpoint's failure streak: `failing_since` is the
+   * first failed attempt after its last success; a failure when the streak began before that
+   * attempt's `disableIfFailingSince` disables the endpoint. Returns the ids recorded and the
+   * webhooks just disabled.
+   */
+  async completeMany(workerId: string, batch: readonly AttemptRecord[]): Promise<{ recorded: Set<string>; disabledWebhookIds: string[] }> {
+    if (batch.length === 0) return { recorded: new Set(), disabledWebhookIds: [] };
+    const col = <T>(pick: (a: AttemptRecord) => T) => sql.param(batch.map(pick));
+    const failing = sql`CASE WHEN h.first_failure IS NULL THEN NULL
+                             WHEN h.last_success IS NULL THEN coalesce(w.failing_since, h.first_failure)
+                             ELSE h.first_failure END`;
+    const disable = sql`(w.enabled AND h.disable_before IS NOT NULL AND ${failing} <= h.disable_before)`;
+    const result = await this.db.execute(sql`
+      WITH input AS (
+        SELECT * FROM unnest(
+          ${col((a) => a.id)}::uuid[], ${col((a) => a.attempt)}::int[], ${col((a) => a.attemptedAt.toISOString())}::timestamptz[],
+          ${col((a) => a.completedAt.toISOString())}::timestamptz[], ${col((a) => a.durationMs)}::int[], ${col((a) => a.statusCode)}::int[],
+          ${col((a) => a.errorClass)}::text[], ${col((a) => a.errorMessage)}::text[], ${col((a) => a.responseExcerpt)}::text[],
+          ${col((a) => a.outcome)}::text[], ${col((a) => a.nextAttemptAt?.toISOString() ?? null)}::timestamptz[],
+          ${col((a) => a.disableIfFailingSince.toISOString())}::timestamptz[]
+        ) AS i(id, attempt, attempted_at, completed_at, duration_ms, status_code, error_class, error_message, excerpt, outcome, next_attempt_at, disable_before)
+      ), upd AS (
+        UPDATE webhook_deliveries d
+        SET status = CASE i.outcome WHEN 'retry' THEN 'pending' WHEN 'delivered' THEN 'delivered' ELSE 'failed' END,
+            next_attempt_at = coalesce(i.next_attempt_at, d.next_attempt_at), leased_by = NULL, updated_at = i.completed_at,
+            completed_at = CASE WHEN i.outcome = 'retry' THEN NULL ELSE i.completed_at END
+        FROM input i
+        WHERE d.id = i.id AND d.leased_by = ${workerId} AND d.attempts = i.attempt AND d.status = 'pending'
+        RETURNING d.id, d.webhook_id
+      ), results AS (
+        SELECT upd.webhook_id, i.* FROM upd JOIN input i ON i.id = upd.id
+      ), att AS (
+        INSERT INTO webhook_delivery_attempts
+          (delivery_id, attempt, attempted_at, duration_ms, status_code, error_class, error_message, response_excerpt, outcome, next_attempt_at)
+        SELECT id, attempt, attempted_at, duration_ms, status_code, error_class, error_message, excerpt, outcome, next_attempt_at FROM results
+      ), successes AS (
+        SELECT webhook_id, max(completed_at) AS last_success FROM results WHERE outcome = 'delivered' GROUP BY webhook_id
+      ), h AS (
+        SELECT r.webhook_id, s.last_success,
+               min(r.attempted_at) FILTER (WHERE r.outcome <> 'delivered' AND (s.last_success IS NULL OR r.completed_at > s.last_success)) AS first_failure,
+               max(r.disable_before) FILTER (WHERE r.outcome <> 'delivered' AND (s.last_success IS NULL OR r.completed_at > s.last_success)) AS disable_before,
+               max(r.completed_at) AS last_completed
+        FROM results r LEFT JOIN successes s ON s.webhook_id = r.webhook_id
+        GROUP BY r.webhook_id, s.last_success
+      ), hook AS (
+        UPDATE webhooks w
+        SET failing_since = ${failing},
+            enabled = NOT (${disable}) AND w.enabled,
+            disabled_at = CASE WHEN ${disable} THEN h.last_completed ELSE w.disabled_at END,
+            disabled_reason = CASE WHEN ${disable} THEN 'failing' ELSE w.disabled_reason END,
+            updated_at = CASE WHEN ${disable} THEN h.last_completed ELSE w.updated_at END
+        FROM h
+        WHERE w.id = h.webhook_id AND (w.failing_since IS DISTINCT FROM ${failing} OR ${disable})
+        RETURNING w.id, w.enabled
+      )
+      SELECT (SELECT coalesce(array_agg(id::text), '{}') FROM upd) AS recorded,
+             (SELECT coalesce(array_agg(id::text), '{}') FROM hook WHERE NOT enabled) AS disabled`);
+    const row = rowsOf<{ recorded: string[] | string; disabled: string[] | string }>(result)[0];
+    return { recorded: new Set(pgArray(row?.recorded)), disabledWebhookIds: pgArray(row?.disabled) };
+  }
+
+  /** Gives back leases a stopping worker did not finish: due at once, with nothing recorded. */
+  async release(ids: readonly string[], workerId: string, now: Date): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.execute(sql`
+      UPDATE webhook_deliveries SET leased_by = NULL, next_attempt_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
+      WHERE id = ANY(${sql.param([...ids])}::uuid[]) AND leased_by = ${workerId} AND status = 'pending'`);
+  }
+
+  /** The earliest `next_attempt_at` of a pending delivery (null: none), for the worker's sleep. */
+  async nextDueAt(projectIds: readonly string[] | null, exceptWebhooks: readonly string[]): Promise<Date | null> {
+    const scoped = projectIds !== null;
+    const result = await this.db.execute(sql`
+      SELECT ${iso('min(next_attempt_at)')} AS at FROM webhook_deliveries
+      WHERE status = 'pending' AND webhook_id <> ALL(${sql.param([...exceptWebhooks])}::uuid[])
+        AND (NOT ${scoped}::boolean OR project_id = ANY(${sql.param(projectIds ?? [])}::uuid[]))`);
+    const at = rowsOf<{ at: string | null }>(result)[0]?.at;
+    return at ? new Date(at) : null;
+  }
+
+  /** Marks a webhook's pending deliveries cancelled (it was disabled). */
+  async cancelPending(webhookId: string, now: Date): Promise<number> {
+    const result = await this.db.execute(sql`
+      WITH c AS (
+        UPDATE webhook_deliveries SET status = 'cancelled', leased_by = NULL, updated_at = ${now}::timestamptz, completed_at = ${now}::timestamptz
+        WHERE webhook_id = ${webhookId} AND status = 'pending' RETURNING 1
+      ) SELECT count(*)::int AS n FROM c`);
+    return rowsOf<{ n: number }>(result)[0]?.n ?? 0;
+  }
+
+  /** A webhook's deliveries, newest first, each with its attempts. */
+  async list(
+    projectId: string,
+    webhookId: string,
+    filter: { status?: string; limit: number; offset: number },
+  ): Promise<{ items: DeliveryView[]; total: number }> {
+    const where = filter.status
+      ? sql`d.project_id = ${projectId} AND d.webhook_id = ${webhookId} AND d.status = ${filter.status}`
+      : sql`d.project_id = ${projectId} AND d.webhook_id = ${webhookId}`;
+    const [page, count] = await Promise.all([
+      this.db.execute(sql`${deliveryView(where)} ORDER BY d.created_at DESC, d.id DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`),
+      this.db.execute(sql`SELECT count(*)::int AS total FROM webhook_deliveries d WHERE ${where}`),
+    ]);
+    return { items: rowsOf<DeliveryView>(page), total: rowsOf<{ total: number }>(count)[0]?.total ?? 0 };
+  }
+
+  async get(projectId: string, webhookId: string, deliveryId: string): Promise<DeliveryView | null> {
+    const result = await this.db.execute(
+      deliveryView(sql`d.project_id = ${projectId} AND d.webhook_id = ${webhookId} AND d.id = ${deliveryId}`),
+    );
+    return rowsOf<DeliveryView>(result)[0] ?? null;
+  }
+
+  /**
+   * A new delivery of the same event (same body bytes, same event id) to the same webhook, due at
+   * once, when the webhook is enabled. Null when there is no such delivery or webhook enabled.
+   */
+  async replayOne(projectId: string, webhookId: string, deliveryId: string, now: Date): Promise<string | null> {
+    const result = await this.db.execute(sql`
+      INSERT INTO webhook_deliveries (project_id, webhook_id, event_id, next_attempt_at, replay_of, created_at, updated_at)
+      SELECT d.project_id, d.webhook_id, d.event_id, ${now}::timestamptz, d.id, ${now}::timestamptz, ${now}::timestamptz
+      FROM webhook_deliveries d
+      JOIN LATERAL (SELECT w.id FROM webhooks w WHERE w.id = d.webhook_id AND w.enabled FOR KEY SHARE) w ON true
+      WHERE d.project_id = ${projectId} AND d.webhook_id = ${webhookId} AND d.id = ${deliveryId}
+      RETURNING id`);
+    return rowsOf<{ id: string }>(result)[0]?.id ?? null;
+  }
+
+  /**
+   * New deliveries to one enabled webhook of every event of its project emitted in
+   * [since, until), except `webhook.test` events aimed at other webhooks. Events from before the
+   * webhook existed get their body stored now, by the same function the fan-out uses.
+   */
+  async replayRange(projectId: string, webhookId: string, since: Date, until: Date, now: Date): Promise<number | null> {
+    const result = await this.db.execute(sql`
+      WITH hook AS (
+        SELECT id FROM webhooks WHERE id = ${webhookId} AND project_id = ${projectId} AND enabled FOR KEY SHARE
+      ), ev AS (
+        SELECT e.id, e.type, e.project_id, e.emitted_at, e.data FROM events e
+        WHERE e.project_id = ${projectId} AND e.emitted_at >= ${since}::timestamptz AND e.emitted_at < ${until}::timestamptz
+          AND (e.target_webhook_id IS NULL OR e.target_webhook_id = ${webhookId}) AND EXISTS (SELECT 1 FROM hook)
+      ), pay AS (
+        INSERT INTO webhook_payloads (event_id, body)
+        SELECT ev.id, tenure_webhook_body(ev.id, ev.type, ev.project_id, ev.emitted_at, ev.data) FROM ev
+        ON CONFLICT (event_id) DO NOTHING
+      ), ins AS (
+        INSERT INTO webhook_deliveries (project_id, webhook_id, event_id, next_attempt_at, created_at, updated_at)
+        SELECT ${projectId}, hook.id, ev.id, ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz FROM ev CROSS JOIN hook
+        RETURNING 1
+      )
+      SELECT (SELECT count(*) FROM hook)::int AS hooks, (SELECT count(*) FROM ins)::int AS n`);
+    const row = rowsOf<{ hooks: number; n: number }>(result)[0]!;
+    return row.hooks === 0 ? null : row.n;
+  }
+}

@@ -1,0 +1,63 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../domain/clock.js';
+import type { AttemptRecord, DeliveriesStore } from '../store/deliveries.store.js';
+
+/** Attempts recorded per statement at most. */
+const RECORD_BATCH = 200;
+
+/**
+ * Records finished attempts with group commit: attempts that finish while a write is under way
+ * are written together by the next one — one statement per batch instead of one per attempt,
+ * without a timer, so an idle worker adds no latency. `record` resolves once the attempt is
+ * written (or rejects when the write failed: the lease then runs out and the delivery is sent
+ * again — at least once).
+ */
+export class AttemptRecorder {
+  private unrecorded: { record: AttemptRecord; done: (err?: unknown) => void }[] = [];
+  private writing = false;
+
+  constructor(
+    private readonly store: DeliveriesStore,
+    private readonly workerId: string,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+  ) {}
+
+  record(record: AttemptRecord): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.unrecorded.push({ record, done: (err) => (err === undefined ? resolve() : reject(err)) });
+      if (!this.writing) void this.write();
+    });
+  }
+
+  private async write(): Promise<void> {
+    this.writing = true;
+    // Let attempts finishing in this same turn of the event loop join the batch.
+    await new Promise((resolve) => setImmediate(resolve));
+    while (this.unrecorded.length > 0) {
+      const batch = this.unrecorded.splice(0, RECORD_BATCH);
+      try {
+        const { recorded, disabledWebhookIds } = await this.store.completeMany(
+          this.workerId,
+          batch.map((b) => b.record),
+        );
+        for (const { record } of batch) {
+          if (!recorded.has(record.id)) {
+            this.logger.warn(
+              { delivery_id: record.id, attempt: record.attempt },
+              'webhook attempt not recorded: its lease was taken over, or the delivery was cancelled or deleted meanwhile',
+            );
+          }
+        }
+        for (const webhookId of disabledWebhookIds) {
+          const cancelled = await this.store.cancelPending(webhookId, this.clock.now());
+          this.logger.warn({ webhook_id: webhookId, cancelled }, 'disabled a webhook whose deliveries all failed for 5 days');
+        }
+        for (const b of batch) b.done();
+      } catch (err) {
+        for (const b of batch) b.done(err);
+      }
+    }
+    this.writing = false;
+  }
+}

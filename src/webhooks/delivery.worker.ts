@@ -1,0 +1,305 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import type { Clock } from '../domain/clock.js';
+import type { ClaimedDelivery, DeliveriesStore } from '../store/deliveries.store.js';
+import { AttemptRecorder } from './attempt-recorder.js';
+import { EndpointSlots } from './endpoint-slots.js';
+import type { HttpSender, SendResult } from './http-sender.js';
+import { decide, DISABLE_AFTER_FAILING_MS, errorClassOf } from './retry-policy.js';
+import { signatureHeaders } from './signing.js';
+import { resolveDestination, type Resolver } from './ssrf-guard.js';
+
+/**
+ * The delivery worker. It claims due deliveries (src/store/deliveries.store.ts: SKIP LOCKED, a
+ * lease, a per-endpoint bound), sends each attempt, and records the outcome under the lease.
+ * It sleeps until woken — by a new delivery's notification, a freed slot, or the next retry
+ * falling due — never longer than `pollMs`, the safety net for a missed notification and for a
+ * dead worker's leases running out.
+ *
+ * At least once: a delivery is only marked done after its receiver answered 2xx and the answer
+ * was recorded; a worker that dies mid-attempt leaves the lease to expire and another worker sends
+ * again, with the same body bytes and event id (receivers deduplicate on `webhook-id`).
+ */
+
+export interface DeliveryWorkerOptions {
+  concurrency: number;
+  perEndpoint: number;
+  leaseMs: number;
+  allowPrivate: boolean;
+  /** Per attempt; 10 s (DESIGN.md). */
+  timeoutMs: number;
+  pollMs: number;
+  batchSize: number;
+  /** Only these projects' deliveries (tests share one database); null for all. */
+  projectIds: () => readonly string[] | null;
+}
+
+export const DEFAULT_WORKER_OPTIONS = { timeoutMs: 10_000, pollMs: 5_000, batchSize: 50 } as const;
+
+export interface DeliveryWorkerDeps {
+  store: DeliveriesStore;
+  sender: HttpSender;
+  resolve: Resolver;
+  clock: Clock;
+  random: () => number;
+  logger: Logger;
+}
+
+interface Active {
+  promise: Promise<void>;
+  controller: AbortController;
+}
+
+export class DeliveryWorker {
+  readonly id = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  private running = false;
+  private loopDone: Promise<void> = Promise.resolve();
+  private readonly slots: EndpointSlots;
+  private readonly recorder: AttemptRecorder;
+  /** The last claim was cut short by this process's concurrency: a recorded attempt should wake the loop. */
+  private waitingForRoom = false;
+  private readonly active = new Map<string, Active>();
+  private signalled = false;
+  private interrupt: (() => void) | null = null;
+
+  /** `sleeping`: idle until woken or the next retry is due (observability, and tests). */
+  get state(): 'stopped' | 'working' | 'sleeping' {
+    if (!this.running) return 'stopped';
+    return this.interrupt ? 'sleeping' : 'working';
+  }
+
+  /** Attempts in flight in this process: requests out, or answered and not yet recorded. */
+  get inFlight(): number {
+    return this.active.size - this.slots.queued;
+  }
+
+  constructor(
+    private readonly deps: DeliveryWorkerDeps,
+    private readonly options: DeliveryWorkerOptions,
+  ) {
+    this.slots = new EndpointSlots(options.perEndpoint);
+    this.recorder = new AttemptRecorder(deps.store, this.id, deps.clock, deps.logger);
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loopDone = this.loop();
+  }
+
+  /** Something may be due: a new delivery was committed, or a slot freed up. */
+  wake(): void {
+    this.signalled = true;
+    this.interrupt?.();
+  }
+
+  /**
+   * Claims and sends until nothing is due and nothing is in flight; returns how many attempts
+   * were made. For tests and one-off runs; not while the loop runs.
+   */
+  async drain(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const claimed = await this.claimAndDispatch();
+      total += claimed;
+      if (claimed === 0 && this.active.size === 0) return total;
+      if (this.active.size > 0) await Promise.race([...this.active.values()].map((a) => a.promise));
+    }
+  }
+
+  /**
+   * Stops claiming, lets attempts in flight finish for up to `graceMs`, then aborts the rest and
+   * gives their leases back (due at once, nothing recorded) so another worker sends them now.
+   */
+  async stop(graceMs = 5_000): Promise<void> {
+    this.running = false;
+    this.wake();
+    await this.loopDone;
+    const settled = Promise.allSettled([...this.active.values()].map((a) => a.promise));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([settled, new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+    clearTimeout(timer);
+    if (this.active.size === 0) return;
+    const abandoned = [...this.active.keys()];
+    for (const a of this.active.values()) a.controller.abort();
+    await Promise.allSettled([...this.active.values()].map((a) => a.promise));
+    await this.deps.store.release(abandoned, this.id, this.deps.clock.now()).catch((err: unknown) => {
+      this.deps.logger.warn({ err }, 'could not give back webhook delivery leases; they run out on their own');
+    });
+  }
+
+  private async loop(): Promise<void> {
+    let failures = 0;
+    while (this.running) {
+      this.signalled = false;
+      let claimed: number;
+      try {
+        claimed = await this.claimAndDispatch();
+        failures = 0;
+      } catch (err) {
+        failures++;
+        this.deps.logger.error({ err }, 'claiming webhook deliveries failed');
+        await this.sleep(Math.min(30_000, 250 * 2 ** failures));
+        continue;
+      }
+      if (!this.running) break;
+      if (this.signalled || (claimed > 0 && this.freeSlots() > 0)) continue;
+      let delay = this.options.pollMs;
+      try {
+        delay = await this.idleDelay();
+      } catch (err) {
+        this.deps.logger.error({ err }, 'reading the next webhook delivery time failed');
+      }
+      await this.sleep(delay);
+    }
+  }
+
+  /**
+   * Room for more attempts in this process. Deliveries waiting for their endpoint do not count:
+   * only endpoints whose send slots are all taken have any, so they stay below the concurrency.
+   */
+  private freeSlots(): number {
+    return this.options.concurrency - this.inFlight;
+  }
+
+  /** How long to sleep when nothing was claimable: until the next retry falls due, capped by pollMs. */
+  private async idleDelay(): Promise<number> {
+    if (this.freeSlots() <= 0) return this.options.pollMs; // a finishing attempt wakes us
+    const next = await this.deps.store.nextDueAt(this.options.projectIds(), this.slots.saturated());
+    if (!next) return this.options.pollMs;
+    const wait = next.getTime() - this.deps.clock.now().getTime();
+    // Due already yet not claimed: another worker holds it this instant; look again shortly.
+    return wait <= 0 ? Math.min(this.options.pollMs, 250) : Math.min(wait, this.options.pollMs);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.signalled || !this.running) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.interrupt = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.interrupt = done;
+    });
+  }
+
+  private async claimAndDispatch(): Promise<number> {
+    const free = this.freeSlots();
+    if (free <= 0) {
+      this.waitingForRoom = true;
+      return 0;
+    }
+    const now = this.deps.clock.now();
+    const leaseUntil = new Date(now.getTime() + this.options.leaseMs);
+    const limit = Math.min(this.options.batchSize, free);
+    const claimed = await this.deps.store.claim({
+      workerId: this.id,
+      now,
+      leaseUntil,
+      limit,
+      perEndpoint: this.slots.claimBound(),
+      inFlight: this.slots.claimed,
+      projectIds: this.options.projectIds(),
+    });
+    // Limited by this process's room rather than by what was due: claim again when room frees up.
+    this.waitingForRoom = claimed.length === limit && limit < this.options.batchSize;
+    for (const delivery of claimed) this.dispatch(delivery, leaseUntil);
+    return claimed.length;
+  }
+
+  /**
+   * Takes a claimed delivery in hand. It keeps one of the process's slots until its outcome is
+   * recorded, waits for one of its endpoint's send slots, and gives that back as soon as the
+   * receiver has answered, so the next request to the endpoint overlaps the write of the last.
+   */
+  private dispatch(delivery: ClaimedDelivery, leaseUntil: Date): void {
+    const controller = new AbortController();
+    this.slots.onClaimed(delivery.webhookId);
+    let answered = false;
+    const sendDone = (hadTurn: boolean) => {
+      if (answered) return;
+      answered = true;
+      // Claim again for this endpoint when one round of its slots is left: in batches, not one by one.
+      if (this.slots.done(delivery.webhookId, hadTurn) === this.options.perEndpoint) this.wake();
+    };
+    const promise = this.attempt(delivery, leaseUntil, controller.signal, sendDone)
+      .catch((err: unknown) => {
+        // The lease stays; when it runs out the delivery is due again (at least once).
+        this.deps.logger.error({ err, delivery_id: delivery.id }, 'webhook attempt could not be recorded');
+      })
+      .finally(() => {
+        sendDone(false);
+        this.active.delete(delivery.id);
+        if (this.waitingForRoom) this.wake();
+      });
+    this.active.set(delivery.id, { promise, controller });
+  }
+
+  private async attempt(d: ClaimedDelivery, leaseUntil: Date, signal: AbortSignal, sendDone: (hadTurn: boolean) => void): Promise<void> {
+    const { clock, store, logger } = this.deps;
+    if (!(await this.slots.takeTurn(d.webhookId, signal))) return; // stopped while waiting: the lease is given back
+    const attemptedAt = clock.now();
+    if (attemptedAt.getTime() + this.options.timeoutMs > leaseUntil.getTime()) {
+      // Waited so long for its endpoint that the lease could run out mid-attempt: leave it to
+      // fall due again rather than race another worker.
+      sendDone(true);
+      logger.warn({ delivery_id: d.id }, 'webhook delivery waited out its lease; it will be claimed again');
+      return;
+    }
+    if (!d.enabled) {
+      sendDone(true);
+      await store.cancelPending(d.webhookId, attemptedAt);
+      return;
+    }
+    let result: SendResult;
+    try {
+      result = await this.send(d, attemptedAt, signal);
+    } finally {
+      sendDone(true);
+    }
+    if (result.kind === 'aborted') return;
+    const completedAt = clock.now();
+    const decision = decide(d.attempt, result, completedAt, this.deps.random);
+    await this.recorder.record({
+      id: d.id,
+      attempt: d.attempt,
+      attemptedAt,
+      completedAt,
+      durationMs: result.durationMs,
+      statusCode: result.kind === 'response' ? result.status : null,
+      errorClass: errorClassOf(result),
+      errorMessage: result.message,
+      responseExcerpt: result.excerpt,
+      outcome: decision.outcome,
+      nextAttemptAt: decision.nextAttemptAt,
+      disableIfFailingSince: new Date(attemptedAt.getTime() - DISABLE_AFTER_FAILING_MS),
+    });
+    logger.debug({ delivery_id: d.id, attempt: d.attempt, outcome: decision.outcome }, 'webhook attempt');
+  }
+
+  /** Resolves and checks the host again, then sends the signed body to the checked address. */
+  private async send(d: ClaimedDelivery, attemptedAt: Date, signal: AbortSignal): Promise<SendResult> {
+    const destination = await resolveDestination(d.url, { allowPrivate: this.options.allowPrivate, resolve: this.deps.resolve });
+    if (!destination.ok) {
+      return { kind: 'error', errorClass: destination.errorClass, durationMs: 0, excerpt: null, message: destination.message };
+    }
+    const timestamp = Math.floor(attemptedAt.getTime() / 1000);
+    return this.deps.sender.send({
+      url: destination.url,
+      address: destination.address,
+      family: destination.family,
+      headers: {
+        'x-webhook-id': d.eventId,
+        'x-webhook-event': d.eventType,
+        'x-webhook-attempt': String(d.attempt),
+        ...signatureHeaders({ eventId: d.eventId, timestamp, body: d.body, secrets: d.secrets }),
+      },
+      body: d.body,
+      timeoutMs: this.options.timeoutMs,
+      signal,
+    });
+  }
+}

@@ -1,0 +1,31 @@
+import { loadConfig } from '../config.js';
+import { createLogger } from '../logger.js';
+import { postgresUrlOf, storageOf } from '../server.js';
+import { openDatabase } from '../store/db.js';
+import { startWebhookRuntime } from './runtime.js';
+
+/**
+ * `npx tenure worker`: the delivery worker and expiry sweeper without the HTTP server, for
+ * dedicated worker nodes (run API nodes with TENURE_WORKER=false then). Embedded storage allows
+ * one process, so with PGlite this is for when no server runs on the same DATA_DIR. Logs are JSON
+ * lines on stdout, as the server's; SIGTERM or SIGINT stops it after attempts in flight finish.
+ */
+export async function runWorker(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.log.level);
+  const database = await openDatabase(storageOf(config), { lockWaitMs: 0 });
+  try {
+    await database.migrate();
+    const runtime = await startWebhookRuntime({ database, config, logger, postgresUrl: postgresUrlOf(config) });
+    logger.info({ storage: database.kind }, 'webhook worker running');
+    await new Promise<void>((resolve) => {
+      process.once('SIGTERM', resolve);
+      process.once('SIGINT', resolve);
+    });
+    logger.info('webhook worker stopping');
+    await runtime.stop();
+  } finally {
+    await database.close();
+  }
+  logger.flush();
+}

@@ -1,0 +1,105 @@
+import { createLogger } from '../../src/logger.js';
+import { openDatabase } from '../../src/store/db.js';
+import { ExpiryStore } from '../../src/store/expiry.store.js';
+import { ExpirySweeper } from '../../src/webhooks/expiry.sweeper.js';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { createMembership, eventRows, membershipRow } from '../support/api.js';
+import { onPostgres, type Tenant } from '../support/harness.js';
+import { createHook, createWebhookHarness, deliveryRows, eventually, payloadOf, type WebhookHarness } from '../support/webhook-harness.js';
+
+/**
+ * The expiry sweeper: memberships past their end date become expired with one
+ * `membership.expired` event each — exactly once, even with several sweepers at once.
+ */
+
+const DAY = 86_400_000;
+
+describe('expiry sweeper', () => {
+  let w: WebhookHarness;
+  beforeAll(async () => {
+    w = await createWebhookHarness({ manualClock: true });
+  });
+  afterAll(() => w.close());
+  beforeEach(() => {
+    w.projectIds.clear();
+  });
+
+  const sweeper = (store = new ExpiryStore(w.h.database.db), batchSize = 1000) =>
+    new ExpirySweeper(store, w.clock, createLogger('silent'), { intervalMs: 60_000, batchSize, projectIds: () => [...w.projectIds] });
+  const endingIn = (t: Tenant, ms: number) => createMembership(t, { endDate: new Date(w.clock.now().getTime() + ms).toISOString() });
+
+  it('expires a membership once its end date passes, with a membership.expired event delivered like any other', async () => {
+    const t = await w.tenant();
+    await createHook(t, 'http://127.0.0.1:9/expiry');
+    const m = await endingIn(t, DAY);
+    expect(await sweeper().sweepOnce()).toBe(0);
+    w.advance(DAY - 1);
+    expect(await sweeper().sweepOnce()).toBe(0);
+    w.advance(1);
+    expect(await sweeper().sweepOnce()).toBe(1);
+    expect((await membershipRow(w.h, t.projectId, m.user_id))?.status).toBe('expired');
+
+    const expired = (await eventRows(w.h, t.projectId)).filter((e) => e.type === 'membership.expired');
+    // The event carries the membership exactly as the API shows it.
+    const api = (await t.request({ method: 'GET', url: `${t.base}/memberships/${m.membership_id}` })).json().data;
+    expect(api.status).toBe('expired');
+    expect(expired).toStrictEqual([{ type: 'membership.expired', project_id: t.projectId, data: { membership: api } }]);
+    const delivery = (await deliveryRows(w.h, t.projectId)).find((d) => d.event_type === 'membership.expired');
+    expect(JSON.parse(await payloadOf(w.h, delivery!.event_id)).data).toStrictEqual({ membership: api });
+
+    expect(await sweeper().sweepOnce()).toBe(0);
+    expect((await eventRows(w.h, t.projectId)).filter((e) => e.type === 'membership.expired')).toHaveLength(1);
+  });
+
+  it('announces each expiry exactly once with several sweepers running at once', async () => {
+    const t = await w.tenant();
+    const members = await Promise.all(Array.from({ length: 40 }, () => endingIn(t, DAY)));
+    w.advance(DAY);
+    // On PostgreSQL the sweepers use separate connection pools, as separate nodes would.
+    const other = onPostgres ? await openDatabase({ kind: 'postgres', url: inject('databaseUrl'), poolSize: 4 }) : null;
+    try {
+      const stores = [new ExpiryStore(w.h.database.db), new ExpiryStore((other ?? w.h.database).db)];
+      const counts = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => sweeper(stores[i % 2], 3).sweepOnce()),
+      );
+      expect(counts.reduce((a, b) => a + b, 0)).toBe(40);
+    } finally {
+      await other?.close();
+    }
+    const expired = (await eventRows(w.h, t.projectId)).filter((e) => e.type === 'membership.expired');
+    expect(expired).toHaveLength(40);
+    const ids = expired.map((e) => (e.data as { membership: { membership_id: string } }).membership.membership_id);
+    expect(new Set(ids)).toStrictEqual(new Set(members.map((m) => m.membership_id)));
+  });
+
+  it('lets a later extend make the membership active again; its next expiry is announced again', async () => {
+    const t = await w.tenant();
+    const m = await endingIn(t, DAY);
+    w.advance(DAY);
+    expect(await sweeper().sweepOnce()).toBe(1);
+    const extend = new Date(w.clock.now().getTime() + 2 * DAY).toISOString();
+    const res = await t.request({ method: 'PATCH', url: `${t.base}/memberships/${m.user_id}/extend`, payload: { extend } });
+    expect(res.statusCode, res.body).toBe(200);
+    expect((await membershipRow(w.h, t.projectId, m.user_id))?.status).toBe('active');
+    w.advance(2 * DAY);
+    expect(await sweeper().sweepOnce()).toBe(1);
+    expect((await eventRows(w.h, t.projectId)).map((e) => e.type)).toStrictEqual([
+      'membership.created',
+      'membership.expired',
+      'membership.extended',
+      'membership.expired',
+    ]);
+  });
+
+  it('runs on its own inside the runtime', async () => {
+    const t = await w.tenant();
+    const m = await endingIn(t, DAY);
+    w.advance(DAY);
+    const runtime = await w.startRuntime({ sweepIntervalMs: 20, pollMs: 60_000 });
+    try {
+      await eventually(async () => (await membershipRow(w.h, t.projectId, m.user_id))?.status === 'expired', 'the sweeper expired it');
+    } finally {
+      await runtime.stop();
+    }
+  });
+});
