@@ -1,5 +1,6 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from './db.js';
+import { membershipJson, withPlan } from './memberships.store.js';
 
 /**
  * The expiry sweep: active memberships whose end date has passed become `expired`, each with its
@@ -8,17 +9,8 @@ import { rowsOf, type Db } from './db.js';
  * on the locked row, so a row another sweeper has just expired is not expired (nor announced)
  * again. An extend afterwards sets the row active again, and a later expiry is a new one.
  *
- * The membership object below must match `membershipJson` in memberships.store.ts (the API's
- * view); test/webhooks/expiry.sweeper.test.ts compares the event with the API's answer.
+ * The event's membership is built by the same `membershipJson` as the API's answer.
  */
-
-const iso = (column: SQL) => sql`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-const c = (name: string) => sql.raw(`full_row.${name}`);
-const membershipJson = sql`jsonb_build_object(
-  'membership_id', ${c('id')}, 'user_id', ${c('user_id')}, 'plan_id', ${c('plan_id')},
-  'membership_start_date', ${iso(c('start_date'))}, 'membership_end_date', ${iso(c('end_date'))},
-  'user_name', NULL, 'plan_name', ${c('plan_name')}, 'plan_duration', ${c('plan_duration')},
-  'subscription_id', NULL, 'subscription_status', NULL, 'status', ${c('status')})`;
 
 export class ExpiryStore {
   constructor(private readonly db: Db) {}
@@ -38,11 +30,9 @@ export class ExpiryStore {
         UPDATE memberships m SET status = 'expired', updated_at = now()
         FROM due WHERE m.id = due.id AND m.status = 'active'
         RETURNING m.*
-      ), full_row AS (
-        SELECT u.*, p.name AS plan_name, p.duration AS plan_duration FROM upd u LEFT JOIN plans p ON p.id = u.plan_id
-      ), ev AS (
+      ), full_row AS (${withPlan('upd')}), ev AS (
         INSERT INTO events (project_id, type, data)
-        SELECT project_id, 'membership.expired', jsonb_build_object('membership', ${membershipJson}) FROM full_row
+        SELECT project_id, 'membership.expired', jsonb_build_object('membership', ${membershipJson('full_row')}) FROM full_row
       )
       SELECT count(*)::int AS n FROM full_row`);
     return rowsOf<{ n: number }>(result)[0]?.n ?? 0;

@@ -20,7 +20,7 @@ const iso = (column: SQL) => sql`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-
  * statement as the change, and the API returns the very same object, so the two cannot drift.
  * `alias` names a relation with the memberships columns plus plan_name and plan_duration.
  */
-const membershipJson = (alias: string) => {
+export const membershipJson = (alias: string) => {
   const c = (name: string) => sql.raw(`${alias}.${name}`);
   return sql`jsonb_build_object(
     'membership_id', ${c('id')}, 'user_id', ${c('user_id')}, 'plan_id', ${c('plan_id')},
@@ -30,7 +30,7 @@ const membershipJson = (alias: string) => {
 };
 
 /** Joins the plan columns the view copies onto rows of the CTE `source`. */
-const withPlan = (source: string) =>
+export const withPlan = (source: string) =>
   sql.raw(
     `SELECT s.*, p.name AS plan_name, p.duration AS plan_duration FROM ${source} s LEFT JOIN plans p ON p.id = s.plan_id`,
   );
