@@ -216,3 +216,42 @@ export async function failEventInserts(h: Harness, projectId: string): Promise<(
 
 /** What a 500 body must never carry. */
 export const INTERNALS = /injected|secret|relation|events|trigger|stack|sql|select|insert|update|at .*\.(ts|js)/i;
+
+/**
+ * Values that are neither a 13-digit millisecond number nor a `YYYY-MM-DDTHH:MM:SS.mmmZ` instant:
+ * every endpoint taking an instant answers each with the spec's two-entry 422 (7.1).
+ */
+export const MALFORMED_INSTANTS: [string, unknown][] = [
+  ['12 digits', 999_999_999_999],
+  ['14 digits', 10_000_000_000_000],
+  ['a fraction', 1_767_225_600_000.5],
+  ['a negative number', -1_767_225_600_000],
+  ['zero', 0],
+  ['a huge number (1e21)', 1e21],
+  ['a numeric string', '1767225600000'],
+  ['a +00:00 offset', '2099-01-01T00:00:00.000+00:00'],
+  ['no Z', '2099-01-01T00:00:00.000'],
+  ['no fraction', '2099-01-01T00:00:00Z'],
+  ['1 fraction digit', '2099-01-01T00:00:00.1Z'],
+  ['2 fraction digits', '2099-01-01T00:00:00.12Z'],
+  ['4 fraction digits', '2099-01-01T00:00:00.1234Z'],
+  ['a lowercase z', '2099-01-01T00:00:00.000z'],
+  ['a lowercase t', '2099-01-01t00:00:00.000Z'],
+  ['Feb 30', '2099-02-30T00:00:00.000Z'],
+  ['Feb 29 of a non-leap year', '2027-02-29T00:00:00.000Z'],
+  ['Apr 31', '2099-04-31T00:00:00.000Z'],
+  ['month 13', '2099-13-01T00:00:00.000Z'],
+  ['hour 24', '2099-01-01T24:00:00.000Z'],
+  ['minute 60', '2099-01-01T00:60:00.000Z'],
+  ['second 60', '2099-01-01T00:00:60.000Z'],
+  ['whitespace padding', ' 2099-01-01T00:00:00.000Z '],
+  ['the empty string', ''],
+  ['null', null],
+  ['true', true],
+  ['an array', [future().ms]],
+  ['an object', { at: future().iso }],
+  ['Number.MAX_SAFE_INTEGER + 2', Number.MAX_SAFE_INTEGER + 2],
+  ['a +01:00 offset', '2099-01-01T00:00:00.000+01:00'],
+  ['a date only', '2099-01-01'],
+  ['false', false],
+];
