@@ -12,6 +12,17 @@ export interface EventPayloads {
   'membership.deleted': { membership: MembershipView };
   /** Sent by `POST …/webhooks/{id}/test` to that one webhook. */
   'webhook.test': { message: string; webhook_id: string };
+  // Plans and targets (issue 6). Payload shapes are the API's plan and target objects.
+  'plan.created': { plan: Record<string, unknown> };
+  'plan.updated': { plan: Record<string, unknown> };
+  'plan.deleted': { plan: Record<string, unknown> };
+  'target.added': { target: Record<string, unknown> };
+  'target.updated': { target: Record<string, unknown> };
+  'target.removed': { target: Record<string, unknown> };
+  // Live-only events of the webhook-deliveries channel (events.live_only = true: never sent to webhooks).
+  'webhook.delivery-succeeded': { webhook_id: string; delivery_id: string; event_id: string; attempt: number };
+  'webhook.delivery-failed': { webhook_id: string; delivery_id: string; event_id: string; attempt: number; reason: string };
+  'webhook.endpoint-disabled': { webhook_id: string; reason: string };
 }
 
 export type EventType = keyof EventPayloads;
@@ -23,6 +34,15 @@ export const EVENT_TYPES = [
   'membership.expired',
   'membership.deleted',
   'webhook.test',
+  'plan.created',
+  'plan.updated',
+  'plan.deleted',
+  'target.added',
+  'target.updated',
+  'target.removed',
+  'webhook.delivery-succeeded',
+  'webhook.delivery-failed',
+  'webhook.endpoint-disabled',
 ] as const satisfies readonly EventType[];
 
 /** The event object as webhooks and live updates carry it. */

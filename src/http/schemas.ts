@@ -18,6 +18,17 @@ export const Instant = Type.Union(
   { description: 'A future instant: 13-digit Unix milliseconds, or an ISO 8601 UTC string with exactly three millisecond digits' },
 );
 
+/**
+ * `limit` and `offset` of every list (reference.md "Identifiers and values"): limit 1-100, default
+ * 20 unless the route says otherwise; offset from 0. Spread into a querystring object.
+ */
+export function Page(defaultLimit = 20) {
+  return {
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: defaultLimit, 'x-message': 'limit must be an integer from 1 to 100' }),
+    offset: Type.Integer({ minimum: 0, default: 0, 'x-message': 'offset must be a non-negative integer' }),
+  };
+}
+
 export const InstantString = Type.String({ description: 'ISO 8601 UTC with milliseconds', examples: ['2026-01-12T10:32:27.560Z'] });
 
 const head = {

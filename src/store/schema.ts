@@ -7,6 +7,7 @@ import {
   jsonb,
   numeric,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   uniqueIndex,
@@ -63,8 +64,127 @@ export const plans = pgTable(
     oneTime: boolean('one_time').notNull().default(true),
     createdAt: tz('created_at').notNull().defaultNow(),
     updatedAt: tz('updated_at').notNull().defaultNow(),
+    /** A deleted plan is hidden from the API but kept, so its members keep plan_name until they end. */
+    deletedAt: tz('deleted_at'),
   },
   (t) => [index('plans_project_idx').on(t.projectId, t.createdAt)],
+);
+
+/** Where access is granted: a Discord guild or role, a Telegram group or channel. */
+export const targets = pgTable(
+  'targets',
+  {
+    id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    /** `discord` | `telegram`. */
+    platform: text('platform').notNull(),
+    /** `guild` | `group` | `channel` | `role`. */
+    kind: text('kind').notNull(),
+    /** The platform's own id of the guild, role, group or channel. */
+    externalId: text('external_id').notNull(),
+    isEnabled: boolean('is_enabled').notNull().default(true),
+    parentTargetId: uuid('parent_target_id'),
+    createdAt: tz('created_at').notNull().defaultNow(),
+    updatedAt: tz('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('targets_project_external_key').on(t.projectId, t.platform, t.externalId),
+    index('targets_project_created_idx').on(t.projectId, t.createdAt, t.id),
+  ],
+);
+
+/** Which targets a plan grants. */
+export const planTargets = pgTable(
+  'plan_targets',
+  {
+    planId: uuid('plan_id')
+      .notNull()
+      .references(() => plans.id, { onDelete: 'cascade' }),
+    targetId: uuid('target_id')
+      .notNull()
+      .references(() => targets.id, { onDelete: 'cascade' }),
+    createdAt: tz('created_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.planId, t.targetId] }), index('plan_targets_target_idx').on(t.targetId)],
+);
+
+/** The members a project has seen, recorded when a membership names them. */
+export const users = pgTable(
+  'users',
+  {
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    userId: text('user_id').notNull(),
+    firstName: text('first_name'),
+    username: text('username'),
+    isAdmin: boolean('is_admin').notNull().default(false),
+    balance: numeric('balance', { precision: 14, scale: 2 }).notNull().default('0'),
+    currency: text('currency').notNull().default('USD'),
+    firstSeen: tz('first_seen').notNull().defaultNow(),
+    lastSeen: tz('last_seen').notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.projectId, t.userId] }),
+    index('users_project_first_seen_idx').on(t.projectId, t.firstSeen, t.userId),
+  ],
+);
+
+/** Banned users: a banned user gets no new membership in the project. */
+export const bans = pgTable(
+  'bans',
+  {
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    userId: text('user_id').notNull(),
+    bannedAt: tz('banned_at').notNull().defaultNow(),
+    /** The API key id that banned the user. */
+    bannedBy: text('banned_by'),
+    reason: text('reason'),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.userId] })],
+);
+
+/** Project preferences; a key without a row has its documented default. */
+export const settings = pgTable(
+  'settings',
+  {
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    key: text('key').notNull(),
+    value: jsonb('value').notNull(),
+    updatedAt: tz('updated_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.key] })],
+);
+
+/**
+ * Idempotency-Key records: the first response of a POST, replayed byte for byte to repeats with the
+ * same body for 24 hours. `state` is `running` until the first request finishes.
+ */
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    key: text('key').notNull(),
+    /** SHA-256 of method, path and body: the same key with another request is refused. */
+    requestHash: text('request_hash').notNull(),
+    /** `running` | `done`. */
+    state: text('state').notNull().default('running'),
+    responseStatus: integer('response_status'),
+    responseHeaders: jsonb('response_headers'),
+    responseBody: text('response_body'),
+    createdAt: tz('created_at').notNull().defaultNow(),
+    expiresAt: tz('expires_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.key] }), index('idempotency_keys_expires_idx').on(t.expiresAt)],
 );
 
 export const memberships = pgTable(
@@ -133,8 +253,17 @@ export const events = pgTable(
     emittedAt: tz('emitted_at').notNull().defaultNow(),
     /** Null: every enabled webhook of the project gets the event. Set: only that one (`webhook.test`). */
     targetWebhookId: uuid('target_webhook_id'),
+    /** True for events only live updates carry (the webhook-deliveries channel): never fanned out to webhooks. */
+    liveOnly: boolean('live_only').notNull().default(false),
+    /** When a node claimed the event for its live-update broadcast; null until then (broadcast once cluster-wide). */
+    broadcastAt: tz('broadcast_at'),
   },
-  (t) => [uniqueIndex('events_seq_key').on(t.seq), index('events_project_seq_idx').on(t.projectId, t.seq)],
+  (t) => [
+    uniqueIndex('events_seq_key').on(t.seq),
+    index('events_project_seq_idx').on(t.projectId, t.seq),
+    index('events_unbroadcast_idx').on(t.seq).where(sql`broadcast_at IS NULL`),
+    index('events_emitted_idx').on(t.emittedAt),
+  ],
 );
 
 /**

@@ -1,5 +1,5 @@
 import Type from 'typebox';
-import { Envelope, errorResponses, Instant, InstantString, ProjectParams, UserId, Uuid } from '../../schemas.js';
+import { Envelope, errorResponses, Instant, InstantString, Page, ProjectParams, UserId, Uuid } from '../../schemas.js';
 
 export const Membership = Type.Object({
   membership_id: Type.String({ format: 'uuid' }),
@@ -51,8 +51,7 @@ export const listMembershipsSchema = {
   params: ProjectParams,
   querystring: Type.Object({
     user_id: Type.Optional(UserId),
-    limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, 'x-message': 'limit must be an integer from 1 to 100' }),
-    offset: Type.Integer({ minimum: 0, default: 0, 'x-message': 'offset must be a non-negative integer' }),
+    ...Page(),
   }),
   response: { 200: Envelope(Type.Array(Membership), true), ...errorResponses(422) },
 };

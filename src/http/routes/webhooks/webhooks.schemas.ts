@@ -1,5 +1,5 @@
 import Type from 'typebox';
-import { Envelope, errorResponses, InstantString, ProjectParams, Uuid } from '../../schemas.js';
+import { Envelope, errorResponses, InstantString, Page, ProjectParams, Uuid } from '../../schemas.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 const NullableInstant = Nullable(InstantString);
@@ -45,10 +45,6 @@ export const Delivery = Type.Object({
 
 const WebhookParams = Type.Object({ project_id: Type.String(), webhook_id: Uuid('webhook_id') });
 const DeliveryParams = Type.Object({ project_id: Type.String(), webhook_id: Uuid('webhook_id'), delivery_id: Uuid('delivery_id') });
-const Page = {
-  limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, 'x-message': 'limit must be an integer from 1 to 100' }),
-  offset: Type.Integer({ minimum: 0, default: 0, 'x-message': 'offset must be a non-negative integer' }),
-};
 
 export const createWebhookSchema = {
   summary: 'Create a webhook',
@@ -69,7 +65,7 @@ export const deleteWebhookSchema = {
 export const listWebhooksSchema = {
   summary: 'List webhooks, newest first',
   params: ProjectParams,
-  querystring: Type.Object(Page),
+  querystring: Type.Object(Page()),
   response: { 200: Envelope(Type.Array(Webhook), true), ...errorResponses(422) },
 };
 
@@ -108,7 +104,7 @@ export const listDeliveriesSchema = {
   summary: "A webhook's deliveries, newest first, with every attempt",
   params: WebhookParams,
   querystring: Type.Object({
-    ...Page,
+    ...Page(),
     status: Type.Optional(
       // The message on each branch: validation reports the first branch that failed.
       Type.Union(
