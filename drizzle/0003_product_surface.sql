@@ -20,6 +20,12 @@ CREATE TABLE "idempotency_keys" (
 	CONSTRAINT "idempotency_keys_project_id_key_pk" PRIMARY KEY("project_id","key")
 );
 --> statement-breakpoint
+CREATE TABLE "instance_secrets" (
+	"name" text PRIMARY KEY NOT NULL,
+	"value" text NOT NULL,
+	"created_at" timestamp (3) with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "plan_targets" (
 	"plan_id" uuid NOT NULL,
 	"target_id" uuid NOT NULL,
@@ -105,3 +111,17 @@ BEGIN
   SELECT t.project_id, t.webhook_id, t.event_id FROM targets t;
   RETURN NULL;
 END $$;
+--> statement-breakpoint
+-- New events wake the live-update broadcasters (channel tenure_events), at commit, like 0002's
+-- delivery wake-up: LISTEN on PostgreSQL, PGlite's in-process notification on embedded storage.
+CREATE FUNCTION tenure_events_wake() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM new_events) THEN
+    PERFORM pg_notify('tenure_events', '');
+  END IF;
+  RETURN NULL;
+END $$;
+--> statement-breakpoint
+CREATE TRIGGER tenure_events_wake AFTER INSERT ON events
+  REFERENCING NEW TABLE AS new_events
+  FOR EACH STATEMENT EXECUTE FUNCTION tenure_events_wake();

@@ -70,6 +70,16 @@ export const plans = pgTable(
   (t) => [index('plans_project_idx').on(t.projectId, t.createdAt)],
 );
 
+/**
+ * Installation-wide secrets every node must share, created once by whichever node starts first
+ * (INSERT … ON CONFLICT DO NOTHING), e.g. the key that signs live-update tokens.
+ */
+export const instanceSecrets = pgTable('instance_secrets', {
+  name: text('name').primaryKey(),
+  value: text('value').notNull(),
+  createdAt: tz('created_at').notNull().defaultNow(),
+});
+
 /** Where access is granted: a Discord guild or role, a Telegram group or channel. */
 export const targets = pgTable(
   'targets',
