@@ -34,6 +34,21 @@ const redisUrl = z
     error: 'must be a redis:// or rediss:// URL',
   });
 
+/** A duration such as `90s`, `15m`, `24h` or `7d`, in milliseconds. */
+const duration = (fallback: string, minMs: number, maxMs: number) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((v, ctx) => {
+      const m = /^(\d+)(s|m|h|d)$/.exec(v);
+      const ms = m ? Number(m[1]) * { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 's' | 'm' | 'h' | 'd'] : NaN;
+      if (!(ms >= minMs && ms <= maxMs)) {
+        ctx.addIssue({ code: 'custom', message: `must be a duration like 90s, 15m, 24h or 7d, from ${minMs / 1000} s to ${maxMs / 86_400_000} days` });
+        return z.NEVER;
+      }
+      return ms;
+    });
+
 const EnvSchema = z.object({
   PORT: int(3000, 0, 65535),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -61,6 +76,12 @@ const EnvSchema = z.object({
   TENURE_WEBHOOK_LEASE_SECONDS: int(60, 15, 3_600),
   TENURE_AUTH_CACHE_TTL_MS: int(5000, 0, 3_600_000),
   TENURE_DEMO_PROJECT: flag(true),
+  // Live updates (docs/live-updates.md).
+  TENURE_LIVE_MAX_CONNECTIONS_PER_PROJECT: int(100, 1, 1_000_000),
+  TENURE_LIVE_TOKEN_TTL_SECONDS: int(900, 30, 86_400),
+  TENURE_LIVE_TOKEN_SECRET: z.string().min(32, { error: 'must be at least 32 characters' }).optional(),
+  TENURE_LIVE_ACTIONS_PER_MINUTE: int(120, 1, 1_000_000),
+  TENURE_EVENT_RETENTION: duration('24h', 60_000, 90 * 86_400_000),
 });
 
 export interface Config {
@@ -93,6 +114,17 @@ export interface Config {
   auth: { cacheTtlMs: number };
   /** Create a demo project and print its key on the first start of an empty embedded database. */
   demoProject: boolean;
+  live: {
+    /** Connections per project, cluster-wide with Redis. */
+    maxConnectionsPerProject: number;
+    tokenTtlSeconds: number;
+    /** Signs live-update tokens; unset: a random secret kept in `instance_secrets`. */
+    tokenSecret: string | undefined;
+    /** Client actions (subscribe, unsubscribe, ping) per connection per minute. */
+    actionsPerMinute: number;
+    /** How far back a subscribe with `after` can resume. */
+    eventRetentionMs: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -112,8 +144,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const variable = String(issue.path[0] ?? 'environment');
-    // URLs may carry credentials: name the variable, never echo its value.
-    const shown = variable.endsWith('_URL') ? '' : ` (got ${JSON.stringify(present[variable] ?? null)})`;
+    // URLs may carry credentials and secrets are secrets: name the variable, never echo its value.
+    const shown = /_(URL|SECRET)$/.test(variable) ? '' : ` (got ${JSON.stringify(present[variable] ?? null)})`;
     throw new ConfigError(variable, `${issue.message}${shown}`);
   }
   const e = parsed.data;
@@ -148,5 +180,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     auth: { cacheTtlMs: e.TENURE_AUTH_CACHE_TTL_MS },
     demoProject: e.TENURE_DEMO_PROJECT,
+    live: {
+      maxConnectionsPerProject: e.TENURE_LIVE_MAX_CONNECTIONS_PER_PROJECT,
+      tokenTtlSeconds: e.TENURE_LIVE_TOKEN_TTL_SECONDS,
+      tokenSecret: e.TENURE_LIVE_TOKEN_SECRET,
+      actionsPerMinute: e.TENURE_LIVE_ACTIONS_PER_MINUTE,
+      eventRetentionMs: e.TENURE_EVENT_RETENTION,
+    },
   };
 }
