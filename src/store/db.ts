@@ -23,6 +23,8 @@ export type StorageOptions =
 export interface Database {
   readonly db: Db;
   readonly kind: 'pglite' | 'postgres';
+  /** The PostgreSQL URL, for dedicated connections (LISTEN); null on embedded storage. */
+  readonly url: string | null;
   /** Applies pending migrations; safe to call from several nodes at once. */
   migrate(): Promise<void>;
   /** The whole embedded database as a tarball (PGlite only), for seeding test databases. */
@@ -67,6 +69,7 @@ function openPglite(client: PGlite, lock: DataDirLock | null): Database {
   return {
     db,
     kind: 'pglite',
+    url: null,
     // One process holds the data directory (the lock), so no migration lock is needed.
     migrate: () => migratePglite(drizzlePglite({ client, schema }), { migrationsFolder }),
     migrationsApplied: () => migrationsApplied(db),
@@ -92,6 +95,7 @@ function openPostgres(url: string, poolSize: number): Database {
   return {
     db,
     kind: 'postgres',
+    url,
     async migrate() {
       const client = new pg.Client({ connectionString: url, application_name: 'tenure-migrate' });
       await client.connect();

@@ -22,23 +22,43 @@ interface PgliteLike {
   listen(channel: string, callback: (payload: string) => void): Promise<() => Promise<void>>;
 }
 
-export async function listenForDeliveries(
+export function listenForDeliveries(
   database: Database,
   postgresUrl: string | null,
   onWake: () => void,
   logger: Logger,
 ): Promise<Notifier> {
+  return listenChannel(database, postgresUrl, DELIVERIES_CHANNEL, () => onWake(), logger);
+}
+
+/**
+ * LISTENs on `channel` (a plain identifier) the same way for any subscriber. `onNotify` gets each
+ * notification's payload, and `null` after a (re)connection on PostgreSQL: notifications sent while
+ * disconnected are lost, so the subscriber must resynchronise (the worker polls, the key cache clears).
+ */
+export async function listenChannel(
+  database: Database,
+  postgresUrl: string | null,
+  channel: string,
+  onNotify: (payload: string | null) => void,
+  logger: Pick<Logger, 'warn'>,
+): Promise<Notifier> {
   if (database.kind === 'pglite') {
     const client = (database.db as unknown as { $client?: PgliteLike }).$client;
     if (!client || typeof client.listen !== 'function') throw new Error('embedded database without notifications');
-    const unlisten = await client.listen(DELIVERIES_CHANNEL, () => onWake());
+    const unlisten = await client.listen(channel, (payload) => onNotify(payload));
     return { close: () => unlisten().catch(() => undefined) };
   }
   if (!postgresUrl) throw new Error('LISTEN needs the PostgreSQL URL');
-  return listenPostgres(postgresUrl, onWake, logger);
+  return listenPostgres(postgresUrl, channel, onNotify, logger);
 }
 
-async function listenPostgres(url: string, onWake: () => void, logger: Logger): Promise<Notifier> {
+async function listenPostgres(
+  url: string,
+  channel: string,
+  onNotify: (payload: string | null) => void,
+  logger: Pick<Logger, 'warn'>,
+): Promise<Notifier> {
   let client: pg.Client | null = null;
   let closed = false;
   let retry: NodeJS.Timeout | null = null;
@@ -57,24 +77,24 @@ async function listenPostgres(url: string, onWake: () => void, logger: Logger): 
 
   const connect = async () => {
     const c = new pg.Client({ connectionString: url, application_name: 'tenure-listen', connectionTimeoutMillis: 5_000 });
-    c.on('notification', () => onWake());
+    c.on('notification', (message) => onNotify(message.payload ?? ''));
     c.on('error', (err) => {
-      logger.warn({ err }, 'webhook notification connection failed; reconnecting');
+      logger.warn({ err, channel }, 'notification connection failed; reconnecting');
       reconnectLater();
     });
     c.on('end', () => reconnectLater());
     try {
       await c.connect();
-      await c.query(`LISTEN ${DELIVERIES_CHANNEL}`);
+      await c.query(`LISTEN ${channel}`);
       if (closed) {
         await c.end();
         return;
       }
       client = c;
       failures = 0;
-      onWake();
+      onNotify(null);
     } catch (err) {
-      logger.warn({ err }, 'could not LISTEN for webhook deliveries; retrying');
+      logger.warn({ err, channel }, 'could not LISTEN; retrying');
       c.removeAllListeners('end');
       await c.end().catch(() => undefined);
       reconnectLater();

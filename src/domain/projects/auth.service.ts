@@ -28,6 +28,11 @@ const verdictOf = (key: ApiKeyRecord): Result<Principal> =>
  */
 export class AuthService {
   private readonly cache: LRUCache<string, ApiKeyRecord> | null;
+  /**
+   * Bumped by every invalidation. A lookup that read the database before a revocation landed
+   * must not put its stale record into the cache after the revocation evicted it.
+   */
+  private generation = 0;
 
   constructor(
     private readonly store: ProjectsStore,
@@ -54,8 +59,9 @@ export class AuthService {
     const hash = parsed.value;
     let key = this.cache?.get(hash);
     if (!key) {
+      const generation = this.generation;
       key = (await this.store.findKeyByHash(hash)) ?? undefined;
-      if (key) this.cache?.set(hash, key);
+      if (key && generation === this.generation) this.cache?.set(hash, key);
     }
     return key ? verdictOf(key) : fail('UNAUTHORIZED', 'Invalid or revoked API key');
   }
@@ -68,7 +74,22 @@ export class AuthService {
   }
 
   invalidate(keyHash?: string): void {
+    this.generation++;
     if (keyHash) this.cache?.delete(keyHash);
     else this.cache?.clear();
+  }
+
+  /**
+   * Drops the key with this id from the cache (a revocation, announced by id so no secret
+   * derivative travels in notifications). Revocations are rare; a scan of the cache is fine.
+   */
+  invalidateKeyId(keyId: string): void {
+    this.generation++;
+    if (!this.cache) return;
+    const hashes: string[] = [];
+    this.cache.forEach((key, hash) => {
+      if (key.id === keyId) hashes.push(hash);
+    });
+    for (const hash of hashes) this.cache.delete(hash);
   }
 }
