@@ -13,27 +13,45 @@ export interface ExtendedMembership {
   previousEndDate: string;
 }
 
-const iso = (column: SQL) => sql`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+/** An instant column as the API shows it: `YYYY-MM-DDTHH:MM:SS.mmmZ`. */
+export const iso = (column: SQL) => sql`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
  * A membership as the API and events show it, built in SQL: the event is written in the same
  * statement as the change, and the API returns the very same object, so the two cannot drift.
- * `alias` names a relation with the memberships columns plus plan_name and plan_duration.
+ * `alias` names a relation with the memberships columns plus plan_name, plan_duration,
+ * user_first_name and user_username (see withPlan). `user_name` is null when neither is known.
  */
 export const membershipJson = (alias: string) => {
   const c = (name: string) => sql.raw(`${alias}.${name}`);
   return sql`jsonb_build_object(
     'membership_id', ${c('id')}, 'user_id', ${c('user_id')}, 'plan_id', ${c('plan_id')},
     'membership_start_date', ${iso(c('start_date'))}, 'membership_end_date', ${iso(c('end_date'))},
-    'user_name', NULL, 'plan_name', ${c('plan_name')}, 'plan_duration', ${c('plan_duration')},
+    'user_name', CASE WHEN ${c('user_first_name')} IS NULL AND ${c('user_username')} IS NULL THEN NULL
+                 ELSE jsonb_build_object('first_name', ${c('user_first_name')}, 'username', ${c('user_username')}) END,
+    'plan_name', ${c('plan_name')}, 'plan_duration', ${c('plan_duration')},
     'subscription_id', NULL, 'subscription_status', NULL, 'status', ${c('status')})`;
 };
 
-/** Joins the plan columns the view copies onto rows of the CTE `source`. */
-export const withPlan = (source: string) =>
+/**
+ * Joins the plan and user columns the view copies onto rows of the CTE `source`. `users` names the
+ * relation holding the user rows: a statement that writes the user row itself passes its own CTE,
+ * since a statement does not see its own writes through the table.
+ */
+export const withPlan = (source: string, users = 'users') =>
   sql.raw(
-    `SELECT s.*, p.name AS plan_name, p.duration AS plan_duration FROM ${source} s LEFT JOIN plans p ON p.id = s.plan_id`,
+    `SELECT s.*, p.name AS plan_name, p.duration AS plan_duration, u.first_name AS user_first_name, u.username AS user_username
+     FROM ${source} s LEFT JOIN plans p ON p.id = s.plan_id
+     LEFT JOIN ${users} u ON u.project_id = s.project_id AND u.user_id = s.user_id`,
   );
+
+export interface NewMembership {
+  userId: string;
+  endDate: Date;
+  planId: string | null;
+  /** Names to record for the user; a field left out keeps the stored one. */
+  userName?: { first_name?: string | null; username?: string | null };
+}
 
 export class MembershipsStore {
   constructor(private readonly db: Db) {}
@@ -78,26 +96,45 @@ export class MembershipsStore {
     });
   }
 
-  /** Inserts a membership with its `membership.created` event; null when the user already has one. */
-  async create(projectId: string, input: { userId: string; endDate: Date; planId: string | null }): Promise<MembershipView | null> {
+  /**
+   * Inserts a membership with its `membership.created` event and records the user (their names
+   * when given: a field left out keeps its stored value), all in one statement. Nothing is written
+   * when the user is banned or already has a membership; the outcome says which.
+   */
+  async create(projectId: string, input: NewMembership): Promise<MembershipView | 'banned' | 'exists'> {
+    const name = input.userName ?? {};
     const result = await this.db.execute(sql`
-      WITH ins AS (
+      WITH banned AS (
+        SELECT EXISTS (SELECT 1 FROM bans WHERE project_id = ${projectId} AND user_id = ${input.userId}) AS yes
+      ), ins AS (
         INSERT INTO memberships (project_id, user_id, plan_id, end_date)
-        VALUES (${projectId}, ${input.userId}, ${input.planId}, ${input.endDate})
+        SELECT ${projectId}::uuid, ${input.userId}::text, ${input.planId}::uuid, ${input.endDate}::timestamptz
+        FROM banned WHERE NOT banned.yes
         ON CONFLICT (project_id, user_id) DO NOTHING
         RETURNING *
-      ), full_row AS (${withPlan('ins')}), ev AS (
+      ), usr AS (
+        INSERT INTO users (project_id, user_id, first_name, username)
+        SELECT project_id, user_id, ${name.first_name ?? null}::text, ${name.username ?? null}::text FROM ins
+        ON CONFLICT (project_id, user_id) DO UPDATE SET
+          first_name = CASE WHEN ${'first_name' in name}::boolean THEN excluded.first_name ELSE users.first_name END,
+          username = CASE WHEN ${'username' in name}::boolean THEN excluded.username ELSE users.username END,
+          last_seen = now()
+        RETURNING project_id, user_id, first_name, username
+      ), full_row AS (${withPlan('ins', 'usr')}), ev AS (
         INSERT INTO events (project_id, type, data)
         SELECT project_id, 'membership.created', jsonb_build_object('membership', ${membershipJson('full_row')})
         FROM full_row
       )
-      SELECT ${membershipJson('full_row')} AS membership FROM full_row`);
-    return rowsOf<{ membership: MembershipView }>(result)[0]?.membership ?? null;
+      SELECT (SELECT ${membershipJson('full_row')} FROM full_row) AS membership, (SELECT yes FROM banned) AS banned`);
+    const row = rowsOf<{ membership: MembershipView | null; banned: boolean }>(result)[0]!;
+    if (row.membership) return row.membership;
+    return row.banned ? 'banned' : 'exists';
   }
 
   /**
    * Inserts a batch of imported memberships (status from the end date) with one
-   * `membership.created` event each. Returns the user ids inserted; the others already had one.
+   * `membership.created` event each, recording their users. Returns the user ids inserted; the
+   * others already had one or are banned.
    */
   async importBatch(projectId: string, rows: readonly { userId: string; endDate: Date }[]): Promise<Set<string>> {
     const userIds = rows.map((r) => r.userId);
@@ -107,9 +144,14 @@ export class MembershipsStore {
         INSERT INTO memberships (project_id, user_id, end_date, status)
         SELECT ${projectId}, t.user_id, t.end_date, CASE WHEN t.end_date > now() THEN 'active' ELSE 'expired' END
         FROM unnest(${sql.param(userIds)}::text[], ${sql.param(endDates)}::timestamptz[]) AS t(user_id, end_date)
+        WHERE NOT EXISTS (SELECT 1 FROM bans b WHERE b.project_id = ${projectId} AND b.user_id = t.user_id)
         ON CONFLICT (project_id, user_id) DO NOTHING
         RETURNING *
-      ), full_row AS (${withPlan('ins')}), ev AS (
+      ), usr AS (
+        INSERT INTO users (project_id, user_id) SELECT project_id, user_id FROM ins
+        ON CONFLICT (project_id, user_id) DO UPDATE SET last_seen = now()
+        RETURNING project_id, user_id, first_name, username
+      ), full_row AS (${withPlan('ins', 'usr')}), ev AS (
         INSERT INTO events (project_id, type, data)
         SELECT project_id, 'membership.created', jsonb_build_object('membership', ${membershipJson('full_row')})
         FROM full_row
@@ -136,8 +178,9 @@ export class MembershipsStore {
     const [page, count] = await Promise.all([
       this.db.execute(sql`
         SELECT ${membershipJson('full_row')} AS membership FROM (
-          SELECT m.*, p.name AS plan_name, p.duration AS plan_duration
+          SELECT m.*, p.name AS plan_name, p.duration AS plan_duration, u.first_name AS user_first_name, u.username AS user_username
           FROM memberships m LEFT JOIN plans p ON p.id = m.plan_id
+          LEFT JOIN users u ON u.project_id = m.project_id AND u.user_id = m.user_id
           WHERE ${where}
           ORDER BY m.created_at DESC, m.id DESC
           LIMIT ${filter.limit} OFFSET ${filter.offset}) full_row
@@ -164,8 +207,11 @@ export class MembershipsStore {
     return rowsOf(result).length > 0;
   }
 
+  /** A plan new memberships may reference: of the project and not deleted (a deleted plan only keeps its members). */
   async planExists(projectId: string, planId: string): Promise<boolean> {
-    const result = await this.db.execute(sql`SELECT 1 FROM plans WHERE project_id = ${projectId} AND id = ${planId}`);
+    const result = await this.db.execute(
+      sql`SELECT 1 FROM plans WHERE project_id = ${projectId} AND id = ${planId} AND deleted_at IS NULL`,
+    );
     return rowsOf(result).length > 0;
   }
 }

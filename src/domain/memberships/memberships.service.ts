@@ -37,14 +37,26 @@ export class MembershipsService {
 
   async create(
     projectId: string,
-    input: { user_id: string; end_date: unknown; plan_id?: string | null },
+    input: {
+      user_id: string;
+      end_date: unknown;
+      plan_id?: string | null;
+      user_name?: { first_name?: string | null; username?: string | null } | null;
+    },
   ): Promise<Result<MembershipView>> {
     const endDate = parseFutureInstant(input.end_date, this.clock.now(), 'end_date');
     if (endDate instanceof AppError) return err(endDate);
     const planId = input.plan_id ?? null;
     if (planId && !(await this.store.planExists(projectId, planId))) return fail('NOT_FOUND', 'Plan not found');
-    const created = await this.store.create(projectId, { userId: input.user_id, endDate, planId });
-    if (!created) return fail('CONFLICT', `User ${input.user_id} already has a membership in this project`);
+    const created = await this.store.create(projectId, {
+      userId: input.user_id,
+      endDate,
+      planId,
+      ...(input.user_name ? { userName: input.user_name } : {}),
+    });
+    // reference.md "Users and bans": a banned user can get no new membership.
+    if (created === 'banned') return fail('CONFLICT', `User ${input.user_id} is banned from this project`);
+    if (created === 'exists') return fail('CONFLICT', `User ${input.user_id} already has a membership in this project`);
     return ok(created);
   }
 

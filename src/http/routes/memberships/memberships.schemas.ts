@@ -18,6 +18,23 @@ export const Membership = Type.Object({
   status: Type.Union([Type.Literal('active'), Type.Literal('expired')]),
 });
 
+/** Every part of `user_name` carries the one message, whichever branch ajv reports first. */
+const USER_NAME_MESSAGE = 'user_name must be null or {first_name?, username?} with strings of 1 to 200 characters or null';
+const NameField = Type.Union(
+  [Type.String({ minLength: 1, maxLength: 200, 'x-message': USER_NAME_MESSAGE }), Type.Null({ 'x-message': USER_NAME_MESSAGE })],
+  { 'x-message': USER_NAME_MESSAGE },
+);
+const UserNameInput = Type.Union(
+  [
+    Type.Object({ first_name: Type.Optional(NameField), username: Type.Optional(NameField) }, { 'x-message': USER_NAME_MESSAGE }),
+    Type.Null({ 'x-message': USER_NAME_MESSAGE }),
+  ],
+  {
+    'x-message': USER_NAME_MESSAGE,
+    description: "The user's names, recorded in the project's users; a field left out keeps the stored one",
+  },
+);
+
 const ExtendBody = Type.Object({ extend: Instant });
 const NewEndDate = Type.Object({ new_end_date: InstantString });
 
@@ -42,6 +59,7 @@ export const createMembershipSchema = {
     user_id: UserId,
     end_date: Instant,
     plan_id: Type.Optional(Type.Union([Uuid('plan_id'), Type.Null()])),
+    user_name: Type.Optional(UserNameInput),
   }),
   response: { 201: Envelope(Membership), ...errorResponses(404, 409, 422) },
 };

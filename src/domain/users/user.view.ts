@@ -1,0 +1,20 @@
+/** A user as the API shows it (reference.md "Users and bans"). */
+export interface UserView {
+  user_id: string;
+  user_first_seen: string;
+  user_last_seen: string;
+  is_admin: boolean;
+  is_banned: boolean;
+  user_name: { first_name: string | null; username: string | null } | null;
+  /** Decimal string with two fraction digits. */
+  balance: string;
+  currency: string;
+}
+
+export interface BanView {
+  user_id: string;
+  banned_at: string;
+  /** The id of the API key that banned the user. */
+  banned_by: string | null;
+  banned_reason: string | null;
+}

@@ -1,0 +1,38 @@
+import type { UsersStore } from '../../store/users.store.js';
+import { fail, ok, type Result } from '../errors.js';
+import type { BanView, UserView } from './user.view.js';
+
+export interface Page {
+  limit: number;
+  offset: number;
+}
+
+export const SEARCH_MIN = 3;
+export const SEARCH_MAX = 100;
+
+/** Users and bans (reference.md "Users and bans"). A ban stops new memberships (MembershipsStore.create). */
+export class UsersService {
+  constructor(private readonly store: UsersStore) {}
+
+  list(projectId: string, page: Page): Promise<{ items: UserView[]; total: number }> {
+    return this.store.list(projectId, page);
+  }
+
+  /** Case-insensitive substring search on id, first name and username; at least 3 characters. */
+  async search(projectId: string, term: string, page: Page): Promise<Result<{ items: UserView[]; total: number }>> {
+    const trimmed = term.trim();
+    if (trimmed.length < SEARCH_MIN || trimmed.length > SEARCH_MAX) {
+      return fail('VALIDATION_ERROR', `search must be ${SEARCH_MIN} to ${SEARCH_MAX} characters`);
+    }
+    return ok(await this.store.list(projectId, { ...page, search: trimmed }));
+  }
+
+  async ban(projectId: string, userId: string, bannedBy: string, reason: string | null): Promise<Result<BanView>> {
+    const banned = await this.store.ban(projectId, userId, bannedBy, reason?.trim() || null);
+    return banned ? ok(banned) : fail('CONFLICT', `User ${userId} is already banned`);
+  }
+
+  async unban(projectId: string, userId: string): Promise<Result<null>> {
+    return (await this.store.unban(projectId, userId)) ? ok(null) : fail('NOT_FOUND', 'User not found in ban list');
+  }
+}

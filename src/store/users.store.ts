@@ -1,0 +1,71 @@
+import { sql } from 'drizzle-orm';
+import type { BanView, UserView } from '../domain/users/user.view.js';
+import { rowsOf, type Db } from './db.js';
+import { iso } from './memberships.store.js';
+
+/**
+ * The users a project has seen (recorded by membership creation, see MembershipsStore) and its
+ * bans. A ban does not need a user row: a user may be banned before they are ever seen.
+ */
+
+interface UserRow extends Omit<UserView, 'user_name'> {
+  first_name: string | null;
+  username: string | null;
+}
+
+const toView = ({ first_name, username, ...rest }: UserRow): UserView => ({
+  ...rest,
+  user_name: first_name === null && username === null ? null : { first_name, username },
+});
+
+/** `term` as a LIKE pattern matching it literally anywhere: `%`, `_` and `\` lose their meaning. */
+export const containsPattern = (term: string): string => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+export class UsersStore {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Newest first (first seen), ties broken by user id so pages are stable. `search` matches the
+   * id, first name or username, case-insensitively, as a literal substring.
+   */
+  async list(
+    projectId: string,
+    filter: { search?: string; limit: number; offset: number },
+  ): Promise<{ items: UserView[]; total: number }> {
+    const pattern = filter.search === undefined ? null : containsPattern(filter.search);
+    const where = pattern
+      ? sql`u.project_id = ${projectId} AND (u.user_id ILIKE ${pattern} ESCAPE '\\' OR u.first_name ILIKE ${pattern} ESCAPE '\\'
+            OR u.username ILIKE ${pattern} ESCAPE '\\')`
+      : sql`u.project_id = ${projectId}`;
+    const [page, count] = await Promise.all([
+      this.db.execute(sql`
+        SELECT u.user_id, ${iso(sql`u.first_seen`)} AS user_first_seen, ${iso(sql`u.last_seen`)} AS user_last_seen,
+               u.is_admin, EXISTS (SELECT 1 FROM bans b WHERE b.project_id = u.project_id AND b.user_id = u.user_id) AS is_banned,
+               u.first_name, u.username, u.balance::text AS balance, u.currency
+        FROM users u WHERE ${where}
+        ORDER BY u.first_seen DESC, u.user_id DESC
+        LIMIT ${filter.limit} OFFSET ${filter.offset}`),
+      this.db.execute(sql`SELECT count(*)::int AS total FROM users u WHERE ${where}`),
+    ]);
+    return {
+      items: rowsOf<UserRow>(page).map(toView),
+      total: rowsOf<{ total: number }>(count)[0]?.total ?? 0,
+    };
+  }
+
+  /** Bans a user; null when they already are (the first ban is kept as it was). */
+  async ban(projectId: string, userId: string, bannedBy: string, reason: string | null): Promise<BanView | null> {
+    const result = await this.db.execute(sql`
+      INSERT INTO bans (project_id, user_id, banned_by, reason) VALUES (${projectId}, ${userId}, ${bannedBy}, ${reason})
+      ON CONFLICT (project_id, user_id) DO NOTHING
+      RETURNING user_id, ${iso(sql`banned_at`)} AS banned_at, banned_by, reason AS banned_reason`);
+    return rowsOf<BanView>(result)[0] ?? null;
+  }
+
+  /** Lifts a ban; false when the user was not banned. */
+  async unban(projectId: string, userId: string): Promise<boolean> {
+    const result = await this.db.execute(sql`
+      DELETE FROM bans WHERE project_id = ${projectId} AND user_id = ${userId} RETURNING user_id`);
+    return rowsOf(result).length > 0;
+  }
+}
