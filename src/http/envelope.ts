@@ -20,6 +20,8 @@ export function contextOf(request: FastifyRequest): RequestContext {
 
 export interface Success<T> {
   total?: number;
+  /** The page a list was cut to, for lists whose original shows it (users: reference.md). */
+  page?: { limit: number; offset: number };
   message: string;
   data: T;
 }
@@ -32,6 +34,7 @@ export function sendSuccess<T>(reply: FastifyReply, status: number, body: Succes
     ...ctx,
     code: status,
     ...(body.total === undefined ? {} : { total: body.total }),
+    ...(body.page === undefined ? {} : { limit: body.page.limit, offset: body.page.offset }),
     message: body.message,
     data: body.data,
   };

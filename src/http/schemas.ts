@@ -49,6 +49,19 @@ export function Envelope<T extends TSchema>(data: T, withTotal = false) {
   });
 }
 
+/** A list envelope that also reports the page: `total`, `limit` and `offset` (reference.md, users). */
+export function PagedEnvelope<T extends TSchema>(data: T) {
+  return Type.Object({
+    ok: Type.Literal(true),
+    ...head,
+    total: Type.Integer(),
+    limit: Type.Integer(),
+    offset: Type.Integer(),
+    message: Type.String(),
+    data,
+  });
+}
+
 const ErrorEnvelope = Type.Object({
   ok: Type.Literal(false),
   ...head,
