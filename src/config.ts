@@ -76,6 +76,10 @@ const EnvSchema = z.object({
   TENURE_WEBHOOK_LEASE_SECONDS: int(60, 15, 3_600),
   TENURE_AUTH_CACHE_TTL_MS: int(5000, 0, 3_600_000),
   TENURE_DEMO_PROJECT: flag(true),
+  // Operations (docs/operations.md): an optional bearer token for /metrics, and how long a
+  // shutdown waits for requests and webhook attempts in flight.
+  TENURE_METRICS_TOKEN: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
+  TENURE_SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 600_000),
   // Live updates (docs/live-updates.md).
   TENURE_LIVE_MAX_CONNECTIONS_PER_PROJECT: int(100, 1, 1_000_000),
   TENURE_LIVE_TOKEN_TTL_SECONDS: int(900, 30, 86_400),
@@ -114,6 +118,7 @@ export interface Config {
   auth: { cacheTtlMs: number };
   /** Create a demo project and print its key on the first start of an empty embedded database. */
   demoProject: boolean;
+  ops: { metricsToken: string | null; shutdownTimeoutMs: number };
   live: {
     /** Connections per project, cluster-wide with Redis. */
     maxConnectionsPerProject: number;
@@ -145,7 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const issue = parsed.error.issues[0]!;
     const variable = String(issue.path[0] ?? 'environment');
     // URLs may carry credentials and secrets are secrets: name the variable, never echo its value.
-    const shown = /_(URL|SECRET)$/.test(variable) ? '' : ` (got ${JSON.stringify(present[variable] ?? null)})`;
+    const shown = /_(URL|SECRET|TOKEN)$/.test(variable) ? '' : ` (got ${JSON.stringify(present[variable] ?? null)})`;
     throw new ConfigError(variable, `${issue.message}${shown}`);
   }
   const e = parsed.data;
@@ -180,6 +185,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     auth: { cacheTtlMs: e.TENURE_AUTH_CACHE_TTL_MS },
     demoProject: e.TENURE_DEMO_PROJECT,
+    ops: { metricsToken: e.TENURE_METRICS_TOKEN ?? null, shutdownTimeoutMs: e.TENURE_SHUTDOWN_TIMEOUT_MS },
     live: {
       maxConnectionsPerProject: e.TENURE_LIVE_MAX_CONNECTIONS_PER_PROJECT,
       tokenTtlSeconds: e.TENURE_LIVE_TOKEN_TTL_SECONDS,

@@ -11,6 +11,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** A route anyone may call (health checks): no key, and no per-key limits. */
     public?: boolean;
+    /** Health probes and metrics scrapes: no key and no limits, so a busy node still answers them. */
+    probe?: boolean;
   }
 }
 
@@ -25,12 +27,13 @@ declare module 'fastify' {
  */
 export function registerGate(
   app: FastifyInstance,
-  deps: { auth: AuthService; limiter: RateLimiter },
+  deps: { auth: AuthService; limiter: RateLimiter; onRefused?: (policy: string) => void },
 ): void {
-  const { auth, limiter } = deps;
+  const { auth, limiter, onRefused } = deps;
   app.decorateRequest('principal', null as unknown as Principal);
 
   app.addHook('onRequest', async (request, reply) => {
+    if (request.routeOptions.config?.probe) return;
     const ip = `ip:${request.ip}`;
     const decisions: Decision[] = [];
     const charge = async (charges: Charge[]) => {
@@ -38,6 +41,7 @@ export function registerGate(
       decisions.push(...verdict.decisions);
       reply.headers(rateLimitHeaders(decisions, limiter.config, Date.now()));
       if (verdict.suspended) {
+        onRefused?.('suspension');
         const seconds = secondsToWait(verdict.suspended.msLeft);
         throw new AppError(
           'ACCESS_SUSPENDED',
@@ -48,6 +52,7 @@ export function registerGate(
       }
       const refused = refusal(verdict.decisions);
       if (refused) {
+        onRefused?.(refused.policy);
         await limiter.recordViolation(refused.subject);
         const seconds = secondsToWait(refused.msBeforeReset);
         throw new AppError('RATE_LIMIT_EXCEEDED', `Rate limit exceeded. Please retry after ${seconds} seconds.`, undefined, seconds);

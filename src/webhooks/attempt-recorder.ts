@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.js';
+import { countDeliveryOutcome } from '../observability/delivery-outcomes.js';
 import type { AttemptRecord, DeliveriesStore } from '../store/deliveries.store.js';
 
 /** Attempts recorded per statement at most. */
@@ -41,6 +42,7 @@ export class AttemptRecorder {
           this.workerId,
           batch.map((b) => b.record),
         );
+        for (const { record } of batch) if (recorded.has(record.id)) countDeliveryOutcome(record.outcome);
         for (const { record } of batch) {
           if (!recorded.has(record.id)) {
             this.logger.warn(

@@ -1,0 +1,125 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Db } from '../store/db.js';
+import { deliveryOutcomeCounts } from './delivery-outcomes.js';
+import { deliveryQueueStats } from './delivery-queue.js';
+
+/**
+ * The app's Prometheus metrics (`GET /metrics`). Each app owns its Registry rather than
+ * prom-client's global one, so tests that build many apps in one process never collide.
+ * Values that live in the database (the delivery queue) are read when scraped, not tracked.
+ */
+
+export interface Metrics {
+  readonly registry: Registry;
+  /** `route` is the route pattern (`/v2/projects/:project_id/...`), never the raw URL. */
+  observeRequest(method: string, route: string, status: number, seconds: number): void;
+  rateLimited(policy: string): void;
+  /** Where the live-connections gauge reads from (the live-updates gateway). */
+  setLiveConnectionsSource(source: () => number): void;
+  /** The Prometheus text for a scrape. */
+  scrape(): Promise<string>;
+}
+
+// From 1 ms to 10 s: an `extend` takes a few ms; anything past seconds is an incident.
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export function createMetrics(options: { db?: Db } = {}): Metrics {
+  const registry = new Registry();
+  const registers = [registry];
+
+  const requests = new Counter({
+    name: 'tenure_http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status code',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    registers,
+  });
+  const latency = new Histogram({
+    name: 'tenure_http_request_duration_seconds',
+    help: 'Time from receiving a request to sending its response, by method, route pattern and status code',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers,
+  });
+  const rejections = new Counter({
+    name: 'tenure_rate_limit_rejections_total',
+    help: 'Requests refused with 429, by the policy that refused them (key, ip, burst, suspension)',
+    labelNames: ['policy'] as const,
+    registers,
+  });
+  new Counter({
+    name: 'tenure_webhook_delivery_attempts_total',
+    help: 'Webhook delivery attempts made by this process, by outcome (delivered, retry, dropped, exhausted)',
+    labelNames: ['outcome'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const [outcome, n] of deliveryOutcomeCounts()) this.inc({ outcome }, n);
+    },
+  });
+
+  let liveConnections: () => number = () => 0;
+  new Gauge({
+    name: 'tenure_live_connections',
+    help: 'Open live-update (Socket.IO) connections on this node',
+    registers,
+    collect() {
+      this.set(liveConnections());
+    },
+  });
+
+  if (options.db) {
+    const db = options.db;
+    // Both gauges come from one query per scrape: the first collect runs it, the second reuses it.
+    // A database that cannot answer leaves the gauges at their last values: the scrape still
+    // succeeds, and /readyz is where an unreachable database shows.
+    type Stats = Awaited<ReturnType<typeof deliveryQueueStats>> | null;
+    let pending: Promise<Stats> | null = null;
+    const stats = () =>
+      (pending ??= deliveryQueueStats(db)
+        .catch((): Stats => null)
+        .finally(() => setImmediate(() => (pending = null))));
+    new Gauge({
+      name: 'tenure_webhook_queue_depth',
+      help: 'Webhook deliveries waiting to be sent (pending, due now or scheduled for a retry)',
+      registers,
+      async collect() {
+        const s = await stats();
+        if (s) this.set(s.depth);
+      },
+    });
+    new Gauge({
+      name: 'tenure_webhook_queue_oldest_due_age_seconds',
+      help: 'How long the oldest delivery that is due has been waiting (0 when none is due)',
+      registers,
+      async collect() {
+        const s = await stats();
+        if (s) this.set(s.oldestDueAgeSeconds);
+      },
+    });
+  }
+
+  let defaultsStarted = false;
+  return {
+    registry,
+    observeRequest(method, route, status, seconds) {
+      const labels = { method, route, status_code: String(status) };
+      requests.inc(labels);
+      latency.observe(labels, seconds);
+    },
+    rateLimited(policy) {
+      rejections.inc({ policy });
+    },
+    setLiveConnectionsSource(source) {
+      liveConnections = source;
+    },
+    async scrape() {
+      // Process metrics start at the first scrape: they install an event-loop monitor and a GC
+      // observer that are never removed, which apps that are never scraped (tests) need not carry.
+      if (!defaultsStarted) {
+        defaultsStarted = true;
+        collectDefaultMetrics({ register: registry });
+      }
+      return registry.metrics();
+    },
+  };
+}

@@ -1,0 +1,114 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { sql } from 'drizzle-orm';
+import { readMigrationFiles } from 'drizzle-orm/migrator';
+import { Redis } from 'ioredis';
+import { rowsOf, type Db } from '../store/db.js';
+
+/**
+ * The checks behind `GET /readyz` and `npx tenure doctor`: is the database reachable, are all
+ * migrations in `drizzle/` applied, is Redis reachable. Each answers within a bound: a probe that
+ * hangs would make a load balancer's health check hang with it.
+ */
+
+export interface CheckResult {
+  name: 'database' | 'migrations' | 'redis';
+  status: 'ok' | 'failed' | 'skipped';
+  /** Plain words; never a URL, a password or a query parameter. */
+  detail: string;
+}
+
+const PROBE_TIMEOUT_MS = 3_000;
+
+const migrationsFolder = fileURLToPath(new URL('../../drizzle', import.meta.url));
+
+/** Rejects after `ms` so a stuck connection attempt cannot hold a probe. */
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/** The error's code and first message line: enough to act on, without the query or its parameters. */
+export function reasonOf(err: unknown): string {
+  let e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined;
+  // Drizzle wraps driver errors; the cause says what actually went wrong.
+  while (e?.cause && typeof e.message === 'string' && e.message.startsWith('Failed query')) e = e.cause as typeof e;
+  const message = typeof e?.message === 'string' ? e.message.split('\n')[0]! : String(err);
+  const code = typeof e?.code === 'string' && !message.includes(e.code) ? `${e.code}: ` : '';
+  return `${code}${message}`.slice(0, 200);
+}
+
+export async function checkDatabase(db: Db): Promise<CheckResult> {
+  try {
+    await within(db.execute(sql`SELECT 1`), PROBE_TIMEOUT_MS, 'the database');
+    return { name: 'database', status: 'ok', detail: 'reachable' };
+  } catch (err) {
+    return { name: 'database', status: 'failed', detail: `unreachable (${reasonOf(err)})` };
+  }
+}
+
+/** Migration names in `drizzle/`, in order, with the hash drizzle records for each. */
+function expectedMigrations(): { tag: string; hash: string }[] {
+  const journal = JSON.parse(readFileSync(`${migrationsFolder}/meta/_journal.json`, 'utf8')) as { entries: { tag: string }[] };
+  return readMigrationFiles({ migrationsFolder }).map((m, i) => ({ tag: journal.entries[i]?.tag ?? `#${i}`, hash: m.hash }));
+}
+
+/** Names of the migrations in `drizzle/` not yet recorded in `drizzle.__drizzle_migrations`. */
+export async function pendingMigrations(db: Db): Promise<string[]> {
+  const expected = expectedMigrations();
+  let applied: Set<string>;
+  try {
+    const result = await within(db.execute(sql`SELECT hash FROM drizzle.__drizzle_migrations`), PROBE_TIMEOUT_MS, 'the database');
+    applied = new Set(rowsOf<{ hash: string }>(result).map((r) => r.hash));
+  } catch (err) {
+    // 3F000: no `drizzle` schema, 42P01: no table: a database nothing was ever applied to.
+    const code = (err as { cause?: { code?: string }; code?: string }).cause?.code ?? (err as { code?: string }).code;
+    if (code === '3F000' || code === '42P01') return expected.map((m) => m.tag);
+    throw err;
+  }
+  return expected.filter((m) => !applied.has(m.hash)).map((m) => m.tag);
+}
+
+export async function checkMigrations(db: Db): Promise<CheckResult> {
+  try {
+    const pending = await pendingMigrations(db);
+    return pending.length === 0
+      ? { name: 'migrations', status: 'ok', detail: 'all applied' }
+      : { name: 'migrations', status: 'failed', detail: `${pending.length} pending: ${pending.join(', ')}` };
+  } catch (err) {
+    return { name: 'migrations', status: 'failed', detail: `could not be read (${reasonOf(err)})` };
+  }
+}
+
+/**
+ * A Redis client for probes only: it never retries a command, and a probe gives up after the
+ * bound, so an unreachable Redis is reported promptly.
+ */
+export function probeRedisClient(url: string): Redis {
+  const client = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    connectTimeout: PROBE_TIMEOUT_MS,
+    commandTimeout: PROBE_TIMEOUT_MS,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+  });
+  // Failures are reported by the probe; without a listener ioredis would print each to stderr.
+  client.on('error', () => undefined);
+  return client;
+}
+
+export async function checkRedis(client: Redis | null): Promise<CheckResult> {
+  if (!client) return { name: 'redis', status: 'skipped', detail: 'REDIS_URL not set: rate limits are kept in memory' };
+  try {
+    if (client.status === 'wait') await within(client.connect(), PROBE_TIMEOUT_MS, 'Redis');
+    await within(client.ping(), PROBE_TIMEOUT_MS, 'Redis');
+    return { name: 'redis', status: 'ok', detail: 'reachable' };
+  } catch (err) {
+    return { name: 'redis', status: 'failed', detail: `unreachable (${reasonOf(err)})` };
+  }
+}

@@ -1,0 +1,163 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import { openDatabase } from '../../src/store/db.js';
+import { expectSuccess, UUID } from '../support/api.js';
+import { createHarness, testStorage, type Harness } from '../support/harness.js';
+import { freePort, startRedis, type RedisProcess } from '../support/processes.js';
+
+/**
+ * /healthz and /readyz through the real app: public, never rate limited, in the envelope, and a
+ * 503 that names the failing check.
+ */
+
+const newIp = () => `10.77.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 250)}`;
+
+/** A readiness 503: the error envelope plus every check, the failing one named in the message. */
+function expectNotReady(res: { statusCode: number; body: string; json(): unknown }, failing: string) {
+  expect(res.statusCode, res.body).toBe(503);
+  const body = res.json() as { error: { checks: { name: string; status: string; detail: string }[]; message: string } };
+  expect(body).toMatchObject({ ok: false, request_id: expect.stringMatching(UUID), method: 'GET', path: '/readyz', code: 503 });
+  expect(body.error.message).toMatch(new RegExp(`^Not ready: .*${failing}`));
+  expect(body.error).toMatchObject({ error_code: 'SERVICE_UNAVAILABLE' });
+  expect(body.error.checks.find((c) => c.name === failing)?.status, res.body).toBe('failed');
+  return body.error.checks;
+}
+
+describe('health probes', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    // Limits of one request per window: a probe that were counted would be refused at once.
+    h = await createHarness({ env: { TENURE_RATE_LIMIT_IP: '1', TENURE_RATE_LIMIT_BURST: '1', TENURE_RATE_LIMIT_KEY: '1' } });
+  });
+  afterAll(() => h.close());
+
+  it('GET /healthz says the process is up, without a key', async () => {
+    const res = await h.app.inject({ method: 'GET', url: '/healthz' });
+    expectSuccess(res, {
+      method: 'GET',
+      path: '/healthz',
+      message: 'tenure is up',
+      data: { status: 'up', uptime_seconds: expect.any(Number) },
+    });
+  });
+
+  it('GET /readyz lists every check when ready; Redis is skipped without REDIS_URL', async () => {
+    const res = await h.app.inject({ method: 'GET', url: '/readyz?verbose=1' });
+    expectSuccess(res, {
+      method: 'GET',
+      path: '/readyz',
+      message: 'tenure is ready',
+      data: {
+        status: 'ready',
+        checks: [
+          { name: 'database', status: 'ok', detail: 'reachable' },
+          { name: 'migrations', status: 'ok', detail: 'all applied' },
+          { name: 'redis', status: 'skipped', detail: expect.stringMatching(/REDIS_URL not set/) },
+        ],
+      },
+    });
+  });
+
+  it('probes are never rate limited and carry no rate-limit headers, while API calls from the same address are', async () => {
+    const ip = newIp();
+    for (let i = 0; i < 5; i++) {
+      for (const url of ['/healthz', '/readyz', '/metrics']) {
+        const res = await h.app.inject({ method: 'GET', url, remoteAddress: ip });
+        expect(res.statusCode, `${url}: ${res.body}`).toBe(200);
+        expect(Object.keys(res.headers).filter((k) => k.startsWith('ratelimit') || k.startsWith('x-ratelimit'))).toEqual([]);
+      }
+    }
+    const t = await h.tenant();
+    const api = () => h.app.inject({ method: 'GET', url: `${t.base}/memberships`, headers: t.headers, remoteAddress: ip });
+    expect((await api()).statusCode).toBe(200);
+    expect((await api()).statusCode).toBe(429);
+  });
+
+  it('ignores a bad Authorization header on probes', async () => {
+    const res = await h.app.inject({ method: 'GET', url: '/readyz', headers: { authorization: 'Bearer tk_live_nonsense' } });
+    expect(res.statusCode, res.body).toBe(200);
+  });
+
+  it('answers 405 with the envelope for another method', async () => {
+    const res = await h.app.inject({ method: 'POST', url: '/healthz' });
+    expect(res.statusCode, res.body).toBe(405);
+    expect(res.json()).toMatchObject({ ok: false, code: 405, error: { error_code: 'METHOD_NOT_ALLOWED' } });
+  });
+});
+
+describe('readiness failures', () => {
+  const config = loadConfig({ TENURE_RATE_LIMITS: 'false' });
+
+  it('503 naming the database when it is unreachable; migrations are then not checked', async () => {
+    const database = await openDatabase(await testStorage());
+    await database.migrate();
+    const app = await buildApp({ config, database, logger: createLogger('silent') });
+    await app.ready();
+    await database.close();
+    try {
+      const checks = expectNotReady(await app.inject({ method: 'GET', url: '/readyz' }), 'database');
+      expect(checks.find((c) => c.name === 'migrations')?.status).toBe('skipped');
+      // Liveness does not depend on the database.
+      expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    } finally {
+      await app.close();
+    }
+  });
+
+  // An unmigrated database is a fresh in-memory PGlite on either suite: the check reads the same table.
+  it('503 naming the migrations, with every pending one, on a database never migrated', async () => {
+    const database = await openDatabase({ kind: 'pglite-memory' });
+    const app = await buildApp({ config, database, logger: createLogger('silent') });
+    await app.ready();
+    try {
+      const checks = expectNotReady(await app.inject({ method: 'GET', url: '/readyz' }), 'migrations');
+      expect(checks.find((c) => c.name === 'migrations')?.detail).toMatch(/^4 pending: 0000_init, 0001_webhook_deliveries/);
+      await database.migrate();
+      expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+    } finally {
+      await app.close();
+      await database.close();
+    }
+  });
+
+  describe('with REDIS_URL', () => {
+    let redis: RedisProcess;
+    beforeAll(async () => {
+      redis = await startRedis(await freePort());
+    });
+    afterAll(() => redis?.stop());
+
+    async function appWithRedis(url: string) {
+      const database = await openDatabase(await testStorage());
+      await database.migrate();
+      const withRedis = loadConfig({ TENURE_RATE_LIMITS: 'false', REDIS_URL: url });
+      const app = await buildApp({ config: withRedis, database, logger: createLogger('silent') });
+      await app.ready();
+      return { app, close: async () => (await app.close(), await database.close()) };
+    }
+
+    it('checks Redis when it is configured', async () => {
+      const { app, close } = await appWithRedis(redis.url);
+      try {
+        const res = await app.inject({ method: 'GET', url: '/readyz' });
+        expect(res.statusCode, res.body).toBe(200);
+        expect(res.json().data.checks[2]).toEqual({ name: 'redis', status: 'ok', detail: 'reachable' });
+      } finally {
+        await close();
+      }
+    });
+
+    it('503 naming Redis when it is unreachable, without echoing its URL', async () => {
+      const { app, close } = await appWithRedis(`redis://:hunter2-password@127.0.0.1:${await freePort()}`);
+      try {
+        const res = await app.inject({ method: 'GET', url: '/readyz' });
+        expectNotReady(res, 'redis');
+        expect(res.body).not.toContain('hunter2');
+      } finally {
+        await close();
+      }
+    });
+  });
+});
