@@ -8,6 +8,7 @@ import { isUuid } from './domain/ids.js';
 import { registerJsonParser } from './http/content-type.js';
 import { registerErrorHandling, sendError, toAppError } from './http/errors.js';
 import { registerGate } from './http/gate.hook.js';
+import { liveUpdatesRoutes } from './http/routes/live-updates/live-updates.routes.js';
 import { membershipsRoutes } from './http/routes/memberships/memberships.routes.js';
 import { webhooksRoutes } from './http/routes/webhooks/webhooks.routes.js';
 import { validatorCompiler } from './http/validation.js';
@@ -59,6 +60,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(membershipsRoutes, { memberships: services.memberships });
   await app.register(webhooksRoutes, { webhooks: services.webhooks });
+  await app.register(liveUpdatesRoutes, { liveTokens: services.liveTokens });
 
   // Start serving with the shared limiter connected when it can be; the insurance covers a slow Redis.
   app.addHook('onReady', () => limiter.ready());

@@ -8,6 +8,7 @@ import { createLogger } from './logger.js';
 import { DataDirLockedError } from './store/data-dir-lock.js';
 import { createServices } from './services.js';
 import { openDatabase, type Database } from './store/db.js';
+import { startLiveUpdates } from './live/live-updates.js';
 import { startWebhookRuntime, type WebhookRuntime } from './webhooks/runtime.js';
 
 /** What `npm start` and `npx tenure serve` run: open storage, migrate, listen. */
@@ -41,6 +42,10 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     await database.migrate();
     if (database.kind === 'pglite' && config.demoProject) await createDemoProject(database, config, logger);
     const app = await buildApp({ config, database, logger });
+    // Live updates share the API's HTTP server; their sockets close before it (preClose), since
+    // an open WebSocket would hold the server's close until the deadline.
+    const live = await startLiveUpdates({ server: app.server, database, config, logger, ...liveServices(database, config) });
+    app.addHook('preClose', () => live.close());
     const address = await app.listen({ port: config.http.port, host: config.http.host });
     if (config.webhooks.worker) runtime = await startWebhookRuntime({ database, config, logger, postgresUrl: postgresUrlOf(config) });
     return {
@@ -58,6 +63,11 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     await database.close();
     throw err;
   }
+}
+
+function liveServices(database: Database, config: Config) {
+  const { auth, liveTokens } = createServices(database, config);
+  return { auth, liveTokens };
 }
 
 /**

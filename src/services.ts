@@ -4,8 +4,10 @@ import { MembershipsService } from './domain/memberships/memberships.service.js'
 import { AuthService } from './domain/projects/auth.service.js';
 import { ProjectsService } from './domain/projects/projects.service.js';
 import { WebhooksService } from './domain/webhooks/webhooks.service.js';
+import { LiveTokenService } from './live/live-tokens.js';
 import type { Database } from './store/db.js';
 import { DeliveriesStore } from './store/deliveries.store.js';
+import { InstanceSecretsStore } from './store/instance-secrets.store.js';
 import { MembershipsStore } from './store/memberships.store.js';
 import { ProjectsStore } from './store/projects.store.js';
 import { WebhooksStore } from './store/webhooks.store.js';
@@ -18,6 +20,7 @@ export interface Services {
   memberships: MembershipsService;
   webhooks: WebhooksService;
   membershipsStore: MembershipsStore;
+  liveTokens: LiveTokenService;
 }
 
 export function createServices(
@@ -39,5 +42,10 @@ export function createServices(
       resolve,
     }),
     membershipsStore,
+    liveTokens: new LiveTokenService(
+      new InstanceSecretsStore(database.db),
+      { ttlSeconds: config.live.tokenTtlSeconds, secret: config.live.tokenSecret },
+      clock,
+    ),
   };
 }

@@ -20,9 +20,24 @@ export interface EventPayloads {
   'target.updated': { target: Record<string, unknown> };
   'target.removed': { target: Record<string, unknown> };
   // Live-only events of the webhook-deliveries channel (events.live_only = true: never sent to webhooks).
-  'webhook.delivery-succeeded': { webhook_id: string; delivery_id: string; event_id: string; attempt: number };
-  'webhook.delivery-failed': { webhook_id: string; delivery_id: string; event_id: string; attempt: number; reason: string };
-  'webhook.endpoint-disabled': { webhook_id: string; reason: string };
+  // Written with the attempt's outcome (DeliveriesStore.completeMany); docs/live-updates.md.
+  'webhook.delivery-succeeded': DeliveryOutcome;
+  /** Final failures only: `dropped` (an answer that is not retried) or `exhausted` (retries used up). */
+  'webhook.delivery-failed': DeliveryOutcome & { reason: 'dropped' | 'exhausted'; error_class: string | null };
+  'webhook.endpoint-disabled': { webhook_id: string; reason: 'failing'; disabled_at: string };
+}
+
+/** A webhook delivery's final attempt, as the webhook-deliveries live channel reports it. */
+export interface DeliveryOutcome {
+  webhook_id: string;
+  delivery_id: string;
+  /** The event delivered, and its type. */
+  event_id: string;
+  event_type: string;
+  attempt: number;
+  /** The receiver's HTTP status; null when no response came. */
+  status_code: number | null;
+  duration_ms: number;
 }
 
 export type EventType = keyof EventPayloads;

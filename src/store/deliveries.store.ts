@@ -203,9 +203,9 @@ export class DeliveriesStore {
             completed_at = CASE WHEN i.outcome = 'retry' THEN NULL ELSE i.completed_at END
         FROM input i
         WHERE d.id = i.id AND d.leased_by = ${workerId} AND d.attempts = i.attempt AND d.status = 'pending'
-        RETURNING d.id, d.webhook_id
+        RETURNING d.id, d.webhook_id, d.project_id, d.event_id
       ), results AS (
-        SELECT upd.webhook_id, i.* FROM upd JOIN input i ON i.id = upd.id
+        SELECT upd.webhook_id, upd.project_id, upd.event_id, i.* FROM upd JOIN input i ON i.id = upd.id
       ), att AS (
         INSERT INTO webhook_delivery_attempts
           (delivery_id, attempt, attempted_at, duration_ms, status_code, error_class, error_message, response_excerpt, outcome, next_attempt_at)
@@ -228,7 +228,26 @@ export class DeliveriesStore {
             updated_at = CASE WHEN ${disable} THEN h.last_completed ELSE w.updated_at END
         FROM h
         WHERE w.id = h.webhook_id AND (w.failing_since IS DISTINCT FROM ${failing} OR ${disable})
-        RETURNING w.id, w.enabled
+        RETURNING w.id, w.enabled, w.project_id, w.disabled_at,
+                  (NOT w.enabled AND w.disabled_reason = 'failing' AND w.disabled_at = h.last_completed) AS just_disabled
+      ), live AS (
+        -- The webhook-deliveries live channel: final outcomes and disabled endpoints, as
+        -- live-only events (never fanned out to webhooks), committed with the outcome itself.
+        INSERT INTO events (project_id, type, data, live_only)
+        SELECT r.project_id,
+               CASE WHEN r.outcome = 'delivered' THEN 'webhook.delivery-succeeded' ELSE 'webhook.delivery-failed' END,
+               jsonb_build_object(
+                 'webhook_id', r.webhook_id, 'delivery_id', r.id, 'event_id', r.event_id, 'event_type', e.type,
+                 'attempt', r.attempt, 'status_code', r.status_code, 'duration_ms', r.duration_ms)
+               || CASE WHEN r.outcome = 'delivered' THEN '{}'::jsonb
+                       ELSE jsonb_build_object('reason', r.outcome, 'error_class', r.error_class) END,
+               true
+        FROM results r JOIN events e ON e.id = r.event_id
+        WHERE r.outcome <> 'retry'
+        UNION ALL
+        SELECT hook.project_id, 'webhook.endpoint-disabled',
+               jsonb_build_object('webhook_id', hook.id, 'reason', 'failing', 'disabled_at', ${iso('hook.disabled_at')}), true
+        FROM hook WHERE hook.just_disabled
       )
       SELECT (SELECT coalesce(array_agg(id::text), '{}') FROM upd) AS recorded,
              (SELECT coalesce(array_agg(id::text), '{}') FROM hook WHERE NOT enabled) AS disabled`);

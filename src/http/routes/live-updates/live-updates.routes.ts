@@ -1,0 +1,12 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { LiveTokenService } from '../../../live/live-tokens.js';
+import { sendSuccess } from '../../envelope.js';
+import { mintLiveTokenSchema } from './live-updates.schemas.js';
+
+export const liveUpdatesRoutes: FastifyPluginAsyncTypebox<{ liveTokens: LiveTokenService }> = async (app, { liveTokens }) => {
+  // The gate has already checked that the key belongs to this project (403 otherwise).
+  app.post('/v2/projects/:project_id/integrations/live-updates/tokens', { schema: mintLiveTokenSchema }, async (request, reply) => {
+    const minted = await liveTokens.mint(request.principal);
+    return sendSuccess(reply, 200, { message: 'Live-update token created successfully', data: minted });
+  });
+};

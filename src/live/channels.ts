@@ -1,0 +1,27 @@
+import { EVENT_TYPES, type EventType } from '../domain/events.js';
+
+/**
+ * Live-update channels (reference.md "Live updates"): which channel carries which event type. One
+ * function decides it for the broadcast and for the replay of a resumed subscription, so the two
+ * cannot disagree.
+ */
+
+export const CHANNELS = ['memberships', 'plans', 'targets', 'webhook-deliveries'] as const;
+export type Channel = (typeof CHANNELS)[number];
+
+export const isChannel = (value: unknown): value is Channel => typeof value === 'string' && (CHANNELS as readonly string[]).includes(value);
+
+/**
+ * The channel an event type is broadcast on, or null for none. `webhook.test` is aimed at one
+ * webhook receiver and is never broadcast.
+ */
+export function channelOf(type: string): Channel | null {
+  if (type.startsWith('membership.')) return 'memberships';
+  if (type.startsWith('plan.')) return 'plans';
+  if (type.startsWith('target.')) return 'targets';
+  if (type.startsWith('webhook.delivery-') || type === 'webhook.endpoint-disabled') return 'webhook-deliveries';
+  return null;
+}
+
+/** The catalogued event types a channel carries (the replay's filter). */
+export const typesOf = (channel: Channel): EventType[] => EVENT_TYPES.filter((t) => channelOf(t) === channel);

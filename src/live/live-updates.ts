@@ -1,0 +1,193 @@
+import type { Server as HttpServer } from 'node:http';
+import { createAdapter } from '@socket.io/redis-adapter';
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { Server, type Socket } from 'socket.io';
+import type { Config } from '../config.js';
+import type { AuthService } from '../domain/projects/auth.service.js';
+import type { Database } from '../store/db.js';
+import { LiveEventsStore } from '../store/live-events.store.js';
+import { listenChannel, type Notifier } from '../webhooks/notifier.js';
+import { Broadcaster } from './broadcaster.js';
+import { channelOf } from './channels.js';
+import { MemoryConnectionCap, RedisConnectionCap, type ConnectionCap } from './connection-cap.js';
+import { HandshakeAuth, type LiveClient } from './handshake.js';
+import type { LiveTokenService } from './live-tokens.js';
+import { roomOf, serveConnection, wireEvent } from './protocol.js';
+
+/**
+ * The live-updates endpoint (docs/live-updates.md): a Socket.IO server on the API's own HTTP
+ * server, its handshake authentication and connection cap, the protocol, and the broadcaster
+ * that feeds it from the outbox. REST rate limits never apply here: Socket.IO answers its own
+ * path before Fastify (and its gate) sees the request; client actions have their own limit.
+ */
+
+export const LIVE_PATH = '/v2/live-updates/socket.io/';
+export const LIVE_NAMESPACE = '/v2/live-updates';
+/** Inbound packets larger than this close the connection (reference.md: 4 KB). */
+const MAX_PACKET_BYTES = 4096;
+const EVENTS_CHANNEL = 'tenure_events';
+const PRUNE_EVERY_MS = 10 * 60_000;
+
+export interface LiveUpdatesOptions {
+  server: HttpServer;
+  database: Database;
+  config: Config;
+  logger: Logger;
+  auth: AuthService;
+  liveTokens: LiveTokenService;
+  /** Tests sharing one database: broadcast only these projects' events. */
+  projectIds?: () => readonly string[] | null;
+  /** How often open connections' keys are checked for revocation (default 15 s). */
+  keyCheckMs?: number;
+  /** The broadcaster's safety poll (default 5 s). */
+  pollMs?: number;
+}
+
+export interface LiveUpdates {
+  io: Server;
+  /** Open live-update connections on this node (the `tenure_live_connections` gauge). */
+  connectionCount(): number;
+  /** Closes every connection and stops broadcasting; the HTTP server is left to its owner. */
+  close(): Promise<void>;
+}
+
+export async function startLiveUpdates(o: LiveUpdatesOptions): Promise<LiveUpdates> {
+  const { config, logger } = o;
+  const store = new LiveEventsStore(o.database.db);
+  const handshake = new HandshakeAuth(o.auth, o.liveTokens, store);
+  const limiter = new RateLimiterMemory({ points: config.live.actionsPerMinute, duration: 60 });
+
+  const io = new Server(o.server, {
+    path: LIVE_PATH,
+    transports: ['websocket', 'polling'],
+    maxHttpBufferSize: MAX_PACKET_BYTES,
+    serveClient: false,
+    // Credentials travel in the handshake, never in cookies, so any page may connect with one.
+    cors: { origin: '*' },
+  });
+
+  let redis: Redis | null = null;
+  let subscriber: Redis | null = null;
+  let cap: ConnectionCap;
+  if (config.redisUrl) {
+    redis = new Redis(config.redisUrl, { commandTimeout: 1_000, connectTimeout: 2_000, retryStrategy: (n) => Math.min(n * 200, 2_000) });
+    subscriber = redis.duplicate();
+    for (const client of [redis, subscriber]) {
+      client.on('error', (err) => logger.warn({ err }, 'live updates: Redis connection failed; retrying'));
+    }
+    io.adapter(createAdapter(redis, subscriber, { key: `${config.redisKeyPrefix}live` }));
+    cap = new RedisConnectionCap(redis, config.redisKeyPrefix, config.live.maxConnectionsPerProject, logger);
+  } else {
+    cap = new MemoryConnectionCap(config.live.maxConnectionsPerProject);
+    if (o.database.kind === 'postgres') {
+      logger.info('live updates without REDIS_URL: a client only gets events this node broadcasts; run several nodes with Redis');
+    }
+  }
+
+  // Only the live-updates namespace exists; the default one refuses everyone.
+  io.of('/').use((_socket, next) => next(refusal('NOT_FOUND', `Connect to the ${LIVE_NAMESPACE} namespace`)));
+  const nsp = io.of(LIVE_NAMESPACE);
+
+  nsp.use((socket, next) => {
+    admit(socket).then(next, (err: unknown) => {
+      logger.error({ err }, 'live-update handshake failed');
+      next(refusal('INTERNAL_ERROR', 'The connection could not be checked; try again'));
+    });
+  });
+
+  async function admit(socket: Socket): Promise<Error | undefined> {
+    const verdict = await handshake.authenticate(socket.handshake.auth);
+    if (!verdict.ok) return refusal(verdict.error.code, verdict.error.message);
+    const client = verdict.value;
+    if (!(await cap.acquire(client.projectId, socket.id))) {
+      return refusal(
+        'CONNECTION_LIMIT_REACHED',
+        `This project already has ${config.live.maxConnectionsPerProject} live-update connections (TENURE_LIVE_MAX_CONNECTIONS_PER_PROJECT)`,
+      );
+    }
+    socket.data = client;
+    return undefined;
+  }
+
+  nsp.on('connection', (socket) => {
+    const client = socket.data as LiveClient;
+    socket.on('disconnect', () => void cap.release(client.projectId, socket.id));
+    serveConnection(socket, client, { store, limiter, retentionMs: config.live.eventRetentionMs, logger });
+  });
+
+  const broadcaster = new Broadcaster(
+    store,
+    (event) => {
+      const channel = channelOf(event.type);
+      if (channel) nsp.to(roomOf(event.project_id, channel)).emit(event.type, wireEvent(event, channel));
+    },
+    logger,
+    { pollMs: o.pollMs ?? 5_000, projectIds: o.projectIds ?? (() => null) },
+  );
+  let notifier: Notifier;
+  try {
+    notifier = await listenChannel(o.database, o.database.url, EVENTS_CHANNEL, () => broadcaster.wake(), logger);
+  } catch (err) {
+    await closeIo();
+    throw err;
+  }
+  broadcaster.start();
+
+  const keyCheck = setInterval(() => void closeRevoked(), o.keyCheckMs ?? 15_000);
+  keyCheck.unref();
+  const prune = setInterval(() => void pruneOld(), PRUNE_EVERY_MS);
+  prune.unref();
+
+  /** Closes this node's connections whose key was revoked (or that a revoked key's token opened). */
+  async function closeRevoked(): Promise<void> {
+    const sockets = [...nsp.sockets.values()];
+    const keyIds = [...new Set(sockets.map((s) => (s.data as LiveClient).keyId))];
+    try {
+      const revoked = new Set(await store.unusableKeys(keyIds));
+      for (const socket of sockets) {
+        if (!revoked.has((socket.data as LiveClient).keyId)) continue;
+        socket.emit('message', { type: 'error', error_code: 'UNAUTHORIZED', message: 'The API key of this connection has been revoked' });
+        socket.disconnect(true);
+      }
+    } catch (err) {
+      logger.warn({ err }, 'could not check the keys of live-update connections; trying again later');
+    }
+  }
+
+  async function pruneOld(): Promise<void> {
+    try {
+      while ((await store.pruneLiveOnly(config.live.eventRetentionMs, 1_000)) === 1_000);
+    } catch (err) {
+      logger.warn({ err }, 'could not prune old live-only events; trying again later');
+    }
+  }
+
+  async function closeIo(): Promise<void> {
+    // Not io.close(): that would also close the HTTP server, which Fastify owns and closes.
+    nsp.local.disconnectSockets(true);
+    await Promise.allSettled([nsp.adapter.close(), io.of('/').adapter.close()]);
+    io.engine.close();
+    await cap.close();
+    redis?.disconnect();
+    subscriber?.disconnect();
+  }
+
+  return {
+    io,
+    connectionCount: () => nsp.sockets.size,
+    async close() {
+      clearInterval(keyCheck);
+      clearInterval(prune);
+      await notifier.close();
+      await broadcaster.stop();
+      await closeIo();
+    },
+  };
+}
+
+/** A handshake refusal: the client's `connect_error` has this message and `data.error_code`. */
+function refusal(code: string, message: string): Error {
+  return Object.assign(new Error(message), { data: { error_code: code } });
+}

@@ -1,0 +1,118 @@
+import { sql } from 'drizzle-orm';
+import type { TenureEvent } from '../domain/events.js';
+import { affectedOf, rowsOf, type Db } from './db.js';
+
+/**
+ * The outbox as live updates read it: claiming events for their one broadcast, replaying a
+ * project's events to a resumed subscription, and the key checks of open connections. Events are
+ * rendered by `tenure_webhook_body` (drizzle/0002), so a socket gets exactly what a webhook gets.
+ */
+
+const eventJson = sql.raw(`tenure_webhook_body(e.id, e.type, e.project_id, e.emitted_at, e.data)::json`);
+
+/** Where a resumed subscription starts: the event the client saw last. */
+export interface ResumePoint {
+  seq: number;
+  /** False when the event is older than the retention: what followed it may be gone. */
+  retained: boolean;
+}
+
+/**
+ * Events committed after the resume point can carry a smaller `seq` (their transaction took it
+ * earlier) and be broadcast after the client's last event. The replay therefore also looks back
+ * this many sequence numbers for events broadcast no earlier than the resume point (minus a
+ * margin for clocks of other nodes), at the price of some duplicates; `event_id` dedupes.
+ */
+const LATE_COMMIT_SEQS = 10_000;
+const LATE_COMMIT_MARGIN = '2 seconds';
+
+export class LiveEventsStore {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Claims up to `limit` events no node has broadcast, oldest first, hands them to `emit`, and
+   * marks them broadcast in the same transaction. Rows another node is claiming are skipped
+   * (SKIP LOCKED), so each event is broadcast by one node; emitting before the commit makes a
+   * crash cost a repeat, never a loss. `FOR NO KEY UPDATE` leaves the rows' keys free, so
+   * deliveries referencing them are never blocked. Returns how many were claimed.
+   */
+  async claim(limit: number, projectIds: readonly string[] | null, emit: (events: TenureEvent[]) => void): Promise<number> {
+    const scoped = projectIds !== null;
+    return this.db.transaction(async (tx) => {
+      const rows = rowsOf<{ id: string; event: TenureEvent }>(
+        await tx.execute(sql`
+          SELECT e.id, ${eventJson} AS event FROM events e
+          WHERE e.broadcast_at IS NULL
+            AND (NOT ${scoped}::boolean OR e.project_id = ANY(${sql.param(projectIds ?? [])}::uuid[]))
+          ORDER BY e.seq LIMIT ${limit}
+          FOR NO KEY UPDATE SKIP LOCKED`),
+      );
+      if (rows.length === 0) return 0;
+      emit(rows.map((r) => r.event));
+      await tx.execute(sql`
+        UPDATE events SET broadcast_at = clock_timestamp() WHERE id = ANY(${sql.param(rows.map((r) => r.id))}::uuid[])`);
+      return rows.length;
+    });
+  }
+
+  /** The resume point `eventId` names in the project, or null when the project has no such event. */
+  async resumePoint(projectId: string, eventId: string, retentionMs: number): Promise<ResumePoint | null> {
+    const result = await this.db.execute(sql`
+      SELECT seq, emitted_at >= now() - make_interval(secs => ${retentionMs / 1000}) AS retained
+      FROM events WHERE id = ${eventId} AND project_id = ${projectId}`);
+    const row = rowsOf<{ seq: number | string; retained: boolean }>(result)[0];
+    // node-postgres returns bigint as a string; sequence numbers stay far below 2^53.
+    return row ? { seq: Number(row.seq), retained: row.retained } : null;
+  }
+
+  /**
+   * One page of the events a subscription resumed after `after` missed: the project's events of
+   * `types` after it (and late commits, see LATE_COMMIT_SEQS), within the retention, by seq from
+   * `cursor` (exclusive; start at `after.seq - LATE_COMMIT_SEQS`).
+   */
+  async replayPage(
+    projectId: string,
+    types: readonly string[],
+    after: { eventId: string; seq: number },
+    cursor: number,
+    limit: number,
+    retentionMs: number,
+  ): Promise<{ events: TenureEvent[]; cursor: number }> {
+    const result = await this.db.execute(sql`
+      WITH a AS (SELECT seq, broadcast_at FROM events WHERE id = ${after.eventId})
+      SELECT e.seq, ${eventJson} AS event FROM events e, a
+      WHERE e.project_id = ${projectId} AND e.seq > ${cursor} AND e.seq <> a.seq
+        AND e.type = ANY(${sql.param([...types])}::text[])
+        AND e.emitted_at >= now() - make_interval(secs => ${retentionMs / 1000})
+        AND (e.seq > a.seq OR e.broadcast_at IS NULL OR a.broadcast_at IS NULL
+             OR e.broadcast_at >= a.broadcast_at - ${LATE_COMMIT_MARGIN}::interval)
+      ORDER BY e.seq LIMIT ${limit}`);
+    const rows = rowsOf<{ seq: number | string; event: TenureEvent }>(result);
+    return { events: rows.map((r) => r.event), cursor: rows.length ? Number(rows[rows.length - 1]!.seq) : cursor };
+  }
+
+  /** Of these API key ids, the ones revoked or gone. */
+  async unusableKeys(keyIds: readonly string[]): Promise<string[]> {
+    if (keyIds.length === 0) return [];
+    const result = await this.db.execute(sql`
+      SELECT k.id::text AS id FROM unnest(${sql.param([...keyIds])}::uuid[]) AS k(id)
+      WHERE NOT EXISTS (SELECT 1 FROM api_keys a WHERE a.id = k.id AND a.revoked_at IS NULL)`);
+    return rowsOf<{ id: string }>(result).map((r) => r.id);
+  }
+
+  /**
+   * Deletes broadcast live-only events (the webhook-deliveries channel's) older than the
+   * retention, a batch at a time. Only those: other events feed webhook deliveries and their
+   * history, which deleting an event would take with it.
+   */
+  async pruneLiveOnly(retentionMs: number, batch: number): Promise<number> {
+    const result = await this.db.execute(sql`
+      DELETE FROM events WHERE id IN (
+        SELECT id FROM events
+        WHERE live_only AND broadcast_at IS NOT NULL AND emitted_at < now() - make_interval(secs => ${retentionMs / 1000})
+        LIMIT ${batch})`);
+    return affectedOf(result);
+  }
+}
+
+export const replayStart = (seq: number): number => seq - LATE_COMMIT_SEQS;
