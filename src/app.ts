@@ -8,6 +8,7 @@ import { isUuid } from './domain/ids.js';
 import { registerJsonParser } from './http/content-type.js';
 import { registerErrorHandling, sendError, toAppError } from './http/errors.js';
 import { registerGate } from './http/gate.hook.js';
+import { registerOpenApi } from './http/openapi.js';
 import { liveUpdatesRoutes } from './http/routes/live-updates/live-updates.routes.js';
 import { membershipsRoutes } from './http/routes/memberships/memberships.routes.js';
 import { webhooksRoutes } from './http/routes/webhooks/webhooks.routes.js';
@@ -57,6 +58,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
   });
   registerGate(app, { auth: services.auth, limiter });
+  // Before every route: the OpenAPI document is collected from the routes as they register.
+  await registerOpenApi(app);
 
   await app.register(membershipsRoutes, { memberships: services.memberships });
   await app.register(webhooksRoutes, { webhooks: services.webhooks });
