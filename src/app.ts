@@ -3,19 +3,30 @@ import type { IncomingMessage } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
-import type { Clock } from './domain/clock.js';
+import { systemClock, type Clock } from './domain/clock.js';
 import { isUuid } from './domain/ids.js';
 import { registerJsonParser } from './http/content-type.js';
 import { registerErrorHandling, sendError, toAppError } from './http/errors.js';
 import { registerGate } from './http/gate.hook.js';
+import { registerIdempotency } from './http/idempotency.js';
 import { registerOpenApi } from './http/openapi.js';
+import { apiKeysRoutes } from './http/routes/api-keys/api-keys.routes.js';
+import { registerRevocationListener } from './http/routes/api-keys/revocation-listener.js';
 import { liveUpdatesRoutes } from './http/routes/live-updates/live-updates.routes.js';
+import { healthRoutes } from './http/routes/health/health.routes.js';
 import { membershipsRoutes } from './http/routes/memberships/memberships.routes.js';
+import { plansRoutes } from './http/routes/plans/plans.routes.js';
+import { settingsRoutes } from './http/routes/settings/settings.routes.js';
+import { targetsRoutes } from './http/routes/targets/targets.routes.js';
+import { usersRoutes } from './http/routes/users/users.routes.js';
 import { webhooksRoutes } from './http/routes/webhooks/webhooks.routes.js';
 import { validatorCompiler } from './http/validation.js';
+import { registerHttpMetrics } from './observability/http-metrics.hook.js';
+import { createMetrics, type Metrics } from './observability/metrics.js';
 import { createRateLimiter } from './ratelimit/create-limiter.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
 import type { Database } from './store/db.js';
+import { IdempotencyStore } from './store/idempotency.store.js';
 import { createServices } from './services.js';
 
 export interface AppDeps {
@@ -28,6 +39,13 @@ export interface AppDeps {
 }
 
 const BODY_LIMIT = 1024 * 1024;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** This app's Prometheus metrics; the live gateway sets its connection count source here. */
+    metrics: Metrics;
+  }
+}
 
 /** A client's X-Request-Id is adopted only when it is a UUID; anything else gets a fresh one. */
 function requestId(req: IncomingMessage): string {
@@ -57,12 +75,30 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
-  registerGate(app, { auth: services.auth, limiter });
+  const metrics = createMetrics({ db: deps.database.db });
+  app.decorate('metrics', metrics);
+  registerHttpMetrics(app, metrics);
+  registerGate(app, { auth: services.auth, limiter, onRefused: (policy) => metrics.rateLimited(policy) });
+  // Before every route: it equips each project POST as the route registers.
+  registerIdempotency(app, { store: new IdempotencyStore(deps.database.db), clock: deps.clock ?? systemClock });
   // Before every route: the OpenAPI document is collected from the routes as they register.
   await registerOpenApi(app);
 
   await app.register(membershipsRoutes, { memberships: services.memberships });
   await app.register(webhooksRoutes, { webhooks: services.webhooks });
+  await app.register(apiKeysRoutes, { apiKeys: services.apiKeys });
+  await app.register(settingsRoutes, { settings: services.settings });
+  await app.register(usersRoutes, { users: services.users });
+  // A key revoked on any node stops working here at once, not when its cache entry expires.
+  registerRevocationListener(app, { database: deps.database, auth: services.auth });
+  await app.register(plansRoutes, { plans: services.plans });
+  await app.register(targetsRoutes, { targets: services.targets });
+  await app.register(healthRoutes, {
+    db: deps.database.db,
+    redisUrl: deps.config.redisUrl,
+    metrics,
+    metricsToken: deps.config.ops.metricsToken,
+  });
   await app.register(liveUpdatesRoutes, { liveTokens: services.liveTokens });
 
   // Start serving with the shared limiter connected when it can be; the insurance covers a slow Redis.

@@ -3,6 +3,8 @@
  * webhook deliveries and live updates, so a payload cannot drift between them.
  */
 import type { MembershipView } from './memberships/membership.view.js';
+import type { PlanView } from './plans/plan.view.js';
+import type { TargetView } from './targets/target.view.js';
 
 export interface EventPayloads {
   'membership.created': { membership: MembershipView };
@@ -12,13 +14,14 @@ export interface EventPayloads {
   'membership.deleted': { membership: MembershipView };
   /** Sent by `POST …/webhooks/{id}/test` to that one webhook. */
   'webhook.test': { message: string; webhook_id: string };
-  // Plans and targets (issue 6). Payload shapes are the API's plan and target objects.
-  'plan.created': { plan: Record<string, unknown> };
-  'plan.updated': { plan: Record<string, unknown> };
-  'plan.deleted': { plan: Record<string, unknown> };
-  'target.added': { target: Record<string, unknown> };
-  'target.updated': { target: Record<string, unknown> };
-  'target.removed': { target: Record<string, unknown> };
+  // Plans and targets (issue 6): the API's plan and target objects, as they are after the change
+  // (`plan.deleted` and `target.removed`: as they were). docs/plans-targets.md.
+  'plan.created': { plan: PlanView };
+  'plan.updated': { plan: PlanView };
+  'plan.deleted': { plan: PlanView };
+  'target.added': { target: TargetView };
+  'target.updated': { target: TargetView };
+  'target.removed': { target: TargetView };
   // Live-only events of the webhook-deliveries channel (events.live_only = true: never sent to webhooks).
   // Written with the attempt's outcome (DeliveriesStore.completeMany); docs/live-updates.md.
   'webhook.delivery-succeeded': DeliveryOutcome;

@@ -163,13 +163,25 @@ export async function webhookRows(h: Harness, projectId: string): Promise<{ id: 
 
 /** Everything a request could change in a project: compare before and after to prove "nothing". */
 export async function projectState(h: Harness, projectId: string) {
-  const [memberships, webhooks, events, updated] = await Promise.all([
+  const [memberships, webhooks, events, updated, catalogue, people] = await Promise.all([
     membershipRows(h, projectId),
     webhookRows(h, projectId),
     h.database.db.execute(sql`SELECT id, seq, type, data FROM events WHERE project_id = ${projectId} ORDER BY seq`),
     h.database.db.execute(sql`SELECT id, ${isoCol('updated_at')} AS updated_at FROM memberships WHERE project_id = ${projectId} ORDER BY id`),
+    // Plans, targets and their links, every column (plans and targets of issue 6).
+    h.database.db.execute(sql`SELECT
+      (SELECT coalesce(jsonb_agg(to_jsonb(p) ORDER BY p.id), '[]') FROM plans p WHERE p.project_id = ${projectId}) AS plans,
+      (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.id), '[]') FROM targets t WHERE t.project_id = ${projectId}) AS targets,
+      (SELECT coalesce(jsonb_agg(to_jsonb(pt) ORDER BY pt.plan_id, pt.target_id), '[]')
+         FROM plan_targets pt JOIN plans p ON p.id = pt.plan_id WHERE p.project_id = ${projectId}) AS plan_targets`),
+    // API keys, settings, users and bans, every column.
+    h.database.db.execute(sql`SELECT
+      (SELECT coalesce(jsonb_agg(to_jsonb(k) ORDER BY k.id), '[]') FROM api_keys k WHERE k.project_id = ${projectId}) AS api_keys,
+      (SELECT coalesce(jsonb_agg(to_jsonb(s) ORDER BY s.key), '[]') FROM settings s WHERE s.project_id = ${projectId}) AS settings,
+      (SELECT coalesce(jsonb_agg(to_jsonb(u) ORDER BY u.user_id), '[]') FROM users u WHERE u.project_id = ${projectId}) AS users,
+      (SELECT coalesce(jsonb_agg(to_jsonb(b) ORDER BY b.user_id), '[]') FROM bans b WHERE b.project_id = ${projectId}) AS bans`),
   ]);
-  return { memberships, webhooks, events: rowsOf(events), updated: rowsOf(updated) };
+  return { memberships, webhooks, events: rowsOf(events), updated: rowsOf(updated), catalogue: rowsOf(catalogue)[0], people: rowsOf(people)[0] };
 }
 
 /** Marks a membership expired with an end date a day in the past, as the expiry sweeper would. */

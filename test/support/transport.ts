@@ -10,6 +10,12 @@ import { createHarness, type Harness, type Tenant } from './harness.js';
 import { pathOf, type Operation } from './operations.js';
 import { unknownKey } from './security.js';
 
+/** `payload` with an ignored `padding` field: on the object, or on the first item of an array body. */
+function withPadding(payload: unknown, padding: string): unknown {
+  if (Array.isArray(payload)) return [{ ...(payload[0] as object), padding }, ...payload.slice(1)];
+  return { ...(payload as object), padding };
+}
+
 /**
  * Error cases every operation shares, below its own rules: the HTTP transport (JSON parsing,
  * media type, body size, method, route), the request id, and an unreachable database. Each
@@ -163,7 +169,7 @@ export function describeTransportErrors(op: Operation): void {
           const prepared = await op.prepare(h, t);
           const before = await projectState(h, t.projectId);
           // A valid request, padded past the limit by an ignored field.
-          const body = JSON.stringify({ ...(prepared.payload as object), padding: 'x'.repeat(1024 * 1024) });
+          const body = JSON.stringify(withPadding(prepared.payload, 'x'.repeat(1024 * 1024)));
           expect(Buffer.byteLength(body)).toBeGreaterThan(1024 * 1024);
           const res = await t.request({ method: op.method, url: prepared.url, payload: body, headers: json });
           expectError(res, {
@@ -179,7 +185,7 @@ export function describeTransportErrors(op: Operation): void {
         it('accepts a body of exactly 1 MiB (the limit is not lower than stated)', async () => {
           const t = await h.tenant();
           const prepared = await op.prepare(h, t);
-          const head = JSON.stringify({ ...(prepared.payload as object), padding: '' });
+          const head = JSON.stringify(withPadding(prepared.payload, ''));
           const body = head.replace('"padding":""', `"padding":"${'x'.repeat(1024 * 1024 - head.length)}"`);
           expect(Buffer.byteLength(body)).toBe(1024 * 1024);
           const res = await t.request({ method: op.method, url: prepared.url, payload: body, headers: json });

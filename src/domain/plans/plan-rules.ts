@@ -1,0 +1,86 @@
+/**
+ * The value rules of a plan (docs/plans-targets.md). Patterns are shared with the route schemas
+ * so the OpenAPI document states the same grammar the service enforces.
+ */
+
+/** A non-negative decimal with at most 2 fraction digits; 12 integer digits fit numeric(14,2). */
+export const PRICE_PATTERN = '^(0|[1-9][0-9]{0,11})(\\.[0-9]{1,2})?$';
+
+/**
+ * `N unit[s]`: N a positive integer up to 9999 without leading zeros, one space, a lower-case unit.
+ * The plural `s` is optional whatever N is ("1 months" is accepted as written).
+ */
+export const DURATION_PATTERN = '^[1-9][0-9]{0,3} (hour|day|week|month|year)s?$';
+
+/** Three upper-case letters; `isCurrency` then checks the code is a real ISO 4217 one. */
+export const CURRENCY_PATTERN = '^[A-Z]{3}$';
+
+const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
+
+export const isCurrency = (code: string): boolean => CURRENCIES.has(code);
+
+/**
+ * The display price when the client sends none, e.g. "$10.00" or "€29.99". Formatted from the
+ * decimal string itself (Intl formats strings exactly), in en-US conventions.
+ */
+export function formatPrice(price: string, currency: string): string {
+  return new Intl.NumberFormat('en-US', { style: 'currency', currency }).format(price as unknown as number);
+}
+
+/** The stored columns of a plan, as the service reasons about them. */
+export interface PlanFields {
+  name: string;
+  price: string;
+  currency: string;
+  duration: string;
+  priceFormatted: string;
+  recurring: boolean;
+  oneTime: boolean;
+}
+
+export interface PlanInput {
+  plan_name?: string;
+  plan_price?: string;
+  plan_currency?: string;
+  plan_duration?: string;
+  plan_price_formatted?: string;
+  plan_data?: { plan_recurring?: boolean; plan_one_time?: boolean };
+}
+
+/**
+ * Applies a partial update. A price or currency change without a new `plan_price_formatted`
+ * re-formats it, so the display price never contradicts the price.
+ */
+export function mergePlan(current: PlanFields, patch: PlanInput): PlanFields {
+  const price = patch.plan_price ?? current.price;
+  const currency = patch.plan_currency ?? current.currency;
+  const repriced = patch.plan_price !== undefined || patch.plan_currency !== undefined;
+  return {
+    name: patch.plan_name ?? current.name,
+    price,
+    currency,
+    duration: patch.plan_duration ?? current.duration,
+    priceFormatted: patch.plan_price_formatted ?? (repriced ? formatPrice(price, currency) : current.priceFormatted),
+    recurring: patch.plan_data?.plan_recurring ?? current.recurring,
+    oneTime: patch.plan_data?.plan_one_time ?? current.oneTime,
+  };
+}
+
+/** The fields of a new plan; defaults from reference.md (recurring false, one-time true). */
+export function newPlan(input: Required<Pick<PlanInput, 'plan_name' | 'plan_price' | 'plan_currency' | 'plan_duration'>> & PlanInput): PlanFields {
+  return {
+    name: input.plan_name,
+    price: input.plan_price,
+    currency: input.plan_currency,
+    duration: input.plan_duration,
+    priceFormatted: input.plan_price_formatted ?? formatPrice(input.plan_price, input.plan_currency),
+    recurring: input.plan_data?.plan_recurring ?? false,
+    oneTime: input.plan_data?.plan_one_time ?? true,
+  };
+}
+
+/** True when a patch names at least one field the update can change. */
+export const changesSomething = (patch: PlanInput): boolean =>
+  [patch.plan_name, patch.plan_price, patch.plan_currency, patch.plan_duration, patch.plan_price_formatted].some((v) => v !== undefined) ||
+  patch.plan_data?.plan_recurring !== undefined ||
+  patch.plan_data?.plan_one_time !== undefined;

@@ -1,0 +1,17 @@
+import type { TargetView } from '../targets/target.view.js';
+
+/** A plan as the API and events show it (spec/reference.md, "Plans"). */
+export interface PlanView {
+  plan_id: string;
+  plan_name: string;
+  /** Decimal string with two fraction digits, e.g. "29.99". */
+  plan_price: string;
+  /** ISO 4217 code, e.g. "USD". */
+  plan_currency: string;
+  /** `N hour|day|week|month|year[s]` (src/domain/plans/plan-rules.ts). */
+  plan_duration: string;
+  plan_price_formatted: string;
+  plan_data: { plan_recurring: boolean; plan_one_time: boolean };
+  /** The targets the plan grants, in the order they were added. */
+  plan_targets: TargetView[];
+}

@@ -1,0 +1,98 @@
+import type { TargetChange, TargetsStore } from '../../store/targets.store.js';
+import { fail, ok, type Result } from '../errors.js';
+import { parentProblem, targetShapeProblem } from './target-rules.js';
+import type { Platform, TargetKind, TargetView } from './target.view.js';
+
+export interface NewTargetInput {
+  target_name: string;
+  platform: Platform;
+  kind: TargetKind;
+  external_id: string;
+  parent_target_id?: string | null;
+  is_enabled?: boolean;
+}
+
+const TARGET_NOT_FOUND = 'Target not found';
+
+/** The rules of targets; validation (422) comes before existence (404) and conflicts (409). */
+export class TargetsService {
+  constructor(private readonly store: TargetsStore) {}
+
+  async create(projectId: string, input: NewTargetInput): Promise<Result<TargetView>> {
+    const shape = targetShapeProblem(input);
+    if (shape) return fail('VALIDATION_ERROR', shape);
+    const parentId = input.parent_target_id ?? null;
+    if (parentId) {
+      const parent = await this.store.get(projectId, parentId);
+      if (!parent) return fail('NOT_FOUND', `Parent target not found: ${parentId}`);
+      const problem = parentProblem(input.platform, parent);
+      if (problem) return fail('VALIDATION_ERROR', problem);
+    }
+    const outcome = await this.store.create(projectId, {
+      name: input.target_name,
+      platform: input.platform,
+      kind: input.kind,
+      externalId: input.external_id,
+      isEnabled: input.is_enabled ?? true,
+      parentTargetId: parentId,
+    });
+    if (outcome === 'parent_missing') return fail('NOT_FOUND', `Parent target not found: ${parentId}`);
+    if (outcome === 'duplicate') {
+      return fail('CONFLICT', `A ${input.platform} target with external_id ${input.external_id} already exists in this project`);
+    }
+    return ok(outcome.target);
+  }
+
+  list(projectId: string, page: { limit: number; offset: number }) {
+    return this.store.list(projectId, page);
+  }
+
+  async get(projectId: string, targetId: string): Promise<Result<TargetView>> {
+    const target = await this.store.get(projectId, targetId);
+    return target ? ok(target) : fail('NOT_FOUND', TARGET_NOT_FOUND);
+  }
+
+  /** `PATCH /targets/{id}`: the batch of one. */
+  async updateOne(projectId: string, targetId: string, change: Omit<TargetChange, 'target_id'>): Promise<Result<TargetView>> {
+    if (change.is_enabled === undefined && change.target_name === undefined) {
+      return fail('VALIDATION_ERROR', 'Provide is_enabled or target_name');
+    }
+    const updated = await this.update(projectId, [{ ...change, target_id: targetId }]);
+    return updated.ok ? ok(updated.value[0]!) : updated;
+  }
+
+  /**
+   * `PATCH /targets`: all or nothing. Every item must change something and name a distinct
+   * target (422 naming the item); an id that is not a target of the project fails the whole batch
+   * with a 404 naming every such id, and nothing is written.
+   */
+  async update(projectId: string, changes: readonly TargetChange[]): Promise<Result<TargetView[]>> {
+    const seen = new Set<string>();
+    for (const [index, change] of changes.entries()) {
+      const id = change.target_id.toLowerCase();
+      if (change.is_enabled === undefined && change.target_name === undefined) {
+        return fail('VALIDATION_ERROR', `Item ${index} (target_id ${change.target_id}) must set is_enabled or target_name`);
+      }
+      if (seen.has(id)) return fail('VALIDATION_ERROR', `Item ${index}: target_id ${change.target_id} appears more than once`);
+      seen.add(id);
+    }
+    const normalized = changes.map((c) => ({ ...c, target_id: c.target_id.toLowerCase() }));
+    const outcome = await this.store.updateMany(projectId, normalized);
+    if ('missing' in outcome) {
+      const [first, ...more] = outcome.missing;
+      return fail('NOT_FOUND', more.length === 0 ? `Target not found: ${first}` : `Targets not found: ${outcome.missing.join(', ')}`);
+    }
+    return ok(outcome.updated);
+  }
+
+  async delete(projectId: string, targetId: string): Promise<Result<null>> {
+    switch (await this.store.delete(projectId, targetId)) {
+      case 'missing':
+        return fail('NOT_FOUND', TARGET_NOT_FOUND);
+      case 'has_children':
+        return fail('CONFLICT', `Target ${targetId} is the parent of other targets; delete them first`);
+      case 'deleted':
+        return ok(null);
+    }
+  }
+}

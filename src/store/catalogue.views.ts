@@ -1,0 +1,48 @@
+import { sql } from 'drizzle-orm';
+
+/**
+ * The plan and target objects as the API and events show them, built in SQL. A write inserts its
+ * event and returns its object from the same expression in the same statement, so the two cannot
+ * drift (like `membershipJson` in memberships.store.ts). Counts are computed here at read time,
+ * never stored.
+ */
+
+/**
+ * `SELECT` of `source` (a table or CTE with the targets columns) plus its two computed counts.
+ * plan_count: plans not deleted that grant it. participant_count: distinct users with an active
+ * membership (status active and end date ahead) on any plan granting it: a deleted plan's members
+ * keep their access until their end date, so they still count.
+ */
+export const withCounts = (source: string) =>
+  sql.raw(`SELECT s.*,
+    (SELECT count(*) FROM plan_targets c_pt JOIN plans c_p ON c_p.id = c_pt.plan_id
+      WHERE c_pt.target_id = s.id AND c_p.deleted_at IS NULL)::int AS plan_count,
+    (SELECT count(DISTINCT c_m.user_id) FROM plan_targets c_pt JOIN memberships c_m ON c_m.plan_id = c_pt.plan_id
+      WHERE c_pt.target_id = s.id AND c_m.project_id = s.project_id
+        AND c_m.status = 'active' AND c_m.end_date > now())::int AS participant_count
+    FROM ${source} s`);
+
+/** The target object of a relation `alias` made by `withCounts`. */
+export const targetJson = (alias: string) => {
+  const c = (name: string) => sql.raw(`${alias}.${name}`);
+  return sql`jsonb_build_object(
+    'target_id', ${c('id')}, 'target_name', ${c('name')}, 'platform', ${c('platform')}, 'kind', ${c('kind')},
+    'external_id', ${c('external_id')}, 'is_enabled', ${c('is_enabled')}, 'plan_count', ${c('plan_count')},
+    'parent_target_id', ${c('parent_target_id')}, 'participant_count', ${c('participant_count')})`;
+};
+
+/**
+ * The plan object of a relation `alias` with the plans columns. `plan_targets` holds the target
+ * objects it grants, in the order they were added.
+ */
+export const planJson = (alias: string) => {
+  const c = (name: string) => sql.raw(`${alias}.${name}`);
+  return sql`jsonb_build_object(
+    'plan_id', ${c('id')}, 'plan_name', ${c('name')}, 'plan_price', ${c('price')}::text, 'plan_currency', ${c('currency')},
+    'plan_duration', ${c('duration')}, 'plan_price_formatted', ${c('price_formatted')},
+    'plan_data', jsonb_build_object('plan_recurring', ${c('recurring')}, 'plan_one_time', ${c('one_time')}),
+    'plan_targets', (
+      SELECT coalesce(jsonb_agg(${targetJson('pj_t')} ORDER BY pj_pt.created_at, pj_t.id), '[]'::jsonb)
+      FROM plan_targets pj_pt JOIN (${withCounts('targets')}) pj_t ON pj_t.id = pj_pt.target_id
+      WHERE pj_pt.plan_id = ${c('id')}))`;
+};

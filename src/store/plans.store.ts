@@ -1,0 +1,146 @@
+import { sql } from 'drizzle-orm';
+import type { PlanFields } from '../domain/plans/plan-rules.js';
+import type { PlanView } from '../domain/plans/plan.view.js';
+import { planJson } from './catalogue.views.js';
+import { rowsOf, type Db } from './db.js';
+
+/**
+ * Plans, the targets they grant, and their outbox rows. Every write commits with its event; the
+ * plan returned and the plan in the event come from the same SQL (catalogue.views.ts). A deleted
+ * plan keeps its row (`deleted_at`), so its members keep `plan_name` and their access until they
+ * end; every read here hides it.
+ */
+
+export type LinkOutcome = { plan: PlanView } | 'plan_missing' | 'target_missing';
+export type UnlinkOutcome = 'removed' | 'plan_missing' | 'target_missing' | 'not_linked';
+
+type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+
+const live = (projectId: string, planId: string) =>
+  sql`project_id = ${projectId} AND id = ${planId} AND deleted_at IS NULL`;
+
+export class PlansStore {
+  constructor(private readonly db: Db) {}
+
+  async create(projectId: string, f: PlanFields): Promise<PlanView> {
+    const result = await this.db.execute(sql`
+      WITH ins AS (
+        INSERT INTO plans (project_id, name, price, currency, duration, price_formatted, recurring, one_time)
+        VALUES (${projectId}, ${f.name}, ${f.price}::numeric, ${f.currency}, ${f.duration}, ${f.priceFormatted},
+                ${f.recurring}, ${f.oneTime})
+        RETURNING *
+      ), ev AS (
+        INSERT INTO events (project_id, type, data)
+        SELECT project_id, 'plan.created', jsonb_build_object('plan', ${planJson('ins')}) FROM ins
+      )
+      SELECT ${planJson('ins')} AS plan FROM ins`);
+    return rowsOf<{ plan: PlanView }>(result)[0]!.plan;
+  }
+
+  async get(projectId: string, planId: string): Promise<PlanView | null> {
+    const result = await this.db.execute(sql`SELECT ${planJson('p')} AS plan FROM plans p WHERE ${live(projectId, planId)}`);
+    return rowsOf<{ plan: PlanView }>(result)[0]?.plan ?? null;
+  }
+
+  /** Newest first, ties broken by id so pages are stable. */
+  async list(projectId: string, page: { limit: number; offset: number }): Promise<{ items: PlanView[]; total: number }> {
+    const where = sql`project_id = ${projectId} AND deleted_at IS NULL`;
+    const [items, count] = await Promise.all([
+      this.db.execute(sql`
+        SELECT ${planJson('p')} AS plan FROM (
+          SELECT * FROM plans WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ${page.limit} OFFSET ${page.offset}
+        ) p ORDER BY p.created_at DESC, p.id DESC`),
+      this.db.execute(sql`SELECT count(*)::int AS total FROM plans WHERE ${where}`),
+    ]);
+    return {
+      items: rowsOf<{ plan: PlanView }>(items).map((r) => r.plan),
+      total: rowsOf<{ total: number }>(count)[0]?.total ?? 0,
+    };
+  }
+
+  /**
+   * Locks the plan, hands its fields to `merge` (the service's rules), writes the result with its
+   * `plan.updated` event. Locked so that two partial updates cannot each merge into a stale copy
+   * (the display price is derived from price and currency). Null when there is no such plan.
+   */
+  async update(projectId: string, planId: string, merge: (current: PlanFields) => PlanFields): Promise<PlanView | null> {
+    return this.db.transaction(async (tx) => {
+      const locked = await tx.execute(sql`
+        SELECT name, price::text AS price, currency, duration, price_formatted AS "priceFormatted", recurring,
+               one_time AS "oneTime"
+        FROM plans WHERE ${live(projectId, planId)} FOR UPDATE`);
+      const current = rowsOf<PlanFields>(locked)[0];
+      if (!current) return null;
+      const f = merge(current);
+      return this.touch(tx, planId, sql`name = ${f.name}, price = ${f.price}::numeric, currency = ${f.currency},
+        duration = ${f.duration}, price_formatted = ${f.priceFormatted}, recurring = ${f.recurring}, one_time = ${f.oneTime},
+        updated_at = now()`);
+    });
+  }
+
+  /** Soft-deletes a plan with its `plan.deleted` event (the plan as it was); false when there was none. */
+  async delete(projectId: string, planId: string): Promise<boolean> {
+    const result = await this.db.execute(sql`
+      WITH del AS (
+        UPDATE plans SET deleted_at = now(), updated_at = now() WHERE ${live(projectId, planId)} RETURNING *
+      ), ev AS (
+        INSERT INTO events (project_id, type, data)
+        SELECT project_id, 'plan.deleted', jsonb_build_object('plan', ${planJson('del')}) FROM del
+      )
+      SELECT id FROM del`);
+    return rowsOf(result).length > 0;
+  }
+
+  /**
+   * Makes the plan grant a target of the same project. Adding a target the plan already grants
+   * changes nothing and writes no event. The target is locked (FOR KEY SHARE) so that it cannot be
+   * deleted between the check and the link.
+   */
+  async addTarget(projectId: string, planId: string, targetId: string): Promise<LinkOutcome> {
+    return this.db.transaction(async (tx) => {
+      if (!(await this.lockPlan(tx, projectId, planId))) return 'plan_missing';
+      const target = await tx.execute(sql`SELECT id FROM targets WHERE project_id = ${projectId} AND id = ${targetId} FOR KEY SHARE`);
+      if (rowsOf(target).length === 0) return 'target_missing';
+      const linked = await tx.execute(sql`
+        INSERT INTO plan_targets (plan_id, target_id) VALUES (${planId}, ${targetId})
+        ON CONFLICT (plan_id, target_id) DO NOTHING RETURNING plan_id`);
+      if (rowsOf(linked).length === 0) {
+        const unchanged = await tx.execute(sql`SELECT ${planJson('p')} AS plan FROM plans p WHERE p.id = ${planId}`);
+        return { plan: rowsOf<{ plan: PlanView }>(unchanged)[0]!.plan };
+      }
+      return { plan: await this.touch(tx, planId, sql`updated_at = now()`) };
+    });
+  }
+
+  /** Stops the plan granting a target, with a `plan.updated` event. */
+  async removeTarget(projectId: string, planId: string, targetId: string): Promise<UnlinkOutcome> {
+    return this.db.transaction(async (tx) => {
+      if (!(await this.lockPlan(tx, projectId, planId))) return 'plan_missing';
+      const unlinked = await tx.execute(sql`
+        DELETE FROM plan_targets WHERE plan_id = ${planId} AND target_id = ${targetId} RETURNING target_id`);
+      if (rowsOf(unlinked).length === 0) {
+        const target = await tx.execute(sql`SELECT id FROM targets WHERE project_id = ${projectId} AND id = ${targetId}`);
+        return rowsOf(target).length === 0 ? 'target_missing' : 'not_linked';
+      }
+      await this.touch(tx, planId, sql`updated_at = now()`);
+      return 'removed';
+    });
+  }
+
+  private async lockPlan(tx: Tx, projectId: string, planId: string): Promise<boolean> {
+    return rowsOf(await tx.execute(sql`SELECT id FROM plans WHERE ${live(projectId, planId)} FOR UPDATE`)).length > 0;
+  }
+
+  /** Sets `assignments` (updated_at among them) on a plan locked by `tx` and writes its `plan.updated` event. */
+  private async touch(tx: Tx, planId: string, assignments: ReturnType<typeof sql>): Promise<PlanView> {
+    const result = await tx.execute(sql`
+      WITH upd AS (
+        UPDATE plans SET ${assignments} WHERE id = ${planId} RETURNING *
+      ), ev AS (
+        INSERT INTO events (project_id, type, data)
+        SELECT project_id, 'plan.updated', jsonb_build_object('plan', ${planJson('upd')}) FROM upd
+      )
+      SELECT ${planJson('upd')} AS plan FROM upd`);
+    return rowsOf<{ plan: PlanView }>(result)[0]!.plan;
+  }
+}

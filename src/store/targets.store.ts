@@ -1,0 +1,145 @@
+import { sql } from 'drizzle-orm';
+import type { Platform, TargetKind, TargetView } from '../domain/targets/target.view.js';
+import { planJson, targetJson, withCounts } from './catalogue.views.js';
+import { rowsOf, type Db } from './db.js';
+
+/**
+ * Targets and their outbox rows. Every write commits with its events; the objects returned and
+ * the events written come from the same SQL (src/store/catalogue.views.ts).
+ */
+
+export interface NewTarget {
+  name: string;
+  platform: Platform;
+  kind: TargetKind;
+  externalId: string;
+  isEnabled: boolean;
+  parentTargetId: string | null;
+}
+
+export interface TargetChange {
+  target_id: string;
+  is_enabled?: boolean;
+  target_name?: string;
+}
+
+export type CreateOutcome = { target: TargetView } | 'duplicate' | 'parent_missing';
+export type DeleteOutcome = 'deleted' | 'missing' | 'has_children';
+
+export class TargetsStore {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Inserts a target with its `target.added` event. The parent is locked (FOR KEY SHARE) in the same
+   * statement, so it cannot be deleted between the check and the insert.
+   */
+  async create(projectId: string, input: NewTarget): Promise<CreateOutcome> {
+    const result = await this.db.execute(sql`
+      WITH parent AS (
+        SELECT id FROM targets WHERE project_id = ${projectId} AND id = ${input.parentTargetId}::uuid FOR KEY SHARE
+      ), ins AS (
+        INSERT INTO targets (project_id, name, platform, kind, external_id, is_enabled, parent_target_id)
+        SELECT ${projectId}::uuid, ${input.name}::text, ${input.platform}::text, ${input.kind}::text, ${input.externalId}::text,
+               ${input.isEnabled}::boolean, ${input.parentTargetId}::uuid
+        WHERE ${input.parentTargetId}::uuid IS NULL OR EXISTS (SELECT 1 FROM parent)
+        ON CONFLICT (project_id, platform, external_id) DO NOTHING
+        RETURNING *
+      ), full_row AS (${withCounts('ins')}), ev AS (
+        INSERT INTO events (project_id, type, data)
+        SELECT project_id, 'target.added', jsonb_build_object('target', ${targetJson('full_row')}) FROM full_row
+      )
+      SELECT (SELECT ${targetJson('full_row')} FROM full_row) AS target, EXISTS (SELECT 1 FROM parent) AS parent_found`);
+    const row = rowsOf<{ target: TargetView | null; parent_found: boolean }>(result)[0]!;
+    if (row.target) return { target: row.target };
+    return input.parentTargetId && !row.parent_found ? 'parent_missing' : 'duplicate';
+  }
+
+  async get(projectId: string, targetId: string): Promise<TargetView | null> {
+    const result = await this.db.execute(sql`
+      SELECT ${targetJson('t')} AS target FROM (${withCounts('targets')}) t
+      WHERE t.project_id = ${projectId} AND t.id = ${targetId}`);
+    return rowsOf<{ target: TargetView }>(result)[0]?.target ?? null;
+  }
+
+  /** Newest first, ties broken by id so pages are stable. */
+  async list(projectId: string, page: { limit: number; offset: number }): Promise<{ items: TargetView[]; total: number }> {
+    const [items, count] = await Promise.all([
+      this.db.execute(sql`
+        WITH page AS (
+          SELECT * FROM targets WHERE project_id = ${projectId}
+          ORDER BY created_at DESC, id DESC LIMIT ${page.limit} OFFSET ${page.offset}
+        )
+        SELECT ${targetJson('t')} AS target FROM (${withCounts('page')}) t ORDER BY t.created_at DESC, t.id DESC`),
+      this.db.execute(sql`SELECT count(*)::int AS total FROM targets WHERE project_id = ${projectId}`),
+    ]);
+    return {
+      items: rowsOf<{ target: TargetView }>(items).map((r) => r.target),
+      total: rowsOf<{ total: number }>(count)[0]?.total ?? 0,
+    };
+  }
+
+  /**
+   * Applies every change, or none: in one transaction the targets are locked, and if any id is
+   * not a target of the project nothing is written and the missing ids come back. Otherwise one
+   * UPDATE writes them all with one `target.updated` event each, in the order given.
+   */
+  async updateMany(projectId: string, changes: readonly TargetChange[]): Promise<{ updated: TargetView[] } | { missing: string[] }> {
+    const ids = changes.map((c) => c.target_id);
+    const input = JSON.stringify(changes.map((c, ord) => ({ ...c, ord })));
+    return this.db.transaction(async (tx) => {
+      const locked = await tx.execute(sql`
+        SELECT id FROM targets WHERE project_id = ${projectId} AND id = ANY(${sql.param(ids)}::uuid[])
+        ORDER BY id FOR UPDATE`);
+      const found = new Set(rowsOf<{ id: string }>(locked).map((r) => r.id));
+      const missing = ids.filter((id) => !found.has(id));
+      if (missing.length > 0) return { missing };
+      const result = await tx.execute(sql`
+        WITH input AS (
+          SELECT * FROM jsonb_to_recordset(${input}::jsonb) AS i(target_id uuid, is_enabled boolean, target_name text, ord int)
+        ), upd AS (
+          UPDATE targets t SET is_enabled = coalesce(i.is_enabled, t.is_enabled), name = coalesce(i.target_name, t.name),
+                 updated_at = now()
+          FROM input i WHERE t.project_id = ${projectId} AND t.id = i.target_id
+          RETURNING t.*, i.ord
+        ), full_row AS (${withCounts('upd')}), ev AS (
+          INSERT INTO events (project_id, type, data)
+          SELECT project_id, 'target.updated', jsonb_build_object('target', ${targetJson('full_row')})
+          FROM full_row ORDER BY ord
+        )
+        SELECT ${targetJson('full_row')} AS target FROM full_row ORDER BY ord`);
+      return { updated: rowsOf<{ target: TargetView }>(result).map((r) => r.target) };
+    });
+  }
+
+  /**
+   * Deletes a target with its `target.removed` event, in one transaction. Its plan links go with
+   * it (ON DELETE CASCADE), so every plan not deleted that granted it gets a `plan.updated` event
+   * showing it without the target. A target that contains others is kept ('has_children').
+   */
+  async delete(projectId: string, targetId: string): Promise<DeleteOutcome> {
+    return this.db.transaction(async (tx) => {
+      // Locked first: a child created concurrently either commits before the check below sees
+      // it, or waits and then finds its parent gone.
+      const locked = await tx.execute(sql`SELECT id FROM targets WHERE project_id = ${projectId} AND id = ${targetId} FOR UPDATE`);
+      if (rowsOf(locked).length === 0) return 'missing';
+      const children = await tx.execute(sql`SELECT 1 FROM targets WHERE parent_target_id = ${targetId} LIMIT 1`);
+      if (rowsOf(children).length > 0) return 'has_children';
+      const plans = await tx.execute(sql`
+        WITH del AS (SELECT * FROM targets WHERE id = ${targetId}), full_row AS (${withCounts('del')}), ev AS (
+          INSERT INTO events (project_id, type, data)
+          SELECT project_id, 'target.removed', jsonb_build_object('target', ${targetJson('full_row')}) FROM full_row
+        )
+        SELECT pt.plan_id FROM plan_targets pt JOIN plans p ON p.id = pt.plan_id
+        WHERE pt.target_id = ${targetId} AND p.deleted_at IS NULL`);
+      const planIds = rowsOf<{ plan_id: string }>(plans).map((r) => r.plan_id);
+      await tx.execute(sql`DELETE FROM targets WHERE id = ${targetId}`);
+      if (planIds.length > 0) {
+        await tx.execute(sql`
+          INSERT INTO events (project_id, type, data)
+          SELECT project_id, 'plan.updated', jsonb_build_object('plan', ${planJson('p')})
+          FROM plans p WHERE p.id = ANY(${sql.param(planIds)}::uuid[]) ORDER BY p.created_at, p.id`);
+      }
+      return 'deleted';
+    });
+  }
+}

@@ -1,0 +1,4 @@
+import { planTargetAdd } from '../support/operations.catalogue.js';
+import { describeSecurity } from '../support/security.js';
+
+describeSecurity(planTargetAdd);
