@@ -45,12 +45,14 @@ export function projectRoutes(app: FastifyInstance): RecordedRoute[] {
 }
 
 /**
- * A concrete URL for a route in `projectId`: every other parameter (and a wildcard) gets a
- * well-formed value: digits for user ids, a setting name for `:key`, a UUID otherwise.
+ * A concrete URL for a route in `projectId`. Each other parameter takes its value from `values`
+ * (real ids of seeded resources), else a well-formed stand-in: digits for a user id, a setting
+ * name for `:key`, a UUID otherwise. A wildcard becomes `x`.
  */
-export function concreteUrl(route: RecordedRoute, projectId: string): string {
+export function concreteUrl(route: RecordedRoute, projectId: string, values: Record<string, string> = {}): string {
+  const standIn = (name: string) => (name === 'user_id' ? '123456789012345678' : name === 'key' ? 'timezone_preference' : randomUUID());
   return route.url
     .replace(':project_id', projectId)
-    .replace(/:([A-Za-z_]+)/g, (_m, name: string) => (name === 'user_id' ? '123456789012345678' : name === 'key' ? 'timezone_preference' : randomUUID()))
+    .replace(/:([A-Za-z_]+)/g, (_m, name: string) => values[name] ?? standIn(name))
     .replace('*', 'x');
 }
