@@ -47,14 +47,23 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     const live = await startLiveUpdates({ server: app.server, database, config, logger, ...liveServices(database, config) });
     app.addHook('preClose', () => live.close());
     const address = await app.listen({ port: config.http.port, host: config.http.host });
-    if (config.webhooks.worker) runtime = await startWebhookRuntime({ database, config, logger, postgresUrl: postgresUrlOf(config) });
+    if (config.webhooks.worker) {
+      runtime = await startWebhookRuntime({
+        database,
+        config,
+        logger,
+        postgresUrl: postgresUrlOf(config),
+        stopGraceMs: config.ops.shutdownTimeoutMs,
+      });
+    }
     return {
       app,
       database,
       address,
       async close() {
-        await runtime?.stop();
-        await app.close();
+        // HTTP and the delivery worker stop taking work at once; each finishes what it holds
+        // until the deadline (the worker aborts its attempts then and gives their leases back).
+        await Promise.all([runtime?.stop(), closeHttp(app, config.ops.shutdownTimeoutMs, logger)]);
         await database.close();
       },
     };
@@ -62,6 +71,26 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     await runtime?.stop();
     await database.close();
     throw err;
+  }
+}
+
+/**
+ * Stops accepting connections and waits for requests in flight, then runs the app's onClose
+ * hooks (rate limiter, live sockets). A keep-alive connection that finishes its request would
+ * otherwise stay open for the keep-alive timeout, so idle ones are closed as they appear; at the
+ * deadline every connection left is cut.
+ */
+async function closeHttp(app: FastifyInstance, deadlineMs: number, logger: Logger): Promise<void> {
+  const idle = setInterval(() => app.server.closeIdleConnections(), 100);
+  const deadline = setTimeout(() => {
+    logger.warn({ deadline_ms: deadlineMs }, 'shutdown deadline reached; closing the connections still open');
+    app.server.closeAllConnections();
+  }, deadlineMs);
+  try {
+    await app.close();
+  } finally {
+    clearInterval(idle);
+    clearTimeout(deadline);
   }
 }
 
@@ -113,9 +142,13 @@ export async function serve(): Promise<void> {
   }
   let stopping = false;
   const stop = (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      // A second Ctrl-C means "now": the data directory lock goes stale by itself.
+      logger.warn({ signal }, 'second signal during shutdown; exiting at once');
+      process.exit(1);
+    }
     stopping = true;
-    logger.info({ signal }, 'shutting down');
+    logger.info({ signal, deadline_ms: config.ops.shutdownTimeoutMs }, 'shutting down: finishing requests and webhook attempts in flight');
     server
       .close()
       .then(() => process.exit(0))

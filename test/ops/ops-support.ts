@@ -1,0 +1,63 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { expect, inject } from 'vitest';
+import { onPostgres } from '../support/harness.js';
+
+/**
+ * Real processes for the operations suites (test/ops, test/cli): the built CLI (`npm test`
+ * builds dist/ first) run as `npx tenure` would, with an environment of the test's own.
+ */
+
+export const BIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const run = promisify(execFile);
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export async function tenure(env: NodeJS.ProcessEnv, ...args: string[]): Promise<CliResult> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], { env, timeout: 60_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+/** A scratch directory and an environment pointing tenure at this suite's storage. */
+export async function scratch(prefix: string): Promise<{ dir: string; env: Record<string, string>; remove(): Promise<void> }> {
+  const dir = await mkdtemp(path.join(tmpdir(), `tenure-${prefix}-`));
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    DATA_DIR: path.join(dir, 'data'),
+    LOG_LEVEL: 'silent',
+    ...(onPostgres ? { DATABASE_URL: inject('databaseUrl') } : {}),
+  };
+  return { dir, env, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** A project and a key made with the CLI, before any server holds the storage. */
+export async function cliTenant(env: NodeJS.ProcessEnv): Promise<{ projectId: string; key: string }> {
+  const project = await tenure(env, 'project', 'create', '--name', 'ops test');
+  expect(project.code, project.stderr).toBe(0);
+  const projectId = (JSON.parse(project.stdout) as { id: string }).id;
+  const key = await tenure(env, 'key', 'create', '--project', projectId);
+  expect(key.code, key.stderr).toBe(0);
+  return { projectId, key: (JSON.parse(key.stdout) as { key: string }).key };
+}
+
+/** Waits (bounded) until `predicate` holds, checking every 25 ms; no timing is asserted. */
+export async function until(predicate: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
