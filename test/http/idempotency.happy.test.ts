@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMembership, eventRows, failEventInserts, webhookRows } from '../support/api.js';
+import { createPlan, createTarget, planBody, targetBody } from '../support/catalogue.js';
 import { createHarness, future, type Harness } from '../support/harness.js';
 import { count, expectExecuted, expectReplayOf, keyRows, memberPayload, newKey, post } from '../support/idempotency.js';
 
@@ -42,6 +43,32 @@ describe('Idempotency-Key: replays and what is stored', () => {
     expectReplayOf(again, first);
     expect(again.json().data.secret).toBe(first.json().data.secret);
     expect(await webhookRows(h, t.projectId)).toHaveLength(1);
+  });
+
+  it.each([
+    ['POST /plans', 'plans' as const, () => planBody()],
+    ['POST /targets', 'targets' as const, () => targetBody()],
+  ])('replays %s: one row, one event', async (_what, table, body) => {
+    const t = await h.tenant();
+    const url = `${t.base}/${table}`;
+    const key = newKey();
+    const payload = body();
+    const first = await post(t, url, payload, key);
+    expectExecuted(first, 201);
+    expectReplayOf(await post(t, url, payload, key), first);
+    expect(await count(h, table, t.projectId)).toBe(1);
+    expect(await eventRows(h, t.projectId)).toHaveLength(1);
+  });
+
+  it('replays POST /plans/{plan_id}/targets/{target_id} (a POST without a body)', async () => {
+    const t = await h.tenant();
+    const plan = await createPlan(t);
+    const target = await createTarget(t);
+    const url = `${t.base}/plans/${plan.plan_id}/targets/${target.target_id}`;
+    const key = newKey();
+    const first = await post(t, url, undefined, key);
+    expectExecuted(first, 200);
+    expectReplayOf(await post(t, url, undefined, key), first);
   });
 
   it('the replay carries the replaying request’s own rate-limit headers', async () => {

@@ -52,7 +52,7 @@ export async function keyRows(h: Harness, projectId: string): Promise<KeyRow[]> 
   );
 }
 
-export async function count(h: Harness, table: 'memberships' | 'webhooks' | 'events', projectId: string): Promise<number> {
+export async function count(h: Harness, table: 'memberships' | 'webhooks' | 'events' | 'plans' | 'targets', projectId: string): Promise<number> {
   const [row] = rowsOf<{ n: number }>(
     await h.database.db.execute(sql`SELECT count(*)::int AS n FROM ${sql.identifier(table)} WHERE project_id = ${projectId}`),
   );
