@@ -10,8 +10,9 @@ const projects = [
     extends: true as const,
     test: {
       name: 'pglite',
-      include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-      exclude: ['test/cluster/**', 'node_modules/**'],
+      // The typed client's tests run against a real tenure server, here on embedded storage.
+      include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'clients/typescript/**/*.test.ts'],
+      exclude: ['test/cluster/**', '**/node_modules/**'],
       env: { TENURE_TEST_STORAGE: 'pglite' },
       globalSetup: ['test/support/pglite.global-setup.ts'],
     },

@@ -99,8 +99,9 @@ const DESCRIPTION = `Membership subscriptions for paid communities.
 
 **Rate limits**: per key, per IP and per second (burst). Every limited response carries the \`X-RateLimit-*\`, \`RateLimit-Policy\` and \`RateLimit\` headers; a 429 adds \`Retry-After\`.`;
 
+type Parameter = { in: string; required?: boolean; schema?: { default?: unknown } };
 type Doc = {
-  paths: Record<string, Record<string, { operationId: string; tags?: string[]; responses: Record<string, Response> }>>;
+  paths: Record<string, Record<string, { operationId: string; tags?: string[]; parameters?: Parameter[]; responses: Record<string, Response> }>>;
   tags?: { name: string; description?: string }[];
 };
 type Response = { description: string; headers?: Record<string, unknown> };
@@ -117,6 +118,8 @@ function finishDocument(doc: Doc, unlimited: ReadonlySet<string>): Doc {
   for (const item of Object.values(doc.paths)) {
     for (const op of Object.values(item)) {
       op.tags?.forEach((t) => used.add(t));
+      // A query parameter with a default may be left out (validation fills it in): not required.
+      for (const p of op.parameters ?? []) if (p.in === 'query' && p.schema?.default !== undefined) p.required = false;
       const limited = !unlimited.has(op.operationId);
       for (const [status, response] of Object.entries(op.responses)) {
         if (response.description === 'Default Response') response.description = STATUS_TEXT[status] ?? response.description;
