@@ -56,7 +56,7 @@ export async function importMemberships(
     const done = await store.importBatch(projectId, batch);
     for (const row of batch) {
       if (done.has(row.userId)) inserted++;
-      else rejections.push({ line: row.line, user_id: row.userId, reason: 'user already has a membership in this project' });
+      else rejections.push({ line: row.line, user_id: row.userId, reason: 'user already has a membership in this project, or is banned from it' });
     }
     batch = [];
     options.onProgress?.(rowsRead, inserted);

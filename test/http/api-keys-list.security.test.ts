@@ -1,0 +1,4 @@
+import { apiKeyList } from '../support/operations.keys.js';
+import { describeSecurity } from '../support/security.js';
+
+describeSecurity(apiKeyList);

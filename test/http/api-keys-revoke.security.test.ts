@@ -1,0 +1,4 @@
+import { apiKeyRevoke } from '../support/operations.keys.js';
+import { describeSecurity } from '../support/security.js';
+
+describeSecurity(apiKeyRevoke);

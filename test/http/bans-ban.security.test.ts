@@ -1,0 +1,4 @@
+import { userBan } from '../support/operations.keys.js';
+import { describeSecurity } from '../support/security.js';
+
+describeSecurity(userBan);

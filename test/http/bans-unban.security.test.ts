@@ -1,0 +1,4 @@
+import { userUnban } from '../support/operations.keys.js';
+import { describeSecurity } from '../support/security.js';
+
+describeSecurity(userUnban);

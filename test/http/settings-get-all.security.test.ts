@@ -1,0 +1,4 @@
+import { settingsGetAll } from '../support/operations.keys.js';
+import { describeSecurity } from '../support/security.js';
+
+describeSecurity(settingsGetAll);

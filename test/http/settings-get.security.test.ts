@@ -1,0 +1,4 @@
+import { settingGet } from '../support/operations.keys.js';
+import { describeSecurity } from '../support/security.js';
+
+describeSecurity(settingGet);

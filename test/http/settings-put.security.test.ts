@@ -1,0 +1,4 @@
+import { settingPut } from '../support/operations.keys.js';
+import { describeSecurity } from '../support/security.js';
+
+describeSecurity(settingPut);

@@ -1,0 +1,4 @@
+import { userList } from '../support/operations.keys.js';
+import { describeSecurity } from '../support/security.js';
+
+describeSecurity(userList);
