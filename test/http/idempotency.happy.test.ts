@@ -108,17 +108,16 @@ describe('Idempotency-Key: replays and what is stored', () => {
     expectExecuted(fixed, 201);
   });
 
-  it('stores nothing for malformed JSON (400): the key stays free', async () => {
+  it.each([
+    ['malformed JSON', 400, 'application/json', '{"user_id": '],
+    ['a body over 1 MiB', 413, 'application/json', `{"pad": "${'x'.repeat(1024 * 1024)}"}`],
+    ['a body that is not JSON', 415, 'text/plain', 'user_id=1'],
+  ])('stores nothing for %s (%i): the key stays free', async (_what, status, contentType, body) => {
     const t = await h.tenant();
     const url = `${t.base}/memberships`;
     const key = newKey();
-    const refused = await t.request({
-      method: 'POST',
-      url,
-      payload: '{"user_id": ',
-      headers: { 'content-type': 'application/json', 'idempotency-key': key },
-    });
-    expectExecuted(refused, 400);
+    const refused = await t.request({ method: 'POST', url, payload: body, headers: { 'content-type': contentType, 'idempotency-key': key } });
+    expectExecuted(refused, status);
     expect(await keyRows(h, t.projectId)).toStrictEqual([]);
     expectExecuted(await post(t, url, memberPayload(), key), 201);
   });
