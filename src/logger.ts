@@ -20,8 +20,72 @@ export const REDACT_PATHS = [
   '*.password',
 ];
 
+/**
+ * Query parameters whose names say they hold a credential, and API-key-shaped text anywhere in a
+ * URL: callers do paste keys into URLs (`?api_key=`), and the request line is logged verbatim.
+ */
+const CREDENTIAL_PARAM = /key|token|secret|auth|password|passwd|signature|session|cookie/i;
+const API_KEY_SHAPE = /tk_live_[0-9A-Za-z_-]*/g;
+
+export function redactUrl(url: string): string {
+  const q = url.indexOf('?');
+  const path = (q === -1 ? url : url.slice(0, q)).replace(API_KEY_SHAPE, '[redacted]');
+  if (q === -1) return path;
+  const params = new URLSearchParams(url.slice(q + 1));
+  const shown = [...params].map(([name, value]): [string, string] =>
+    CREDENTIAL_PARAM.test(name) ? [name, '[redacted]'] : [name, value.replace(API_KEY_SHAPE, '[redacted]')],
+  );
+  return `${path}?${new URLSearchParams(shown).toString().replaceAll('%5Bredacted%5D', '[redacted]')}`;
+}
+
+interface LoggedRequest {
+  method: string;
+  url: string;
+  host?: string;
+  ip?: string;
+  socket?: { remotePort?: number };
+}
+
+/**
+ * A failed Drizzle query's error carries the query's parameters (in `params` and in its message
+ * and stack): a key hash, a webhook secret being stored. Errors are logged with the parameters
+ * replaced; the SQL text and the driver's cause stay, since they are what explains a failure.
+ */
+const PARAMS_IN_MESSAGE = /\nparams: [\s\S]*$/;
+const PARAMS_IN_STACK = /\nparams: [\s\S]*?(?=\n\s+at |$)/;
+
+function withoutParams(err: unknown, depth = 0): unknown {
+  if (!(err instanceof Error) || depth > 5) return err;
+  const e = err as Error & { params?: unknown };
+  const cause = e.cause === undefined ? undefined : withoutParams(e.cause, depth + 1);
+  if (!('params' in e) && !PARAMS_IN_MESSAGE.test(e.message) && cause === e.cause) return err;
+  const copy = new Error(e.message.replace(PARAMS_IN_MESSAGE, '\nparams: [redacted]'), cause === undefined ? {} : { cause });
+  const { params: _params, ...rest } = e as unknown as Record<string, unknown>;
+  Object.assign(copy, rest);
+  copy.name = e.name;
+  copy.stack = e.stack?.replace(PARAMS_IN_STACK, '\nparams: [redacted]');
+  return copy;
+}
+
+const errSerializer = (err: unknown) => ({
+  ...pino.stdSerializers.err(withoutParams(err) as Error),
+  type: (err as Error)?.constructor?.name ?? 'Error',
+});
+
+/** Fastify's own request serializer (no headers are logged), with the URL's credentials masked. */
+const serializers = {
+  err: errSerializer,
+  req: (req: LoggedRequest) => ({
+    method: req.method,
+    url: redactUrl(req.url),
+    host: req.host,
+    remoteAddress: req.ip,
+    remotePort: req.socket?.remotePort,
+  }),
+};
+
 export function loggerOptions(level: string): LoggerOptions {
-  return { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' } };
+  return { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, serializers };
 }
 
 /**
