@@ -73,7 +73,7 @@ const KeyHeader = Type.String({
 });
 
 /** The SHA-256 a request is recognised by: method, URL (path and query) and the raw body bytes. */
-export function requestHasher(method: string, url: string): Hash {
+function requestHasher(method: string, url: string): Hash {
   return createHash('sha256').update(`${method} ${url}\n`);
 }
 
@@ -134,7 +134,8 @@ export function registerIdempotency(app: FastifyInstance, deps: { store: Idempot
       );
     }
     if (record.state === 'running') {
-      throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still in progress; retry once it has finished');
+      // Retry-After: the first request is usually done within the second.
+      throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still in progress; retry once it has finished', undefined, 1);
     }
     state.replay = record.response;
     request.log.info({ replayed_request_id: record.response.headers['x-request-id'] }, 'idempotent replay');

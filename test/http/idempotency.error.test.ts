@@ -131,6 +131,7 @@ describe('Idempotency-Key: a repeat while the first request is still running', (
 
     const repeat = await send({ n: 1 });
     expectError(repeat, { status: 409, code: 'CONFLICT', method: 'POST', path, message: expect.stringMatching(/in progress/) });
+    expect(repeat.headers['retry-after']).toBe('1');
     const other = await send({ n: 2 });
     expectError(other, { status: 422, code: 'VALIDATION_ERROR', method: 'POST', path, message: expect.stringMatching(OTHER_REQUEST) });
     expect(await keyRows(h, t.projectId)).toStrictEqual([{ key, state: 'running', response_status: null }]);
