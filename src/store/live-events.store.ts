@@ -18,13 +18,16 @@ export interface ResumePoint {
 }
 
 /**
- * Events committed after the resume point can carry a smaller `seq` (their transaction took it
- * earlier) and be broadcast after the client's last event. The replay therefore also looks back
- * this many sequence numbers for events broadcast no earlier than the resume point (minus a
- * margin for clocks of other nodes), at the price of some duplicates; `event_id` dedupes.
+ * On PostgreSQL an event can carry a smaller `seq` than the resume point (its transaction took it
+ * earlier) yet commit, and be broadcast, after it. The replay therefore also looks back this many
+ * sequence numbers for events whose broadcast ended no earlier than the resume point's claim
+ * could have begun: `broadcast_at` is stamped by the database's clock (one clock for every node)
+ * when a claim ends, so the margin only has to cover one claim's length. Events of the project
+ * broadcast within that margin before the resume point come again: duplicates, which `event_id`
+ * dedupes, rather than a gap.
  */
 const LATE_COMMIT_SEQS = 10_000;
-const LATE_COMMIT_MARGIN = '2 seconds';
+const LATE_COMMIT_MARGIN = '1 second';
 
 export class LiveEventsStore {
   constructor(private readonly db: Db) {}
@@ -84,8 +87,8 @@ export class LiveEventsStore {
       WHERE e.project_id = ${projectId} AND e.seq > ${cursor} AND e.seq <> a.seq
         AND e.type = ANY(${sql.param([...types])}::text[])
         AND e.emitted_at >= now() - make_interval(secs => ${retentionMs / 1000})
-        AND (e.seq > a.seq OR e.broadcast_at IS NULL OR a.broadcast_at IS NULL
-             OR e.broadcast_at >= a.broadcast_at - ${LATE_COMMIT_MARGIN}::interval)
+        AND (e.seq > a.seq OR e.broadcast_at IS NULL
+             OR e.broadcast_at >= coalesce(a.broadcast_at, clock_timestamp()) - ${LATE_COMMIT_MARGIN}::interval)
       ORDER BY e.seq LIMIT ${limit}`);
     const rows = rowsOf<{ seq: number | string; event: TenureEvent }>(result);
     return { events: rows.map((r) => r.event), cursor: rows.length ? Number(rows[rows.length - 1]!.seq) : cursor };

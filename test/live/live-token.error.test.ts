@@ -1,0 +1,4 @@
+import { describeTransportErrors } from '../support/transport.js';
+import { liveTokenMint } from './live-token.operation.js';
+
+describeTransportErrors(liveTokenMint);

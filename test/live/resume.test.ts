@@ -1,0 +1,188 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rowsOf } from '../../src/store/db.js';
+import { createMembership } from '../support/api.js';
+import { future, type Tenant } from '../support/harness.js';
+import { createLiveHarness, type LiveClient, type LiveHarness } from './live-harness.js';
+
+/**
+ * Resume (issue 5, item 3, "beyond the original"): a subscribe with `after: <event_id>` first
+ * gets the channel's events the client missed since that event, then `subscribed` with how many
+ * were replayed; an id the project does not have, or one older than TENURE_EVENT_RETENTION, is
+ * an error rather than a silent gap.
+ */
+
+let lh: LiveHarness;
+beforeAll(async () => {
+  lh = await createLiveHarness();
+});
+afterAll(() => lh.close());
+
+async function extend(t: Tenant, userId: string, days: number): Promise<void> {
+  const res = await t.request({ method: 'PATCH', url: `${t.base}/memberships/${userId}/extend`, payload: { extend: future(days).iso } });
+  expect(res.statusCode, res.body).toBe(200);
+}
+
+const eventOf = (c: LiveClient, type: string, nth = 0) =>
+  c.until(() => c.events().filter((e) => e.event === type)[nth]?.payload, `${type} #${nth}`);
+
+/**
+ * A tenant with one member, and the event id of the first extend a subscriber saw. Events
+ * broadcast within a second before a resume point are replayed too (possible late commits, see
+ * LiveEventsStore); the test moves what was broadcast before it a minute back and it half a
+ * minute, so that replays hold exactly what was missed. `late commits` below covers that margin.
+ */
+async function seenOne() {
+  const t = await lh.tenant();
+  const m = await createMembership(t);
+  const first = await lh.connect(t);
+  await first.act({ action: 'subscribe', channel: 'memberships' }, 'subscribed');
+  await extend(t, m.user_id, 40);
+  const seen = (await eventOf(first, 'membership.extended')).event_id as string;
+  first.socket.disconnect();
+  await ageBroadcasts(t, seen);
+  return { t, m, seen };
+}
+
+/** Waits until the broadcaster has claimed every event of the project (bounded). */
+async function settled(t: Tenant): Promise<void> {
+  for (let i = 0; i < 250; i++) {
+    const [row] = rowsOf<{ n: number }>(
+      await lh.h.database.db.execute(sql`SELECT count(*)::int AS n FROM events WHERE project_id = ${t.projectId} AND broadcast_at IS NULL`),
+    );
+    if (row!.n === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error('events were not broadcast');
+}
+
+/** Moves the project's broadcasts a minute back, and `resumeAt`'s half a minute (see seenOne). */
+async function ageBroadcasts(t: Tenant, resumeAt: string): Promise<void> {
+  await settled(t);
+  await lh.h.database.db.execute(sql`
+    UPDATE events SET broadcast_at = broadcast_at - CASE WHEN id = ${resumeAt} THEN interval '30 seconds' ELSE interval '1 minute' END
+    WHERE project_id = ${t.projectId}`);
+}
+
+const missedEvents = async (t: Tenant) =>
+  (await lh.h.database.db.execute(sql`SELECT id FROM events WHERE project_id = ${t.projectId} ORDER BY seq`)).rows as { id: string }[];
+
+describe('resume with after', () => {
+  it('replays the channel’s events missed since the given one, then says subscribed with their count', async () => {
+    const { t, m, seen } = await seenOne();
+    // While disconnected: two extends, a plan event (another channel) and another project's extend.
+    await extend(t, m.user_id, 41);
+    await lh.h.database.db.execute(sql`INSERT INTO events (project_id, type, data) VALUES (${t.projectId}, 'plan.created', '{"plan": {}}'::jsonb)`);
+    await extend(t, m.user_id, 42);
+    const other = await lh.tenant();
+    await extend(other, (await createMembership(other)).user_id, 40);
+    const ids = (await missedEvents(t)).map((r) => r.id);
+    const missed = ids.slice(ids.indexOf(seen) + 1);
+    expect(missed).toHaveLength(3);
+
+    const c = await lh.connect(t);
+    const answer = await c.act({ action: 'subscribe', channel: 'memberships', after: seen }, 'subscribed');
+    expect(answer).toStrictEqual({ type: 'subscribed', channel: 'memberships', replayed: 2 });
+    const replayed = c.events();
+    expect(replayed.map((e) => e.event)).toStrictEqual(['membership.extended', 'membership.extended']);
+    expect(replayed.map((e) => e.payload.event_id)).toStrictEqual([missed[0], missed[2]]);
+    for (const e of replayed) expect(e.payload).toMatchObject({ project_id: t.projectId, channel: 'memberships' });
+    // The replay came before `subscribed`.
+    const order = c.received.map((r) => (r.event === 'message' ? r.payload.type : r.event));
+    expect(order).toStrictEqual(['ready', 'membership.extended', 'membership.extended', 'subscribed']);
+
+    // And it is subscribed: the next change arrives live.
+    await extend(t, m.user_id, 43);
+    await eventOf(c, 'membership.extended', 2);
+  });
+
+  it('replays nothing when nothing was missed', async () => {
+    const { t, seen } = await seenOne();
+    const c = await lh.connect(t);
+    expect(await c.act({ action: 'subscribe', channel: 'memberships', after: seen }, 'subscribed')).toStrictEqual({
+      type: 'subscribed',
+      channel: 'memberships',
+      replayed: 0,
+    });
+    expect(c.events()).toStrictEqual([]);
+  });
+
+  it('accepts an event of another channel of the project as the resume point', async () => {
+    const { t, m } = await seenOne();
+    const [planEvent] = (
+      await lh.h.database.db.execute(sql`INSERT INTO events (project_id, type, data) VALUES (${t.projectId}, 'plan.created', '{"plan": {}}'::jsonb) RETURNING id`)
+    ).rows as { id: string }[];
+    await ageBroadcasts(t, planEvent!.id);
+    await extend(t, m.user_id, 44);
+    const c = await lh.connect(t);
+    expect(await c.act({ action: 'subscribe', channel: 'memberships', after: planEvent!.id }, 'subscribed')).toMatchObject({ replayed: 1 });
+  });
+
+  it('leaves out events older than the retention', async () => {
+    const { t, m, seen } = await seenOne();
+    await extend(t, m.user_id, 41);
+    await extend(t, m.user_id, 42);
+    const ids = (await missedEvents(t)).map((r) => r.id);
+    const [old, recent] = ids.slice(ids.indexOf(seen) + 1);
+    await lh.h.database.db.execute(sql`UPDATE events SET emitted_at = now() - interval '25 hours' WHERE id = ${old!}`);
+    const c = await lh.connect(t);
+    expect(await c.act({ action: 'subscribe', channel: 'memberships', after: seen }, 'subscribed')).toMatchObject({ replayed: 1 });
+    expect(c.events().map((e) => e.payload.event_id)).toStrictEqual([recent]);
+  });
+});
+
+describe('resume refused', () => {
+  it.each([
+    ['an event id nobody has', async () => randomUUID(), /^No event [0-9a-f-]{36} in this project/],
+    ['an event of another project', async () => (await seenOne()).seen, /^No event [0-9a-f-]{36} in this project/],
+  ])('answers %s with RESUME_UNAVAILABLE, and does not subscribe', async (_what, after, message) => {
+    const { t, m } = await seenOne();
+    const c = await lh.connect(t);
+    const id = await after();
+    expect(await c.act({ action: 'subscribe', channel: 'memberships', after: id }, 'error')).toStrictEqual({
+      type: 'error',
+      error_code: 'RESUME_UNAVAILABLE',
+      message: expect.stringMatching(message),
+      channel: 'memberships',
+    });
+    // Not subscribed: an extend does not arrive, while a plain subscribe afterwards works.
+    await extend(t, m.user_id, 41);
+    expect(await c.act({ action: 'subscribe', channel: 'plans' }, 'subscribed')).toStrictEqual({ type: 'subscribed', channel: 'plans' });
+    await lh.h.database.db.execute(sql`INSERT INTO events (project_id, type, data) VALUES (${t.projectId}, 'plan.created', '{"plan": {}}'::jsonb)`);
+    await eventOf(c, 'plan.created');
+    expect(c.events().map((e) => e.event)).toStrictEqual(['plan.created']);
+  });
+
+  it('answers an event older than the retention with RESUME_UNAVAILABLE', async () => {
+    const { t, seen } = await seenOne();
+    await lh.h.database.db.execute(sql`UPDATE events SET emitted_at = now() - interval '2 days' WHERE id = ${seen}`);
+    const c = await lh.connect(t);
+    expect(await c.act({ action: 'subscribe', channel: 'memberships', after: seen }, 'error')).toStrictEqual({
+      type: 'error',
+      error_code: 'RESUME_UNAVAILABLE',
+      message: `Event ${seen} is older than the event retention: resubscribe without "after" and reload the state over the REST API`,
+      channel: 'memberships',
+    });
+  });
+});
+
+describe('late commits', () => {
+  it('replays an event with a lower seq that was broadcast after (or just before) the resume point', async () => {
+    const { t, m } = await seenOne();
+    await extend(t, m.user_id, 41);
+    await extend(t, m.user_id, 42);
+    await extend(t, m.user_id, 43);
+    await settled(t);
+    const ids = (await missedEvents(t)).map((r) => r.id);
+    const [late, lateish, resumeAt] = ids.slice(-3) as [string, string, string];
+    // `late` took its seq before the resume point's but was broadcast after it (a late commit);
+    // `lateish` was broadcast within the margin before it. Both may have been missed.
+    await lh.h.database.db.execute(sql`
+      UPDATE events e SET broadcast_at = r.broadcast_at + CASE WHEN e.id = ${late} THEN interval '1 second' ELSE interval '-500 milliseconds' END
+      FROM events r WHERE r.id = ${resumeAt} AND e.id IN (${late}, ${lateish})`);
+    const c = await lh.connect(t);
+    expect(await c.act({ action: 'subscribe', channel: 'memberships', after: resumeAt }, 'subscribed')).toMatchObject({ replayed: 2 });
+    expect(c.events().map((e) => e.payload.event_id)).toStrictEqual([late, lateish]);
+  });
+});
