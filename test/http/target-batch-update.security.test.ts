@@ -1,0 +1,4 @@
+import { targetBatchUpdate } from '../support/operations.catalogue.js';
+import { describeSecurity } from '../support/security.js';
+
+describeSecurity(targetBatchUpdate);

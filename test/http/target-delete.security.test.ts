@@ -1,0 +1,4 @@
+import { targetDelete } from '../support/operations.catalogue.js';
+import { describeSecurity } from '../support/security.js';
+
+describeSecurity(targetDelete);
