@@ -167,6 +167,20 @@ describe('Idempotency-Key: replays and what is stored', () => {
     expect(await keyRows(h, t.projectId)).toStrictEqual([]);
   });
 
+  it('a route that opted out (API key creation: its secret must not be stored) ignores the header', async () => {
+    const t = await h.tenant();
+    const url = `${t.base}/integrations/api-keys`;
+    const key = newKey();
+    const first = await post(t, url, { label: 'retry' }, key);
+    const second = await post(t, url, { label: 'retry' }, key);
+    expectExecuted(first, 200);
+    expectExecuted(second, 200, first);
+    expect(second.json().data.key).not.toBe(first.json().data.key);
+    expect(await keyRows(h, t.projectId)).toStrictEqual([]);
+    // Not even validated there: the header means nothing to the route.
+    expectExecuted(await post(t, url, { label: 'long key' }, 'k'.repeat(300)), 200);
+  });
+
   it('ignores the header on methods other than POST', async () => {
     const t = await h.tenant();
     const m = await createMembership(t);
