@@ -72,6 +72,18 @@ describe(`${apiKeyCreate.name}: happy`, () => {
     expect(metadata).toMatchObject({ label: 'spaced', revoked_at: null, created_by: t.keyId });
   });
 
+  it('never stores its response for an Idempotency-Key: the secret stays out of the database', async () => {
+    const t = await h.tenant();
+    const send = () =>
+      t.request({ method: 'POST', url: `${t.base}/integrations/api-keys`, payload: { label: 'x' }, headers: { 'idempotency-key': 'once' } });
+    const first = await send();
+    const second = await send();
+    expect(second.headers['idempotent-replayed'], second.body).toBeUndefined();
+    expect(second.json().data.key).not.toBe(first.json().data.key);
+    const stored = rowsOf(await h.database.db.execute(sql`SELECT * FROM idempotency_keys WHERE project_id = ${t.projectId}`));
+    expect(stored).toStrictEqual([]);
+  });
+
   it('gives every key its own secret and id', async () => {
     const t = await h.tenant();
     const issue = () => t.request({ method: 'POST', url: `${t.base}/integrations/api-keys`, payload: { label: 'x' } });

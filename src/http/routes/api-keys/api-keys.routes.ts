@@ -7,7 +7,9 @@ import { createKeySchema, listKeysSchema, revokeKeySchema } from './api-keys.sch
 export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeysService }> = async (app, { apiKeys }) => {
   const base = '/v2/projects/:project_id/integrations/api-keys';
 
-  app.post(base, { schema: createKeySchema }, async (request, reply) => {
+  // Not idempotent-replayable: a stored response would keep the secret in the database, where
+  // keys otherwise exist only as hashes (docs/idempotency-and-lists.md). A retry issues another key.
+  app.post(base, { schema: createKeySchema, config: { idempotency: false } }, async (request, reply) => {
     const created = unwrap(await apiKeys.create(request.params.project_id, request.body.label, request.principal.keyId));
     return sendSuccess(reply, 200, { message: 'API key created successfully', data: created });
   });
