@@ -1,4 +1,5 @@
 import { readdir } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
@@ -6,15 +7,18 @@ import type { Operation } from '../support/operations.js';
 
 /**
  * What the OpenAPI suites share: the Operation descriptions every route's suites already use
- * (found by file name, so a new `test/support/operations.*.ts` is picked up without an edit here),
+ * (found by file name, so a new `*operations*.ts` or `*.operation.ts` under test/ is picked up
+ * without an edit here),
  * and response validation against the document with ajv's JSON Schema 2020-12 dialect (OpenAPI
  * 3.1's schema dialect).
  */
 
-/** Where Operation descriptions live: the shared test support, and this suite's own (service routes). */
-const DIRECTORIES = [fileURLToPath(new URL('../support/', import.meta.url)), fileURLToPath(new URL('./', import.meta.url))];
-/** operations.ts, operations.keys.ts, operations.catalogue.ts, webhook-operations.ts, … */
-const OPERATION_FILE = /(^|-)operations(\.[\w-]+)?\.ts$/;
+const TEST_ROOT = fileURLToPath(new URL('../', import.meta.url));
+/**
+ * Files holding Operation descriptions, anywhere under test/: operations.ts, operations.keys.ts,
+ * webhook-operations.ts, live/live-token.operation.ts, openapi/service-operations.ts, …
+ */
+const OPERATION_FILE = /(^|[-.])operations?(\.[\w-]+)?\.ts$/;
 
 export interface OpenApiDocument {
   paths: Record<string, Record<string, DocOperation>>;
@@ -55,14 +59,12 @@ const isOperation = (v: unknown): v is Operation =>
 
 /** Every Operation exported (alone or in an array) by the operation description files, by name. */
 export async function loadOperations(): Promise<{ byName: Map<string, Operation>; files: string[] }> {
-  // Full paths: test/support/operations.ts, …/operations.keys.ts, …/webhook-operations.ts, test/openapi/service-operations.ts
-
-  const files = (
-    await Promise.all(DIRECTORIES.map(async (dir) => (await readdir(dir)).filter((f) => OPERATION_FILE.test(f)).sort().map((f) => dir + f)))
-  ).flat();
+  const files = (await readdir(TEST_ROOT, { recursive: true }))
+    .filter((f) => OPERATION_FILE.test(basename(f)) && !f.endsWith('.test.ts') && !f.includes('node_modules'))
+    .sort();
   const byName = new Map<string, Operation>();
   for (const file of files) {
-    const mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    const mod = (await import(pathToFileURL(TEST_ROOT + file).href)) as Record<string, unknown>;
     for (const value of Object.values(mod).flatMap((v) => (Array.isArray(v) ? v : [v]))) {
       if (isOperation(value) && !byName.has(value.name)) byName.set(value.name, value);
     }
