@@ -68,17 +68,29 @@ export async function startLiveUpdates(o: LiveUpdatesOptions): Promise<LiveUpdat
     cors: { origin: '*' },
   });
 
-  let redis: Redis | null = null;
-  let subscriber: Redis | null = null;
+  const redisClients: Redis[] = [];
   let cap: ConnectionCap;
   if (config.redisUrl) {
-    redis = new Redis(config.redisUrl, { commandTimeout: 1_000, connectTimeout: 2_000, retryStrategy: (n) => Math.min(n * 200, 2_000) });
-    subscriber = redis.duplicate();
-    for (const client of [redis, subscriber]) {
+    const retryStrategy = (n: number) => Math.min(n * 200, 2_000);
+    // The adapter's publishes are promises nobody awaits: they must never reject (an unhandled
+    // rejection stops the process), so while Redis is away they wait in the queue, unbounded in
+    // time, and go out on reconnection (late, never lost).
+    const publisher = new Redis(config.redisUrl, { connectTimeout: 2_000, retryStrategy, maxRetriesPerRequest: null });
+    const subscriber = publisher.duplicate();
+    // The cap's own client fails fast instead: a handshake must not wait for an absent Redis.
+    const capClient = new Redis(config.redisUrl, {
+      connectTimeout: 2_000,
+      retryStrategy,
+      commandTimeout: 1_000,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+    });
+    redisClients.push(publisher, subscriber, capClient);
+    for (const client of redisClients) {
       client.on('error', (err) => logger.warn({ err }, 'live updates: Redis connection failed; retrying'));
     }
-    io.adapter(createAdapter(redis, subscriber, { key: `${config.redisKeyPrefix}live` }));
-    cap = new RedisConnectionCap(redis, config.redisKeyPrefix, config.live.maxConnectionsPerProject, logger);
+    io.adapter(createAdapter(publisher, subscriber, { key: `${config.redisKeyPrefix}live` }));
+    cap = new RedisConnectionCap(capClient, config.redisKeyPrefix, config.live.maxConnectionsPerProject, logger);
   } else {
     cap = new MemoryConnectionCap(config.live.maxConnectionsPerProject);
     if (o.database.kind === 'postgres') {
@@ -170,8 +182,7 @@ export async function startLiveUpdates(o: LiveUpdatesOptions): Promise<LiveUpdat
     await Promise.allSettled([nsp.adapter.close(), io.of('/').adapter.close()]);
     io.engine.close();
     await cap.close();
-    redis?.disconnect();
-    subscriber?.disconnect();
+    for (const client of redisClients) client.disconnect();
   }
 
   return {
