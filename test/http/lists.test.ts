@@ -1,9 +1,12 @@
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { rowsOf } from '../../src/store/db.js';
 import { createMembership, createWebhook, expectError } from '../support/api.js';
 import { planBody, targetBody } from '../support/catalogue.js';
 import { createHarness, future, userId, type Harness, type Tenant } from '../support/harness.js';
+import { projectRoutes } from '../support/routes.js';
+
+vi.mock('fastify', async (original) => (await import('../support/routes.js')).recordingFastify(await original()));
 
 /**
  * The list conventions (issue 6 item 7, docs/idempotency-and-lists.md), checked the same way on
@@ -175,6 +178,17 @@ beforeAll(async () => {
   h = await createHarness();
 });
 afterAll(() => h.close());
+
+it('covers every list route the app registers (a GET whose query takes limit and offset)', () => {
+  const paged = projectRoutes(h.app)
+    .filter((r) => r.method === 'GET')
+    .filter((r) => {
+      const query = (r.schema as { querystring?: { properties?: Record<string, unknown> } } | undefined)?.querystring;
+      return query?.properties?.limit !== undefined && query.properties.offset !== undefined;
+    })
+    .map((r) => `GET ${r.url.replace(/:([a-z_]+)/g, '{$1}')}`);
+  expect(paged.sort()).toStrictEqual(CASES.map((c) => c.name).sort());
+});
 
 describe.each(CASES.map((c) => [c.name, c] as const))('%s: list conventions', (_name, c) => {
   /** Sets the creation time of each of `ids` to `minutesAgo(i)` minutes before now (to the second). */

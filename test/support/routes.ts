@@ -16,6 +16,7 @@ export interface RecordedRoute {
   /** Fastify's form: `/v2/projects/:project_id/memberships/:user_id/extend`. */
   url: string;
   config: RouteOptions['config'];
+  schema: RouteOptions['schema'];
 }
 
 const recorded = new WeakMap<FastifyInstance, RecordedRoute[]>();
@@ -28,7 +29,7 @@ export function recordingFastify(original: FastifyModule): FastifyModule {
     const routes: RecordedRoute[] = [];
     recorded.set(app, routes);
     app.addHook('onRoute', (route) => {
-      for (const method of [route.method].flat()) routes.push({ method, url: route.url, config: route.config });
+      for (const method of [route.method].flat()) routes.push({ method, url: route.url, config: route.config, schema: route.schema });
     });
     return app;
   };
