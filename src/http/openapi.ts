@@ -51,11 +51,14 @@ const TAGS: Record<string, string> = {
   service: 'Health, readiness and metrics of the service itself',
 };
 
+/** Path words that belong under another word's tag: bans are about users. */
+const TAG_ALIASES: Record<string, string> = { ban: 'users' };
+
 /** The tag of a route: its first path word after the project (skipping `integrations`), else `service`. */
 export function tagOf(url: string): string {
   if (!url.startsWith(PROJECT_PREFIX)) return 'service';
   const words = url.slice(PROJECT_PREFIX.length).split('/').filter((s) => s !== '' && s !== 'integrations' && !s.startsWith(':'));
-  return words[0] ?? 'projects';
+  return TAG_ALIASES[words[0] ?? ''] ?? words[0] ?? 'projects';
 }
 
 const header = (description: string, schema: Record<string, unknown>) => ({ description, schema });
@@ -102,9 +105,37 @@ const DESCRIPTION = `Membership subscriptions for paid communities.
 type Parameter = { in: string; required?: boolean; schema?: { default?: unknown } };
 type Doc = {
   paths: Record<string, Record<string, { operationId: string; tags?: string[]; parameters?: Parameter[]; responses: Record<string, Response> }>>;
+  components: { schemas?: Record<string, unknown> };
   tags?: { name: string; description?: string }[];
 };
-type Response = { description: string; headers?: Record<string, unknown> };
+type Response = { description: string; headers?: Record<string, unknown>; content?: Record<string, { schema: unknown }> };
+
+/**
+ * The error bodies every route shares (errorResponses() in schemas.ts) are named once under
+ * components.schemas and referenced everywhere, instead of repeated inline in every operation:
+ * clients get one `Error` type and the document shrinks to a fraction. Each is recognised by a
+ * status errorResponses() always gives it; any other response with the same body then shares it.
+ */
+const SHARED_BODIES: Record<string, string> = { '401': 'Error', '422': 'ValidationError', '429': 'RateLimitError' };
+
+function shareErrorBodies(doc: Doc): void {
+  const responses = Object.values(doc.paths).flatMap((item) => Object.values(item).flatMap((op) => Object.entries(op.responses)));
+  const json = (r: Response) => r.content?.['application/json'];
+  const schemas = (doc.components.schemas ??= {});
+  const named = new Map<string, string>();
+  for (const [status, response] of responses) {
+    const name = SHARED_BODIES[status];
+    const media = json(response);
+    if (!name || !media || name in schemas) continue;
+    schemas[name] = media.schema;
+    named.set(JSON.stringify(media.schema), name);
+  }
+  for (const [, response] of responses) {
+    const media = json(response);
+    const name = media && named.get(JSON.stringify(media.schema));
+    if (media && name) media.schema = { $ref: `#/components/schemas/${name}` };
+  }
+}
 
 const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
 
@@ -131,6 +162,7 @@ function finishDocument(doc: Doc, unlimited: ReadonlySet<string>): Doc {
       }
     }
   }
+  shareErrorBodies(doc);
   doc.tags = [...used].sort().map((name) => (TAGS[name] ? { name, description: TAGS[name] } : { name }));
   return doc;
 }

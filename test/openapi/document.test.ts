@@ -2,7 +2,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../scripts/openapi-document.js';
 import { createHarness, type Harness } from '../support/harness.js';
-import { documentedOperations, type OpenApiDocument } from './openapi-support.js';
+import { documentedOperations, type DocOperation, type OpenApiDocument } from './openapi-support.js';
 
 /**
  * GET /openapi.json (issue 7 item 1): a valid OpenAPI 3.1 document, public, generated from the
@@ -88,19 +88,22 @@ describe('GET /openapi.json', () => {
     );
   });
 
-  it('documents the errors every route can give, with both 422 shapes and the 429 shape', () => {
+  it('documents the errors every route can give, with both 422 shapes and the 429 shape, named once', () => {
+    const schemas = doc.components.schemas as Record<string, { properties: Record<string, { properties?: Record<string, unknown> }>; anyOf?: { required: string[] }[] }>;
+    expect(Object.keys(schemas)).toEqual(expect.arrayContaining(['Error', 'ValidationError', 'RateLimitError']));
+    expect(Object.keys(schemas.Error!.properties).sort()).toStrictEqual(['code', 'error', 'method', 'ok', 'path', 'request_id']);
+    expect(Object.keys(schemas.RateLimitError!.properties), 'the 429 body has no ok').not.toContain('ok');
+    expect(Object.keys(schemas.RateLimitError!.properties.error!.properties!).sort()).toStrictEqual(['code', 'message', 'retry_after']);
+    expect(schemas.ValidationError!.anyOf!.map((v) => v.required.includes('errors')).sort()).toStrictEqual([false, true]);
+
+    const bodyOf = (op: DocOperation, status: string) => op.responses[status]?.content?.['application/json']?.schema;
     for (const [name, op] of ops()) {
       if (!op.path.startsWith('/v2/projects/')) continue;
-      for (const status of ['401', '403', '429', '500']) expect(Object.keys(op.responses), name).toContain(status);
-      const tooMany = op.responses['429']!;
-      const schema = tooMany.content!['application/json']!.schema as { properties: Record<string, { properties?: Record<string, unknown> }> };
-      expect(Object.keys(schema.properties), `${name}: the 429 body has no ok`).not.toContain('ok');
-      expect(Object.keys(schema.properties.error!.properties!).sort(), name).toStrictEqual(['code', 'message', 'retry_after']);
-      const invalid = op.responses['422'];
-      if (invalid) {
-        const variants = (invalid.content!['application/json']!.schema as { anyOf: { required: string[] }[] }).anyOf;
-        expect(variants.map((v) => v.required.includes('errors')).sort(), name).toStrictEqual([false, true]);
+      for (const status of ['400', '401', '403', '415', '500', '503']) {
+        expect(bodyOf(op, status), `${name} ${status}`).toStrictEqual({ $ref: '#/components/schemas/Error' });
       }
+      expect(bodyOf(op, '429'), name).toStrictEqual({ $ref: '#/components/schemas/RateLimitError' });
+      if (op.responses['422']) expect(bodyOf(op, '422'), name).toStrictEqual({ $ref: '#/components/schemas/ValidationError' });
     }
   });
 

@@ -503,7 +503,58 @@ export interface paths {
 }
 export type webhooks = Record<string, never>;
 export interface components {
-    schemas: never;
+    schemas: {
+        Error: {
+            code: number;
+            error: {
+                error_code: string;
+                message: string;
+            };
+            method: string;
+            /** @enum {boolean} */
+            ok: false;
+            path: string;
+            /** Format: uuid */
+            request_id: string;
+        };
+        RateLimitError: {
+            code: number;
+            error: {
+                code: string;
+                message: string;
+                retry_after: number;
+            };
+            method: string;
+            path: string;
+            /** Format: uuid */
+            request_id: string;
+        };
+        ValidationError: {
+            code: number;
+            errors: {
+                error_code: string;
+                message: string;
+            }[];
+            method: string;
+            /** @enum {boolean} */
+            ok: false;
+            path: string;
+            /** Format: uuid */
+            request_id: string;
+        } | {
+            code: number;
+            error: {
+                error_code: string;
+                message: string;
+            };
+            method: string;
+            /** @enum {boolean} */
+            ok: false;
+            path: string;
+            /** Format: uuid */
+            request_id: string;
+        };
+    };
     responses: never;
     parameters: never;
     requestBodies: never;
@@ -591,19 +642,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -613,19 +652,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -761,19 +788,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -789,19 +804,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -816,19 +819,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Conflicts with the current state (CONFLICT) */
@@ -843,19 +834,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -870,19 +849,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -897,31 +864,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -937,18 +880,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -963,19 +895,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -990,19 +910,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -1044,19 +952,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -1072,19 +968,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -1099,19 +983,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not found (NOT_FOUND) */
@@ -1126,19 +998,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -1153,19 +1013,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -1180,31 +1028,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -1220,18 +1044,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -1246,19 +1059,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -1273,19 +1074,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -1363,19 +1152,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -1391,19 +1168,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -1418,19 +1183,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -1445,19 +1198,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -1472,31 +1213,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -1512,18 +1229,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -1538,19 +1244,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -1565,19 +1259,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -1585,10 +1267,7 @@ export interface operations {
     postIntegrationsApiKeys: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes the POST safe to retry: a repeat with the same key, method, path and body within 24 hours gets the first response again, with `Idempotent-Replayed: true`. */
-                "idempotency-key"?: string;
-            };
+            header?: never;
             path: {
                 project_id: string;
             };
@@ -1662,19 +1341,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -1690,19 +1357,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -1717,19 +1372,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -1744,19 +1387,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -1771,31 +1402,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -1811,18 +1418,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -1837,19 +1433,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -1864,19 +1448,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -1949,19 +1521,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -1977,19 +1537,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -2004,19 +1552,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not found (NOT_FOUND) */
@@ -2031,19 +1567,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Conflicts with the current state (CONFLICT) */
@@ -2058,19 +1582,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -2085,19 +1597,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -2112,31 +1612,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -2152,18 +1628,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -2178,19 +1643,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -2205,19 +1658,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2285,19 +1726,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -2313,19 +1742,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -2340,19 +1757,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -2367,19 +1772,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -2395,18 +1788,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -2421,19 +1803,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -2448,19 +1818,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2536,19 +1894,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -2564,19 +1910,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -2591,19 +1925,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -2618,19 +1940,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -2645,31 +1955,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -2685,18 +1971,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -2711,19 +1986,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -2738,19 +2001,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2817,19 +2068,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -2845,19 +2084,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -2872,19 +2099,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Conflicts with the current state (CONFLICT) */
@@ -2899,19 +2114,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -2926,19 +2129,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -2953,31 +2144,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -2993,18 +2160,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -3019,19 +2175,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -3046,19 +2190,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -3131,19 +2263,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -3159,19 +2279,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -3186,19 +2294,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not found (NOT_FOUND) */
@@ -3213,19 +2309,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -3240,19 +2324,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -3267,31 +2339,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -3307,18 +2355,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -3333,19 +2370,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -3360,19 +2385,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -3426,19 +2439,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -3454,19 +2455,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -3481,19 +2470,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not found (NOT_FOUND) */
@@ -3508,19 +2485,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -3535,19 +2500,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -3562,31 +2515,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -3602,18 +2531,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -3628,19 +2546,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -3655,19 +2561,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -3746,19 +2640,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -3774,19 +2656,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -3801,19 +2671,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not found (NOT_FOUND) */
@@ -3828,19 +2686,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -3855,19 +2701,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -3882,31 +2716,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -3922,18 +2732,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -3948,19 +2747,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -3975,19 +2762,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -4081,19 +2856,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -4109,19 +2872,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -4136,19 +2887,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not found (NOT_FOUND) */
@@ -4163,19 +2902,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -4190,19 +2917,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -4217,31 +2932,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -4257,18 +2948,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -4283,19 +2963,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -4310,19 +2978,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -4412,19 +3068,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -4440,19 +3084,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -4467,19 +3099,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not found (NOT_FOUND) */
@@ -4494,19 +3114,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -4521,19 +3129,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -4548,31 +3144,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -4588,18 +3160,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -4614,19 +3175,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -4641,19 +3190,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -4746,19 +3283,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -4774,19 +3299,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -4801,19 +3314,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not found (NOT_FOUND) */
@@ -4828,19 +3329,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Conflicts with the current state (CONFLICT) */
@@ -4855,19 +3344,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -4882,19 +3359,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -4909,31 +3374,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -4949,18 +3390,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -4975,19 +3405,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -5002,19 +3420,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -5086,19 +3492,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -5114,19 +3508,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -5141,19 +3523,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not found (NOT_FOUND) */
@@ -5168,19 +3538,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Conflicts with the current state (CONFLICT) */
@@ -5195,19 +3553,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -5222,19 +3568,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -5249,31 +3583,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -5289,18 +3599,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -5315,19 +3614,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -5342,19 +3629,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -5432,19 +3707,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -5460,19 +3723,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -5487,19 +3738,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not found (NOT_FOUND) */
@@ -5514,19 +3753,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -5541,19 +3768,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -5568,31 +3783,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -5608,18 +3799,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -5634,19 +3814,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -5661,19 +3829,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -5735,19 +3891,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -5763,19 +3907,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -5790,19 +3922,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not found (NOT_FOUND) */
@@ -5817,19 +3937,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Conflicts with the current state (CONFLICT) */
@@ -5844,19 +3952,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -5871,19 +3967,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -5898,31 +3982,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -5938,18 +3998,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -5964,19 +4013,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -5991,19 +4028,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -6085,19 +4110,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -6113,19 +4126,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -6140,19 +4141,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -6167,19 +4156,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -6194,31 +4171,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -6234,18 +4187,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -6260,19 +4202,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -6287,19 +4217,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -6393,19 +4311,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -6421,19 +4327,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -6448,19 +4342,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not found (NOT_FOUND) */
@@ -6475,19 +4357,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Conflicts with the current state (CONFLICT) */
@@ -6502,19 +4372,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -6529,19 +4387,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -6556,31 +4402,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -6596,18 +4418,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -6622,19 +4433,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -6649,19 +4448,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -6739,19 +4526,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -6767,19 +4542,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -6794,19 +4557,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not found (NOT_FOUND) */
@@ -6821,19 +4572,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -6848,19 +4587,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -6875,31 +4602,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -6915,18 +4618,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -6941,19 +4633,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -6968,19 +4648,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -7022,19 +4690,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -7050,19 +4706,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -7077,19 +4721,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not found (NOT_FOUND) */
@@ -7104,19 +4736,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -7131,19 +4751,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -7158,31 +4766,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -7198,18 +4782,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -7224,19 +4797,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -7251,19 +4812,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -7331,19 +4880,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -7359,19 +4896,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -7386,19 +4911,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not found (NOT_FOUND) */
@@ -7413,19 +4926,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -7440,19 +4941,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -7467,31 +4956,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -7507,18 +4972,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -7533,19 +4987,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -7560,19 +5002,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -7639,19 +5069,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -7667,19 +5085,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -7694,19 +5100,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -7721,19 +5115,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -7748,31 +5130,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -7788,18 +5146,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -7814,19 +5161,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -7841,19 +5176,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -7953,19 +5276,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -7981,19 +5292,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -8008,19 +5307,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -8035,19 +5322,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -8062,31 +5337,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -8102,18 +5353,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -8128,19 +5368,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -8155,19 +5383,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -8280,19 +5496,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -8308,19 +5512,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -8335,19 +5527,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -8362,19 +5542,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -8389,31 +5557,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -8429,18 +5573,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -8455,19 +5588,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -8482,19 +5603,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -8591,19 +5700,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -8619,19 +5716,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -8646,19 +5731,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not found (NOT_FOUND) */
@@ -8673,19 +5746,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -8700,19 +5761,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -8727,31 +5776,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -8767,18 +5792,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -8793,19 +5807,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -8820,19 +5822,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -8874,19 +5864,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -8902,19 +5880,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -8929,19 +5895,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not found (NOT_FOUND) */
@@ -8956,19 +5910,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -8983,19 +5925,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -9010,31 +5940,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -9050,18 +5956,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -9076,19 +5971,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -9103,19 +5986,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -9226,19 +6097,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -9254,19 +6113,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -9281,19 +6128,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not found (NOT_FOUND) */
@@ -9308,19 +6143,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -9335,19 +6158,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -9362,31 +6173,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -9402,18 +6189,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -9428,19 +6204,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -9455,19 +6219,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -9568,19 +6320,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -9596,19 +6336,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -9623,19 +6351,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not found (NOT_FOUND) */
@@ -9650,19 +6366,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -9677,19 +6381,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -9704,31 +6396,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -9744,18 +6412,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -9770,19 +6427,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -9797,19 +6442,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -9852,19 +6485,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -9880,19 +6501,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -9907,19 +6516,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not found (NOT_FOUND) */
@@ -9934,19 +6531,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -9961,19 +6546,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -9988,31 +6561,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -10028,18 +6577,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -10054,19 +6592,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -10081,19 +6607,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -10184,19 +6698,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -10212,19 +6714,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -10239,19 +6729,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -10266,19 +6744,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -10294,18 +6760,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -10320,19 +6775,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -10347,19 +6790,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -10407,19 +6838,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -10435,19 +6854,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -10462,19 +6869,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -10489,19 +6884,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -10516,31 +6899,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -10556,18 +6915,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -10582,19 +6930,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -10609,19 +6945,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -10715,19 +7039,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -10743,19 +7055,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -10770,19 +7070,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not found (NOT_FOUND) */
@@ -10797,19 +7085,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -10824,19 +7100,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -10852,18 +7116,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -10878,19 +7131,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -10905,19 +7146,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -10967,19 +7196,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -10995,19 +7212,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -11022,19 +7227,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not found (NOT_FOUND) */
@@ -11049,19 +7242,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -11076,19 +7257,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -11103,31 +7272,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -11143,18 +7288,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -11169,19 +7303,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -11196,19 +7318,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -11281,19 +7391,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -11309,19 +7407,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -11336,19 +7422,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -11363,19 +7437,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -11390,31 +7452,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -11430,18 +7468,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -11456,19 +7483,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -11483,19 +7498,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -11580,19 +7583,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -11608,19 +7599,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -11635,19 +7614,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not found (NOT_FOUND) */
@@ -11662,19 +7629,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Conflicts with the current state (CONFLICT) */
@@ -11689,19 +7644,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -11716,19 +7659,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -11743,31 +7674,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -11783,18 +7690,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -11809,19 +7705,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -11836,19 +7720,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -11926,19 +7798,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -11954,19 +7814,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -11981,19 +7829,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not found (NOT_FOUND) */
@@ -12008,19 +7844,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -12035,19 +7859,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -12062,31 +7874,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -12102,18 +7890,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -12128,19 +7905,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -12155,19 +7920,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -12238,19 +7991,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -12266,19 +8007,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -12293,19 +8022,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not found (NOT_FOUND) */
@@ -12320,19 +8037,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -12347,19 +8052,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -12374,31 +8067,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -12414,18 +8083,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -12440,19 +8098,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -12467,19 +8113,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -12521,19 +8155,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -12549,19 +8171,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -12576,19 +8186,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not found (NOT_FOUND) */
@@ -12603,19 +8201,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Conflicts with the current state (CONFLICT) */
@@ -12630,19 +8216,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -12657,19 +8231,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -12684,31 +8246,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -12724,18 +8262,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -12750,19 +8277,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -12777,19 +8292,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -12867,19 +8370,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -12895,19 +8386,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -12922,19 +8401,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not found (NOT_FOUND) */
@@ -12949,19 +8416,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -12976,19 +8431,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -13003,31 +8446,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -13043,18 +8462,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -13069,19 +8477,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -13096,19 +8492,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -13192,19 +8576,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -13220,19 +8592,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -13247,19 +8607,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -13274,19 +8622,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -13301,31 +8637,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -13341,18 +8653,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -13367,19 +8668,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -13394,19 +8683,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -13491,19 +8768,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
@@ -13519,19 +8784,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key belongs to another project (FORBIDDEN) */
@@ -13546,19 +8799,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
@@ -13573,19 +8814,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
@@ -13600,31 +8829,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        errors: {
-                            error_code: string;
-                            message: string;
-                        }[];
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    } | {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
@@ -13640,18 +8845,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            code: string;
-                            message: string;
-                            retry_after: number;
-                        };
-                        method: string;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
@@ -13666,19 +8860,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
@@ -13693,19 +8875,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code: number;
-                        error: {
-                            error_code: string;
-                            message: string;
-                        };
-                        method: string;
-                        /** @enum {boolean} */
-                        ok: false;
-                        path: string;
-                        /** Format: uuid */
-                        request_id: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
