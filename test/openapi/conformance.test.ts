@@ -6,7 +6,7 @@ import { buildApp } from '../../src/app.js';
 import { createLogger } from '../../src/logger.js';
 import { createHarness, type Harness, type Tenant } from '../support/harness.js';
 import type { Operation } from '../support/operations.js';
-import { documentedOperations, loadOperations, ResponseValidator, type OpenApiDocument } from './openapi-support.js';
+import { documentedOperations, loadOperations, SchemaValidator, type OpenApiDocument } from './openapi-support.js';
 
 /**
  * The document tells the truth (issue 7 item 1): every documented operation is driven through the
@@ -24,7 +24,7 @@ const covered = [...documented.keys()].filter((name) => byName.has(name)).sort()
 let h: Harness;
 /** The same database behind an app allowing one request per key and minute: the second is a 429. */
 let strict: FastifyInstance;
-const validator = new ResponseValidator(doc);
+const validator = new SchemaValidator(doc);
 /** What the operations answered for ids that are not there: 404s must be among them. */
 const missingIdStatuses = new Set<number>();
 
@@ -59,7 +59,7 @@ function expectConforms(name: string, res: LightMyRequestResponse): number {
   const mediaType = String(res.headers['content-type']).split(';')[0]!;
   expect(Object.keys(response!.content), `${name} ${status}: media type`).toContain(mediaType);
   if (mediaType !== 'application/json') return status;
-  const errors = validator.check(op.path, op.method, status, res.json());
+  const errors = validator.response(op.path, op.method, status, res.json());
   expect(errors, `${name} ${status} does not match its documented schema: ${res.body}`).toBeNull();
   return status;
 }
@@ -86,8 +86,13 @@ describe('OpenAPI conformance', () => {
     const op = byName.get(name)!;
     const hasBody = ['POST', 'PUT', 'PATCH'].includes(op.method);
 
-    it(`answers ${op.successStatus} with the documented body`, async () => {
+    it(`answers ${op.successStatus} with the documented body to a request the document allows`, async () => {
       const { t, request } = await prepared(op);
+      const doc = documented.get(name)!;
+      expect(Boolean(doc.requestBody), `${name}: a documented body iff the Operation sends one`).toBe(request.payload !== undefined);
+      if (request.payload !== undefined) {
+        expect(validator.request(doc.path, doc.method, request.payload), `${name}: request body`).toBeNull();
+      }
       const res = await t.request(request);
       expect(res.statusCode, res.body).toBe(op.successStatus);
       expectConforms(name, res);

@@ -72,8 +72,8 @@ export async function loadOperations(): Promise<{ byName: Map<string, Operation>
   return { byName, files };
 }
 
-/** Validates response bodies against the document's schemas, `$ref`s resolved within the document. */
-export class ResponseValidator {
+/** Validates bodies against the document's schemas, `$ref`s resolved within the document. */
+export class SchemaValidator {
   private readonly ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
   private readonly cache = new Map<string, ValidateFunction>();
 
@@ -82,16 +82,23 @@ export class ResponseValidator {
     this.ajv.addSchema(doc as object, 'openapi.json');
   }
 
-  /** The ajv errors of `body` against the documented response, or null when it conforms. */
-  check(path: string, method: string, status: number, body: unknown): string | null {
-    const pointer = ['paths', path, method.toLowerCase(), 'responses', String(status), 'content', 'application/json', 'schema']
-      .map((p) => encodeURIComponent(p.replaceAll('~', '~0').replaceAll('/', '~1')))
-      .join('/');
+  /** The ajv errors of a response `body` against its documented schema, or null when it conforms. */
+  response(path: string, method: string, status: number, body: unknown): string | null {
+    return this.check(['paths', path, method.toLowerCase(), 'responses', String(status), 'content', 'application/json', 'schema'], body);
+  }
+
+  /** The same for a request body against the documented requestBody. */
+  request(path: string, method: string, body: unknown): string | null {
+    return this.check(['paths', path, method.toLowerCase(), 'requestBody', 'content', 'application/json', 'schema'], body);
+  }
+
+  private check(at: string[], value: unknown): string | null {
+    const pointer = at.map((p) => encodeURIComponent(p.replaceAll('~', '~0').replaceAll('/', '~1'))).join('/');
     let validate = this.cache.get(pointer);
     if (!validate) {
       validate = this.ajv.compile({ $ref: `openapi.json#/${pointer}` });
       this.cache.set(pointer, validate);
     }
-    return validate(body) ? null : this.ajv.errorsText(validate.errors, { separator: '\n' });
+    return validate(value) ? null : this.ajv.errorsText(validate.errors, { separator: '\n' });
   }
 }
