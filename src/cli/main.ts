@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { createReadStream } from 'node:fs';
-import { access } from 'node:fs/promises';
+import { access, stat } from 'node:fs/promises';
 import { Command, CommanderError } from 'commander';
 import { ConfigError, loadConfig } from '../config.js';
 import { AppError, type Result } from '../domain/errors.js';
@@ -11,6 +11,9 @@ import { createServices, type Services } from '../services.js';
 import { DataDirLockedError } from '../store/data-dir-lock.js';
 import { openDatabase, type Database } from '../store/db.js';
 import { runWorker } from '../webhooks/worker.command.js';
+import { diagnose, formatFindings } from './doctor.command.js';
+import { COMMAND_HELP, PROGRAM_HELP } from './help.js';
+import { ImportProgress } from './import-progress.js';
 
 /**
  * The operator CLI (`npx tenure <command>`). Output is one JSON document on stdout; errors are a
@@ -43,13 +46,16 @@ function buildProgram(): Command {
   const program = new Command('tenure')
     .description('Operate a tenure membership service: projects, keys, migrations, imports, the server.')
     .exitOverride()
-    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) })
+    .showHelpAfterError('(run "npx tenure --help" for the commands, "npx tenure <command> --help" for one)')
+    .addHelpText('after', PROGRAM_HELP);
 
   const project = program.command('project').description('Manage projects');
   project
     .command('create')
     .description('Create a project; prints {id, name, created_at}')
     .requiredOption('--name <name>', 'the project name')
+    .addHelpText('after', COMMAND_HELP.projectCreate)
     .action(async (opts: { name: string }) => {
       print(await withServices(async (s) => unwrap(await s.projects.createProject(opts.name))));
     });
@@ -60,6 +66,7 @@ function buildProgram(): Command {
     .description('Create an API key for a project; prints {key, metadata} (the key is shown only here)')
     .requiredOption('--project <id>', 'the project id')
     .option('--label <label>', 'a label to recognise the key by')
+    .addHelpText('after', COMMAND_HELP.keyCreate)
     .action(async (opts: { project: string; label?: string }) => {
       print(await withServices(async (s) => unwrap(await s.projects.createKey(opts.project, opts.label ?? null, 'cli'))));
     });
@@ -67,6 +74,7 @@ function buildProgram(): Command {
   program
     .command('migrate')
     .description('Apply pending database migrations')
+    .addHelpText('after', COMMAND_HELP.migrate)
     .action(async () => {
       print(await withServices(async (_s, db) => ({ migrated: await db.migrationsApplied(), storage: db.kind })));
     });
@@ -74,6 +82,7 @@ function buildProgram(): Command {
   program
     .command('serve')
     .description('Start the HTTP server (what `npm start` runs)')
+    .addHelpText('after', COMMAND_HELP.serve)
     .action(async () => {
       await serve();
     });
@@ -81,6 +90,7 @@ function buildProgram(): Command {
   program
     .command('worker')
     .description('Run the webhook delivery worker and the expiry sweeper alone, until SIGTERM or SIGINT')
+    .addHelpText('after', COMMAND_HELP.worker)
     .action(async () => {
       await runWorker();
     });
@@ -92,7 +102,10 @@ function buildProgram(): Command {
     .requiredOption('--project <id>', 'the project id')
     .requiredOption('--file <path>', 'the CSV file (an optional header line user_id,end_date is skipped)')
     .option('--batch-size <n>', 'rows per insert statement', '5000')
-    .action(async (opts: { project: string; file: string; batchSize: string }) => {
+    .option('--progress', 'print progress on stderr even when it is not a terminal')
+    .option('--no-progress', 'print no progress, even on a terminal')
+    .addHelpText('after', COMMAND_HELP.membershipImport)
+    .action(async (opts: { project: string; file: string; batchSize: string; progress?: boolean }) => {
       const batchSize = Number(opts.batchSize);
       if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 50_000) {
         throw new CliError('--batch-size must be a whole number from 1 to 50000');
@@ -105,9 +118,42 @@ function buildProgram(): Command {
           if (!isUuid(opts.project) || (await s.projects.get(opts.project)) === null) {
             throw new CliError(`Project not found: ${opts.project}`);
           }
-          return importMemberships(s.membershipsStore, opts.project, createReadStream(opts.file), { batchSize });
+          const input = createReadStream(opts.file);
+          const show = opts.progress ?? process.stderr.isTTY === true;
+          const progress = show
+            ? new ImportProgress({
+                totalBytes: (await stat(opts.file)).size,
+                bytesRead: () => input.bytesRead,
+                sink: process.stderr,
+                inPlace: process.stderr.isTTY === true,
+              })
+            : null;
+          let last = { rows: 0, inserted: 0 };
+          const report = await importMemberships(s.membershipsStore, opts.project, input, {
+            batchSize,
+            onProgress: (rows, inserted) => {
+              last = { rows, inserted };
+              progress?.update(rows, inserted);
+            },
+          });
+          // Rows rejected after the last batch were read too.
+          progress?.finish(Math.max(last.rows, report.inserted + report.rejected), report.inserted);
+          return report;
         }),
       );
+    });
+
+  program
+    .command('doctor')
+    .description('Check configuration, database, migrations and Redis; say what is wrong and how to fix it')
+    .option('--json', 'print the findings as one JSON document')
+    .addHelpText('after', COMMAND_HELP.doctor)
+    .action(async (opts: { json?: boolean }) => {
+      const findings = await diagnose();
+      const ok = findings.every((f) => f.status !== 'fail');
+      if (opts.json) print({ ok, checks: findings });
+      else process.stdout.write(formatFindings(findings));
+      if (!ok) process.exitCode = 1;
     });
 
   return program;

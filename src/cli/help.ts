@@ -1,0 +1,56 @@
+/**
+ * The examples and notes `npx tenure --help` and `npx tenure <command> --help` print after
+ * commander's own usage lines. Kept apart from the commands so the program reads as a list.
+ */
+
+const examples = (...lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
+
+export const PROGRAM_HELP = `
+Every command prints one JSON document on stdout (doctor prints a report for people; --json for
+machines). Errors are one sentence on stderr and a non-zero exit code.
+
+Storage: embedded PGlite in DATA_DIR (default ./data) unless DATABASE_URL is set. Embedded storage
+is one process at a time: stop the server before running other commands against the same DATA_DIR.
+${examples(
+  'npx tenure doctor',
+  'npx tenure project create --name "Acme"',
+  'npx tenure key create --project <project-id> --label ci',
+  'npx tenure membership import --project <project-id> --file members.csv',
+  'DATABASE_URL=postgres://tenure@db/tenure npx tenure serve',
+)}
+Run "npx tenure <command> --help" for a command's options. Configuration and operations:
+README.md and docs/operations.md.
+`;
+
+export const COMMAND_HELP = {
+  projectCreate: examples('npx tenure project create --name "Acme"'),
+  keyCreate: `
+The key is printed once, in "key"; tenure keeps only its hash. Send it as "Authorization: Bearer <key>".
+${examples('npx tenure key create --project 6f1c0d2e-0000-4000-8000-000000000000 --label "billing backend"')}`,
+  migrate: `
+The server also applies pending migrations when it starts; several nodes starting at once take
+turns (a PostgreSQL advisory lock).
+${examples('npx tenure migrate', 'DATABASE_URL=postgres://tenure@db/tenure npx tenure migrate')}`,
+  serve: `
+Listens on HOST:PORT (default 127.0.0.1:3000) until SIGTERM or SIGINT, then drains requests and
+webhook attempts in flight for up to TENURE_SHUTDOWN_TIMEOUT_MS before exiting 0.
+${examples('npx tenure serve', 'PORT=8080 HOST=0.0.0.0 TENURE_WORKER=false npx tenure serve')}`,
+  worker: `
+For dedicated worker nodes: run the API nodes with TENURE_WORKER=false then.
+${examples('DATABASE_URL=postgres://tenure@db/tenure npx tenure worker')}`,
+  membershipImport: `
+The CSV holds user_id,end_date rows (an optional header line is skipped); end_date is a 13-digit
+Unix timestamp in milliseconds or YYYY-MM-DDTHH:MM:SS.mmmZ. Bad rows are reported with their line
+numbers and never stop the import. Progress (rows/s, percentage, ETA) goes to stderr when stderr
+is a terminal, or always with --progress; the JSON report alone goes to stdout.
+${examples(
+  'npx tenure membership import --project <project-id> --file members.csv',
+  'npx tenure membership import --project <project-id> --file members.csv --progress 2> progress.log > report.json',
+)}`,
+  doctor: `
+Checks, in order: the configuration (every variable parsed as the server would), the database
+(reachable; on embedded storage, whether another process holds DATA_DIR), migrations (applied or
+pending), and Redis when REDIS_URL is set. Each failing check says how to fix it; the exit code
+is 1 when any check failed. It changes nothing.
+${examples('npx tenure doctor', 'DATABASE_URL=postgres://tenure@db/tenure REDIS_URL=redis://cache:6379 npx tenure doctor --json')}`,
+} as const;

@@ -1,0 +1,131 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { onPostgres } from '../support/harness.js';
+import { freePort, startRedis, startServerProcess, type RedisProcess } from '../support/processes.js';
+import { scratch, tenure } from '../ops/ops-support.js';
+
+/**
+ * `npx tenure doctor` as a user runs it (the built binary, a real environment): each check
+ * printed with a fix in plain words, exit 1 when any failed, and nothing changed.
+ */
+
+let dir: Awaited<ReturnType<typeof scratch>>;
+beforeAll(async () => {
+  dir = await scratch('doctor');
+});
+afterAll(() => dir.remove());
+
+interface Finding {
+  name: string;
+  status: string;
+  detail: string;
+  fix?: string;
+}
+
+async function doctorJson(env: Record<string, string>): Promise<{ code: number; ok: boolean; checks: Record<string, Finding> }> {
+  const res = await tenure(env, 'doctor', '--json');
+  const out = JSON.parse(res.stdout) as { ok: boolean; checks: Finding[] };
+  expect(out.checks.map((c) => c.name)).toEqual(['configuration', 'database', 'migrations', 'redis']);
+  return { code: res.code, ok: out.ok, checks: Object.fromEntries(out.checks.map((c) => [c.name, c])) };
+}
+
+/** Embedded storage in a directory of its own, whichever suite this is. */
+const embedded = (name: string) => {
+  const { DATABASE_URL: _unused, ...env } = dir.env;
+  return { ...env, DATA_DIR: path.join(dir.dir, name) };
+};
+
+describe('tenure doctor', () => {
+  it('passes on a migrated database and prints a report for people', async () => {
+    expect((await tenure(dir.env, 'migrate')).code).toBe(0);
+    const res = await tenure(dir.env, 'doctor');
+    expect(res.code, res.stdout + res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/^tenure doctor\n/);
+    expect(res.stdout).toMatch(/ok {4}configuration {2}.*rate limits in memory/);
+    expect(res.stdout).toMatch(new RegExp(`ok {4}database {7}reachable \\(${onPostgres ? 'PostgreSQL' : 'PGlite'}`));
+    expect(res.stdout).toMatch(/ok {4}migrations {5}all applied/);
+    expect(res.stdout).toMatch(/skip {2}redis {10}REDIS_URL not set/);
+    expect(res.stdout).toMatch(/Everything tenure needs is in place\.\n$/);
+  });
+
+  it('names a bad variable and skips the rest', async () => {
+    const { code, ok, checks } = await doctorJson({ ...dir.env, PORT: 'eighty' });
+    expect(code).toBe(1);
+    expect(ok).toBe(false);
+    expect(checks.configuration).toMatchObject({ status: 'fail', detail: expect.stringMatching(/PORT must be a whole number/), fix: expect.stringMatching(/PORT/) });
+    expect(checks.database!.status).toBe('skipped');
+  });
+
+  it('says nothing listens at the database address, and how to fix it, without printing the password', async () => {
+    const url = `postgres://tenure:s3cret-pw@127.0.0.1:${await freePort()}/tenure`;
+    const res = await tenure({ ...dir.env, DATABASE_URL: url }, 'doctor');
+    expect(res.code).toBe(1);
+    expect(res.stdout).toMatch(/FAIL {2}database {7}unreachable at 127\.0\.0\.1:\d+\/tenure/);
+    expect(res.stdout).toMatch(/fix: Nothing accepts connections at 127\.0\.0\.1:\d+\/tenure\. Start PostgreSQL, or correct the host and port in DATABASE_URL\./);
+    expect(res.stdout).toMatch(/skip {2}migrations {5}not checked/);
+    expect(res.stdout).toMatch(/1 check failed\.\n$/);
+    expect(res.stdout + res.stderr).not.toContain('s3cret-pw');
+  });
+
+  it('lists pending migrations on a database never migrated', { timeout: 60_000 }, async () => {
+    const env = embedded('unmigrated');
+    await mkdir(env.DATA_DIR, { recursive: true });
+    const pg = await PGlite.create(path.join(env.DATA_DIR, 'pglite'));
+    await pg.close();
+    const { code, checks } = await doctorJson(env);
+    expect(code).toBe(1);
+    expect(checks.database!.status).toBe('ok');
+    expect(checks.migrations).toMatchObject({ status: 'fail', detail: expect.stringMatching(/^4 pending: 0000_init, /), fix: expect.stringMatching(/npx tenure migrate/) });
+    // Doctor applied nothing.
+    expect((await doctorJson(env)).checks.migrations!.status).toBe('fail');
+  });
+
+  it('warns, without failing, before the first start of embedded storage; creates nothing', async () => {
+    const env = embedded('fresh');
+    const { code, checks } = await doctorJson(env);
+    expect(code).toBe(0);
+    expect(checks.database).toMatchObject({ status: 'warn', detail: expect.stringMatching(/no database in .* yet/) });
+    expect(checks.migrations!.status).toBe('warn');
+  });
+
+  it('says when a running server holds the embedded data directory', async () => {
+    const env = embedded('held');
+    // The harness waits for the server's "listening" log line.
+    const server = await startServerProcess({ ...env, LOG_LEVEL: 'info' });
+    try {
+      const { code, checks } = await doctorJson(env);
+      expect(code).toBe(1);
+      expect(checks.database).toMatchObject({
+        status: 'fail',
+        detail: expect.stringMatching(/held by another tenure process/),
+        fix: expect.stringMatching(/Stop that process/),
+      });
+    } finally {
+      await server.stop();
+    }
+  }, 90_000);
+
+  describe('with REDIS_URL', () => {
+    let redis: RedisProcess;
+    beforeAll(async () => {
+      redis = await startRedis(await freePort());
+    });
+    afterAll(() => redis?.stop());
+
+    it('checks Redis is reachable', async () => {
+      const { code, checks } = await doctorJson({ ...dir.env, REDIS_URL: redis.url });
+      expect(code).toBe(0);
+      expect(checks.redis).toMatchObject({ status: 'ok', detail: `reachable at 127.0.0.1:${redis.port}` });
+    });
+
+    it('fails plainly when Redis is not there', async () => {
+      const port = await freePort();
+      const { code, checks } = await doctorJson({ ...dir.env, REDIS_URL: `redis://:pw-9876@127.0.0.1:${port}` });
+      expect(code).toBe(1);
+      expect(checks.redis).toMatchObject({ status: 'fail', fix: expect.stringMatching(/Start Redis, or correct REDIS_URL/) });
+      expect(JSON.stringify(checks)).not.toContain('pw-9876');
+    });
+  });
+});
