@@ -53,7 +53,8 @@ describe('ImportProgress', () => {
     p.progress.update(10, 10);
     p.at(2_000, 4 * 1024 * 1024);
     p.progress.finish(20, 20);
-    expect(p.written[0]).toMatch(/^\r.*ETA 1s\x1b\[K$/);
-    expect(p.written[1]).toMatch(/^\r.*done in 2s\x1b\[K\n$/);
+    const ERASE = '\u001b[K';
+    expect(p.written[0]!.startsWith('\r') && p.written[0]!.endsWith(`ETA 1s${ERASE}`), p.written[0]).toBe(true);
+    expect(p.written[1]!.startsWith('\r') && p.written[1]!.endsWith(`done in 2s${ERASE}\n`), p.written[1]).toBe(true);
   });
 });
