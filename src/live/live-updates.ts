@@ -58,6 +58,9 @@ export async function startLiveUpdates(o: LiveUpdatesOptions): Promise<LiveUpdat
   const store = new LiveEventsStore(o.database.db);
   const handshake = new HandshakeAuth(o.auth, o.liveTokens, store);
   const limiter = new RateLimiterMemory({ points: config.live.actionsPerMinute, duration: 60 });
+  // Guessing credentials costs a database lookup each: failed handshakes count against the
+  // per-IP budget (TENURE_RATE_LIMIT_IP per minute, per node), successful ones never do.
+  const failures = config.rateLimit.enabled ? new RateLimiterMemory({ points: config.rateLimit.perIp, duration: 60 }) : null;
 
   const io = new Server(o.server, {
     path: LIVE_PATH,
@@ -110,8 +113,17 @@ export async function startLiveUpdates(o: LiveUpdatesOptions): Promise<LiveUpdat
   });
 
   async function admit(socket: Socket): Promise<Error | undefined> {
+    const ip = clientIp(socket, config.http.trustProxy);
+    const spent = await failures?.get(ip);
+    if (spent && spent.remainingPoints <= 0) {
+      const seconds = Math.max(1, Math.ceil(spent.msBeforeNext / 1000));
+      return refusal('RATE_LIMIT_EXCEEDED', `Too many failed connection attempts. Please retry after ${seconds} seconds.`);
+    }
     const verdict = await handshake.authenticate(socket.handshake.auth);
-    if (!verdict.ok) return refusal(verdict.error.code, verdict.error.message);
+    if (!verdict.ok) {
+      await failures?.penalty(ip, 1);
+      return refusal(verdict.error.code, verdict.error.message);
+    }
     const client = verdict.value;
     if (!(await cap.acquire(client.projectId, socket.id))) {
       return refusal(
@@ -196,6 +208,13 @@ export async function startLiveUpdates(o: LiveUpdatesOptions): Promise<LiveUpdat
       await closeIo();
     },
   };
+}
+
+/** The client's address as the REST gate sees it (TRUST_PROXY: the first X-Forwarded-For hop). */
+function clientIp(socket: Socket, trustProxy: boolean): string {
+  const forwarded = socket.handshake.headers['x-forwarded-for'];
+  const first = trustProxy && typeof forwarded === 'string' ? forwarded.split(',')[0]?.trim() : undefined;
+  return first || socket.handshake.address;
 }
 
 /** A handshake refusal: the client's `connect_error` has this message and `data.error_code`. */

@@ -19,8 +19,8 @@ import { createLiveHarness, type LiveHarness } from './live-harness.js';
 
 let lh: LiveHarness;
 beforeAll(async () => {
-  // A strict REST limit: the socket must not be subject to it (spec 6).
-  lh = await createLiveHarness({ env: { TENURE_RATE_LIMIT_IP: '2', TENURE_RATE_LIMIT_BURST: '2' }, keyCheckMs: 100 });
+  // A strict REST limit per key: the socket must not be subject to it (spec 6).
+  lh = await createLiveHarness({ env: { TENURE_RATE_LIMIT_KEY: '2', TENURE_RATE_LIMIT_BURST: '2' }, keyCheckMs: 100 });
 });
 afterAll(() => lh.close());
 
@@ -65,7 +65,7 @@ describe('accepted credentials', () => {
 
   it('is not subject to the REST rate limits', async () => {
     const t = await lh.tenant();
-    // This harness allows 2 REST requests per IP: five connections and their actions go through.
+    // This harness allows a key 2 REST requests a minute: five connections with it and their actions go through.
     const clients = await Promise.all(Array.from({ length: 5 }, () => lh.connect(t)));
     for (const c of clients) expect(await c.act({ action: 'ping' }, 'pong')).toStrictEqual({ type: 'pong' });
     const statuses = [];
@@ -212,5 +212,30 @@ describe('revocation of an open connection', () => {
     }
     // The bystander (another key) is still served.
     expect(await bystander.act({ action: 'ping' }, 'pong')).toStrictEqual({ type: 'pong' });
+  });
+});
+
+describe('failed handshakes per IP', () => {
+  let strict: LiveHarness;
+  const LIMIT = 3;
+  beforeAll(async () => {
+    strict = await createLiveHarness({ env: { TENURE_RATE_LIMIT_IP: String(LIMIT) } });
+  });
+  afterAll(() => strict.close());
+
+  it(`refuses an address after ${LIMIT} failed handshakes a minute, before looking the credential up; successes never count`, async () => {
+    const t = await strict.tenant();
+    // Successful handshakes, more than the limit: none counts.
+    for (let i = 0; i < LIMIT + 2; i++) await strict.connect(t);
+    for (let i = 0; i < LIMIT; i++) {
+      const refused = await strict.client({ token: unknownKey(), project_id: t.projectId }).refusal();
+      expect(refused.error_code).toBe('UNAUTHORIZED');
+    }
+    // Now even the right key is refused from this address, until the minute is over.
+    const blocked = await strict.client({ token: t.key, project_id: t.projectId }).refusal();
+    expect(blocked).toStrictEqual({
+      error_code: 'RATE_LIMIT_EXCEEDED',
+      message: expect.stringMatching(/^Too many failed connection attempts\. Please retry after \d+ seconds\.$/),
+    });
   });
 });

@@ -66,7 +66,7 @@ async function ageBroadcasts(t: Tenant, resumeAt: string): Promise<void> {
 }
 
 const missedEvents = async (t: Tenant) =>
-  (await lh.h.database.db.execute(sql`SELECT id FROM events WHERE project_id = ${t.projectId} ORDER BY seq`)).rows as { id: string }[];
+  rowsOf<{ id: string }>(await lh.h.database.db.execute(sql`SELECT id FROM events WHERE project_id = ${t.projectId} ORDER BY seq`));
 
 describe('resume with after', () => {
   it('replays the channel’s events missed since the given one, then says subscribed with their count', async () => {
@@ -110,9 +110,9 @@ describe('resume with after', () => {
 
   it('accepts an event of another channel of the project as the resume point', async () => {
     const { t, m } = await seenOne();
-    const [planEvent] = (
-      await lh.h.database.db.execute(sql`INSERT INTO events (project_id, type, data) VALUES (${t.projectId}, 'plan.created', '{"plan": {}}'::jsonb) RETURNING id`)
-    ).rows as { id: string }[];
+    const [planEvent] = rowsOf<{ id: string }>(
+      await lh.h.database.db.execute(sql`INSERT INTO events (project_id, type, data) VALUES (${t.projectId}, 'plan.created', '{"plan": {}}'::jsonb) RETURNING id`),
+    );
     await ageBroadcasts(t, planEvent!.id);
     await extend(t, m.user_id, 44);
     const c = await lh.connect(t);
