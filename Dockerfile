@@ -1,0 +1,37 @@
+# tenure: one image for API nodes and workers (compose.yaml runs both from it).
+# Build: docker build -t tenure .
+# Run:   docker run -e DATABASE_URL=postgres://… -p 3000:3000 tenure
+# See docs/operations.md.
+
+# ── build: all dependencies, compile TypeScript to dist/ ─────────────────────────────────────
+FROM node:20-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# Scripts are skipped here: `prepare` would build before the sources are copied.
+RUN npm ci --ignore-scripts
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+# ── runtime: production dependencies, dist/ and the migrations, as a non-root user ───────────
+FROM node:20-slim AS runtime
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=3000 \
+    DATA_DIR=/data
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --ignore-scripts: `prepare` builds with TypeScript, a dev dependency this stage leaves out.
+RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
+COPY --from=build /app/dist ./dist
+COPY drizzle ./drizzle
+# Embedded storage (no DATABASE_URL) keeps its data in /data; mount a volume there to keep it.
+RUN mkdir -p /data && chown node:node /data
+USER node
+EXPOSE 3000
+# Readiness as the load balancer sees it: database reachable, migrations applied, Redis if set.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# `npx tenure serve` is what `npm start` runs, without its build step (dist/ is built above).
+# SIGTERM (docker stop) drains requests and webhook attempts for TENURE_SHUTDOWN_TIMEOUT_MS.
+CMD ["npx", "--no-install", "tenure", "serve"]
