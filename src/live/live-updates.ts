@@ -7,6 +7,7 @@ import { Server, type Socket } from 'socket.io';
 import type { Config } from '../config.js';
 import type { AuthService } from '../domain/projects/auth.service.js';
 import type { Database } from '../store/db.js';
+import { REVOCATIONS_CHANNEL } from '../store/api-keys.store.js';
 import { LiveEventsStore } from '../store/live-events.store.js';
 import { listenChannel, type Notifier } from '../webhooks/notifier.js';
 import { Broadcaster } from './broadcaster.js';
@@ -150,10 +151,25 @@ export async function startLiveUpdates(o: LiveUpdatesOptions): Promise<LiveUpdat
     logger,
     { pollMs: o.pollMs ?? 5_000, projectIds: o.projectIds ?? (() => null) },
   );
-  let notifier: Notifier;
+  const notifiers: Notifier[] = [];
   try {
-    notifier = await listenChannel(o.database, o.database.url, EVENTS_CHANNEL, () => broadcaster.wake(), logger);
+    notifiers.push(await listenChannel(o.database, o.database.url, EVENTS_CHANNEL, () => broadcaster.wake(), logger));
+    // A revocation on any node (announced by the api-keys store) ends the key here at once: this gateway's
+    // own auth cache forgets it and its connections close. After a reconnection, notifications
+    // may have been missed: forget every key and check every connection.
+    notifiers.push(
+      await listenChannel(o.database, o.database.url, REVOCATIONS_CHANNEL, (keyId) => {
+        if (keyId === null) {
+          o.auth.invalidate();
+          void closeRevoked();
+        } else {
+          o.auth.invalidateKeyId(keyId);
+          closeKeys(new Set([keyId]));
+        }
+      }, logger),
+    );
   } catch (err) {
+    await Promise.all(notifiers.map((n) => n.close()));
     await closeIo();
     throw err;
   }
@@ -164,17 +180,20 @@ export async function startLiveUpdates(o: LiveUpdatesOptions): Promise<LiveUpdat
   const prune = setInterval(() => void pruneOld(), PRUNE_EVERY_MS);
   prune.unref();
 
-  /** Closes this node's connections whose key was revoked (or that a revoked key's token opened). */
+  /** Closes this node's connections opened with these keys (or with tokens they minted). */
+  function closeKeys(keyIds: ReadonlySet<string>): void {
+    for (const socket of nsp.sockets.values()) {
+      if (!keyIds.has((socket.data as LiveClient).keyId)) continue;
+      socket.emit('message', { type: 'error', error_code: 'UNAUTHORIZED', message: 'The API key of this connection has been revoked' });
+      socket.disconnect(true);
+    }
+  }
+
+  /** The slow safety net: revocations nobody announced (or whose notification was lost). */
   async function closeRevoked(): Promise<void> {
-    const sockets = [...nsp.sockets.values()];
-    const keyIds = [...new Set(sockets.map((s) => (s.data as LiveClient).keyId))];
+    const keyIds = [...new Set([...nsp.sockets.values()].map((s) => (s.data as LiveClient).keyId))];
     try {
-      const revoked = new Set(await store.unusableKeys(keyIds));
-      for (const socket of sockets) {
-        if (!revoked.has((socket.data as LiveClient).keyId)) continue;
-        socket.emit('message', { type: 'error', error_code: 'UNAUTHORIZED', message: 'The API key of this connection has been revoked' });
-        socket.disconnect(true);
-      }
+      closeKeys(new Set(await store.unusableKeys(keyIds)));
     } catch (err) {
       logger.warn({ err }, 'could not check the keys of live-update connections; trying again later');
     }
@@ -203,7 +222,7 @@ export async function startLiveUpdates(o: LiveUpdatesOptions): Promise<LiveUpdat
     async close() {
       clearInterval(keyCheck);
       clearInterval(prune);
-      await notifier.close();
+      await Promise.all(notifiers.map((n) => n.close()));
       await broadcaster.stop();
       await closeIo();
     },

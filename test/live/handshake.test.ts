@@ -239,3 +239,26 @@ describe('failed handshakes per IP', () => {
     });
   });
 });
+
+describe('revocation through the API', () => {
+  let slow: LiveHarness;
+  beforeAll(async () => {
+    // The periodic key check is far away: only the revocation's announcement can close in time.
+    slow = await createLiveHarness({ keyCheckMs: 600_000 });
+  });
+  afterAll(() => slow.close());
+
+  it('closes the key’s connections as soon as it is revoked, and refuses it from then on', async () => {
+    const t = await slow.tenant();
+    const issued = await slow.h.services.projects.createKey(t.projectId, 'revoked over REST', 'test');
+    if (!issued.ok) throw issued.error;
+    const c = slow.client({ token: issued.value.key, project_id: t.projectId });
+    await c.ready();
+    const res = await t.request({ method: 'DELETE', url: `${t.base}/integrations/api-keys/${issued.value.metadata.id}` });
+    expect(res.statusCode, res.body).toBe(200);
+    await c.disconnected();
+    expect(c.messages().at(-1)).toMatchObject({ type: 'error', error_code: 'UNAUTHORIZED' });
+    const again = await slow.client({ token: issued.value.key, project_id: t.projectId }).refusal();
+    expect(again.error_code).toBe('UNAUTHORIZED');
+  });
+});
