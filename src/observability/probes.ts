@@ -97,18 +97,22 @@ export function probeRedisClient(url: string): Redis {
     commandTimeout: PROBE_TIMEOUT_MS,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
   });
-  // Failures are reported by the probe; without a listener ioredis would print each to stderr.
-  client.on('error', () => undefined);
+  // Failures are reported by the probe (without a listener ioredis would print each to stderr);
+  // the socket's own error says more than the "Connection is closed." a command then fails with.
+  client.on('error', (err: Error) => lastRedisError.set(client, err));
   return client;
 }
+
+const lastRedisError = new WeakMap<Redis, Error>();
 
 export async function checkRedis(client: Redis | null): Promise<CheckResult> {
   if (!client) return { name: 'redis', status: 'skipped', detail: 'REDIS_URL not set: rate limits are kept in memory' };
   try {
     if (client.status === 'wait') await within(client.connect(), PROBE_TIMEOUT_MS, 'Redis');
     await within(client.ping(), PROBE_TIMEOUT_MS, 'Redis');
+    lastRedisError.delete(client);
     return { name: 'redis', status: 'ok', detail: 'reachable' };
   } catch (err) {
-    return { name: 'redis', status: 'failed', detail: `unreachable (${reasonOf(err)})` };
+    return { name: 'redis', status: 'failed', detail: `unreachable (${reasonOf(lastRedisError.get(client) ?? err)})` };
   }
 }
