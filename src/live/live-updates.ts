@@ -132,6 +132,11 @@ export async function startLiveUpdates(o: LiveUpdatesOptions): Promise<LiveUpdat
         `This project already has ${config.live.maxConnectionsPerProject} live-update connections (TENURE_LIVE_MAX_CONNECTIONS_PER_PROJECT)`,
       );
     }
+    // Released on the namespace's disconnect, or on the transport's close: a client gone during
+    // the handshake never gets a 'connection', and its place must not stay taken.
+    const release = () => void cap.release(client.projectId, socket.id);
+    socket.conn.once('close', release);
+    if (socket.conn.readyState !== 'open') release();
     socket.data = client;
     return undefined;
   }
