@@ -47,16 +47,16 @@ export class MemoryConnectionCap implements ConnectionCap {
   }
 }
 
+/** A node's connections count until their lease runs out unless it renews them (every third of it). */
 const LEASE_MS = 60_000;
-const RENEW_MS = 20_000;
 
-// KEYS[1] the project's set; ARGV: now, lease end, max, member. Expired leases go first. The key
-// itself outlives every lease in it (2 leases), only to clean up after a whole cluster stopped.
+// KEYS[1] the project's set; ARGV: now, lease end, max, member, key lifetime. Expired leases go
+// first. The key itself outlives every lease in it, only to clean up after a whole cluster stopped.
 const ACQUIRE = `
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
-redis.call('PEXPIRE', KEYS[1], ${2 * LEASE_MS})
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return 1`;
 
 export class RedisConnectionCap implements ConnectionCap {
@@ -69,9 +69,11 @@ export class RedisConnectionCap implements ConnectionCap {
     private readonly keyPrefix: string,
     private readonly max: number,
     private readonly logger: Logger,
+    /** Tests shorten it. */
+    private readonly leaseMs = LEASE_MS,
   ) {
     this.local = new MemoryConnectionCap(max);
-    this.renewTimer = setInterval(() => void this.renew(), RENEW_MS);
+    this.renewTimer = setInterval(() => void this.renew(), Math.max(10, Math.floor(leaseMs / 3)));
     this.renewTimer.unref();
   }
 
@@ -81,7 +83,7 @@ export class RedisConnectionCap implements ConnectionCap {
     const now = Date.now();
     let granted: boolean;
     try {
-      granted = (await this.redis.eval(ACQUIRE, 1, this.key(projectId), now, now + LEASE_MS, this.max, connectionId)) === 1;
+      granted = (await this.redis.eval(ACQUIRE, 1, this.key(projectId), now, now + this.leaseMs, this.max, connectionId, 2 * this.leaseMs)) === 1;
     } catch (err) {
       this.logger.warn({ err }, 'Redis did not answer the live connection count; counting this node only');
       return this.local.acquire(projectId, connectionId);
@@ -100,13 +102,13 @@ export class RedisConnectionCap implements ConnectionCap {
   }
 
   private async renew(): Promise<void> {
-    const until = Date.now() + LEASE_MS;
+    const until = Date.now() + this.leaseMs;
     const pipeline = this.redis.pipeline();
     for (const [projectId, ids] of this.local.entries()) {
       const key = this.key(projectId);
       // GT: never shorten; a lease lost to an outage is simply re-added.
       pipeline.zadd(key, 'GT', ...[...ids].flatMap((id) => [until, id]));
-      pipeline.pexpire(key, 2 * LEASE_MS);
+      pipeline.pexpire(key, 2 * this.leaseMs);
     }
     if (pipeline.length === 0) return;
     await pipeline.exec().catch((err: unknown) => this.logger.warn({ err }, 'could not renew live connection leases in Redis'));
