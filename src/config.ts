@@ -80,6 +80,8 @@ const EnvSchema = z.object({
   // shutdown waits for requests and webhook attempts in flight.
   TENURE_METRICS_TOKEN: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
   TENURE_SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 600_000),
+  // `npx tenure worker` has no HTTP server; with this set it serves /metrics on HOST:this port.
+  TENURE_WORKER_METRICS_PORT: int(0, 0, 65535),
   // Live updates (docs/live-updates.md).
   TENURE_LIVE_MAX_CONNECTIONS_PER_PROJECT: int(100, 1, 1_000_000),
   TENURE_LIVE_TOKEN_TTL_SECONDS: int(900, 30, 86_400),
@@ -118,7 +120,7 @@ export interface Config {
   auth: { cacheTtlMs: number };
   /** Create a demo project and print its key on the first start of an empty embedded database. */
   demoProject: boolean;
-  ops: { metricsToken: string | null; shutdownTimeoutMs: number };
+  ops: { metricsToken: string | null; shutdownTimeoutMs: number; workerMetricsPort: number | null };
   live: {
     /** Connections per project, cluster-wide with Redis. */
     maxConnectionsPerProject: number;
@@ -185,7 +187,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     auth: { cacheTtlMs: e.TENURE_AUTH_CACHE_TTL_MS },
     demoProject: e.TENURE_DEMO_PROJECT,
-    ops: { metricsToken: e.TENURE_METRICS_TOKEN ?? null, shutdownTimeoutMs: e.TENURE_SHUTDOWN_TIMEOUT_MS },
+    ops: {
+      metricsToken: e.TENURE_METRICS_TOKEN ?? null,
+      shutdownTimeoutMs: e.TENURE_SHUTDOWN_TIMEOUT_MS,
+      workerMetricsPort: e.TENURE_WORKER_METRICS_PORT || null,
+    },
     live: {
       maxConnectionsPerProject: e.TENURE_LIVE_MAX_CONNECTIONS_PER_PROJECT,
       tokenTtlSeconds: e.TENURE_LIVE_TOKEN_TTL_SECONDS,

@@ -36,8 +36,10 @@ Listens on HOST:PORT (default 127.0.0.1:3000) until SIGTERM or SIGINT, then drai
 webhook attempts in flight for up to TENURE_SHUTDOWN_TIMEOUT_MS before exiting 0.
 ${examples('npx tenure serve', 'PORT=8080 HOST=0.0.0.0 TENURE_WORKER=false npx tenure serve')}`,
   worker: `
-For dedicated worker nodes: run the API nodes with TENURE_WORKER=false then.
-${examples('DATABASE_URL=postgres://tenure@db/tenure npx tenure worker')}`,
+For dedicated worker nodes: run the API nodes with TENURE_WORKER=false then. With
+TENURE_WORKER_METRICS_PORT set it serves GET /metrics (its delivery attempts by outcome and
+process metrics) on HOST at that port.
+${examples('DATABASE_URL=postgres://tenure@db/tenure npx tenure worker', 'HOST=0.0.0.0 TENURE_WORKER_METRICS_PORT=9464 npx tenure worker')}`,
   membershipImport: `
 The CSV holds user_id,end_date rows (an optional header line is skipped); end_date is a 13-digit
 Unix timestamp in milliseconds or YYYY-MM-DDTHH:MM:SS.mmmZ. Bad rows are reported with their line

@@ -10,6 +10,7 @@ import { serve, storageOf } from '../server.js';
 import { createServices, type Services } from '../services.js';
 import { DataDirLockedError } from '../store/data-dir-lock.js';
 import { openDatabase, type Database } from '../store/db.js';
+import { startWorkerMetricsServer } from '../observability/worker-metrics.server.js';
 import { runWorker } from '../webhooks/worker.command.js';
 import { diagnose, formatFindings } from './doctor.command.js';
 import { COMMAND_HELP, PROGRAM_HELP } from './help.js';
@@ -92,7 +93,16 @@ function buildProgram(): Command {
     .description('Run the webhook delivery worker and the expiry sweeper alone, until SIGTERM or SIGINT')
     .addHelpText('after', COMMAND_HELP.worker)
     .action(async () => {
-      await runWorker();
+      const { http, ops } = loadConfig();
+      const metrics = ops.workerMetricsPort
+        ? await startWorkerMetricsServer({ host: http.host, port: ops.workerMetricsPort, token: ops.metricsToken })
+        : null;
+      if (metrics) process.stderr.write(`tenure: worker metrics at ${metrics.url}\n`);
+      try {
+        await runWorker();
+      } finally {
+        await metrics?.close();
+      }
     });
 
   const membership = program.command('membership').description('Manage memberships');

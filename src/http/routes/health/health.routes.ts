@@ -1,9 +1,9 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { LevelWithSilent } from 'pino';
 import type { Redis } from 'ioredis';
 import { AppError } from '../../../domain/errors.js';
 import type { Metrics } from '../../../observability/metrics.js';
+import { carriesMetricsToken } from '../../../observability/metrics-token.js';
 import { checkDatabase, checkMigrations, checkRedis, probeRedisClient, type CheckResult } from '../../../observability/probes.js';
 import type { Db } from '../../../store/db.js';
 import { contextOf, sendSuccess } from '../../envelope.js';
@@ -22,12 +22,6 @@ const SEVERITY: LevelWithSilent[] = ['trace', 'debug', 'info', 'warn', 'error', 
 /** Probes log warnings and worse, never more than the configured level lets through. */
 const probeLogLevel = (configured: string): LevelWithSilent =>
   SEVERITY.indexOf(configured as LevelWithSilent) > SEVERITY.indexOf('warn') ? (configured as LevelWithSilent) : 'warn';
-
-/** Compares by hashes of equal length, so the time taken says nothing about the token. */
-function sameSecret(given: string, expected: string): boolean {
-  const digest = (s: string) => createHash('sha256').update(s).digest();
-  return timingSafeEqual(digest(given), digest(expected));
-}
 
 /**
  * `/healthz`, `/readyz` and `/metrics`. Probes run every few seconds from every load balancer,
@@ -67,8 +61,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthDeps> = async (app, d
 
   app.get('/metrics', { ...probe, schema: metricsSchema }, async (request, reply) => {
     if (deps.metricsToken !== null) {
-      const given = /^Bearer (.+)$/i.exec(request.headers.authorization ?? '')?.[1] ?? '';
-      if (!sameSecret(given, deps.metricsToken)) {
+      if (!carriesMetricsToken(request.headers.authorization, deps.metricsToken)) {
         throw new AppError('UNAUTHORIZED', 'Metrics need the bearer token set in TENURE_METRICS_TOKEN');
       }
     }
