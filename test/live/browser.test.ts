@@ -15,6 +15,9 @@ import { createLiveHarness, type LiveHarness } from './live-harness.js';
  * (a cross-origin request: CORS must allow it), and receives an extend made over REST.
  */
 
+/** What the page records, per transport (read in the page through `globalThis`: no DOM types here). */
+type Received = { received: { websocket: string[]; polling: string[] } };
+
 const CLIENT_BUNDLE = fileURLToPath(new URL('../../node_modules/socket.io-client/dist/socket.io.min.js', import.meta.url));
 const PAGE = `<!doctype html><meta charset="utf-8"><script src="/socket.io.min.js"></script><script>
   const params = new URLSearchParams(location.search);
@@ -65,17 +68,17 @@ it('connects from a page of another origin with a minted token, over WebSocket a
   try {
     await page.goto(`${siteUrl}/?${query.toString()}`);
     await page.waitForFunction(() => {
-      const r = (window as unknown as { received: Record<string, string[]> }).received;
+      const r = (globalThis as unknown as Received).received;
       return r.websocket.includes('subscribed') && r.polling.includes('subscribed');
     });
     const res = await t.request({ method: 'PATCH', url: `${t.base}/memberships/${m.user_id}/extend`, payload: { extend: future(60).iso } });
     expect(res.statusCode, res.body).toBe(200);
     const expected = `membership.extended ${res.json().data.new_end_date as string}`;
     await page.waitForFunction((e) => {
-      const r = (window as unknown as { received: Record<string, string[]> }).received;
+      const r = (globalThis as unknown as Received).received;
       return r.websocket.includes(e) && r.polling.includes(e);
     }, expected);
-    const received = await page.evaluate(() => (window as unknown as { received: Record<string, string[]> }).received);
+    const received = await page.evaluate(() => (globalThis as unknown as Received).received);
     expect(received).toStrictEqual({ websocket: ['ready', 'subscribed', expected], polling: ['ready', 'subscribed', expected] });
   } finally {
     await page.close();
