@@ -45,6 +45,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     // Live updates share the API's HTTP server; their sockets close before it (preClose), since
     // an open WebSocket would hold the server's close until the deadline.
     const live = await startLiveUpdates({ server: app.server, database, config, logger, ...liveServices(database, config) });
+    app.metrics.setLiveConnectionsSource(() => live.connectionCount());
     app.addHook('preClose', () => live.close());
     const address = await app.listen({ port: config.http.port, host: config.http.host });
     if (config.webhooks.worker) {

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LiveClient } from '../live/live-harness.js';
 import { onPostgres } from '../support/harness.js';
 import { startServerProcess, type ServerProcess } from '../support/processes.js';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
@@ -10,7 +11,8 @@ import { cliTenant, scratch, until } from './ops-support.js';
 /**
  * Graceful shutdown of a real server process (`node dist/main.js`): on SIGTERM it stops
  * accepting connections, lets a request still uploading its body and a webhook attempt still
- * waiting for its receiver finish, releases the embedded data directory, and exits 0.
+ * waiting for its receiver finish, closes live-update sockets, releases the embedded data
+ * directory, and exits 0.
  */
 
 /** Opens a raw connection and sends a request's head and the first part of its body. */
@@ -79,6 +81,12 @@ describe('graceful shutdown on SIGTERM', () => {
     expect(member.status).toBe(201);
     await receiver.waitFor(1);
 
+    // A live-update connection, counted by the node's metrics; shutdown closes it.
+    const live = new LiveClient(server.url, { token: key, project_id: projectId }, ['websocket']);
+    await live.until(() => live.socket.connected, 'the live connection');
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toMatch(/^tenure_live_connections 1$/m);
+
     // A request whose body is still arriving.
     const body = JSON.stringify({ user_id: '4343', end_date: new Date(Date.now() + 86_400_000).toISOString(), pad: 'x'.repeat(2000) });
     const upload = await startUpload(server.url, `/v2/projects/${projectId}/memberships`, key, body);
@@ -98,6 +106,7 @@ describe('graceful shutdown on SIGTERM', () => {
     expect(response).toContain('"user_id":"4343"');
     expect(await exitOf(running), running.output()).toBe(0);
     expect(running.output()).not.toMatch(/shutdown deadline reached/);
+    expect(live.socket.connected).toBe(false);
     if (!onPostgres) expect(existsSync(path.join(dir.env.DATA_DIR!, 'tenure.lock'))).toBe(false);
 
     // Started again, the delivery shows as delivered in one attempt: it was not cut off.
