@@ -128,6 +128,8 @@ interface Row {
   max: number;
   restP50: number;
   connectS: number;
+  /** The server process's CPU time (user + system) per measured extend. */
+  serverCpuMs: number;
 }
 
 const percentile = (sorted: readonly number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
@@ -140,8 +142,10 @@ async function measure(backend: string, server: Server, tenant: Tenant): Promise
   const sent = new Map<string, number>();
   const rest: number[] = [];
   const base = Date.now() + 30 * 86_400_000;
+  let cpuAtStart = Number.NaN;
   try {
     for (let i = 0; i < WARMUP + EXTENDS; i++) {
+      if (i === WARMUP) cpuAtStart = server.cpuSeconds();
       const at = now();
       const endDate = new Date(base + i * 1000).toISOString();
       const res = await fetch(`${server.url}/v2/projects/${tenant.projectId}/memberships/${(i % MEMBERS) + 1}/extend`, {
@@ -163,6 +167,7 @@ async function measure(backend: string, server: Server, tenant: Tenant): Promise
     const total = async () => (await Promise.all(threads.map((t) => t.ask<number>('count', 'count')))).reduce((a, b) => a + b, 0);
     const deadline = Date.now() + 30_000;
     while ((await total()) < expected + WARMUP * CLIENTS && Date.now() < deadline) await sleep(100);
+    const serverCpuMs = ((server.cpuSeconds() - cpuAtStart) * 1000) / EXTENDS;
     const seen = (await Promise.all(threads.map((t) => t.ask<[string, number][]>('take', 'seen')))).flat();
     const latencies = seen.filter(([end]) => sent.has(end)).map(([end, t]) => t - sent.get(end)!).sort((a, b) => a - b);
     const restSorted = [...rest].sort((a, b) => a - b);
@@ -177,6 +182,7 @@ async function measure(backend: string, server: Server, tenant: Tenant): Promise
       max: latencies[latencies.length - 1]!,
       restP50: percentile(restSorted, 50),
       connectS,
+      serverCpuMs,
     };
   } finally {
     await Promise.all(threads.map((t) => t.close()));
@@ -255,11 +261,11 @@ async function main(): Promise<void> {
     `- ${EXTENDS} extends (after ${WARMUP} of warm-up), one at a time at ${RATE}/s, over REST to the same server`,
     '- latency: a client\'s receipt of `membership.extended` − the moment the PATCH was sent (request, commit, wake-up, claim, fan-out); every client\'s receipt is a sample',
     '',
-    '| storage | clients | receipts / expected | latency p50 ms | p99 ms | max ms | REST PATCH p50 ms | connect + subscribe all s |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    '| storage | clients | receipts / expected | latency p50 ms | p99 ms | max ms | REST PATCH p50 ms | server CPU ms per extend | connect + subscribe all s |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows.map(
       (r) =>
-        `| ${r.backend} | ${r.clients} | ${r.receipts} / ${r.expected} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.max.toFixed(1)} | ${r.restP50.toFixed(1)} | ${r.connectS.toFixed(1)} |`,
+        `| ${r.backend} | ${r.clients} | ${r.receipts} / ${r.expected} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.max.toFixed(1)} | ${r.restP50.toFixed(1)} | ${r.serverCpuMs.toFixed(1)} | ${r.connectS.toFixed(1)} |`,
     ),
     '',
     `Target (issue 5): p99 < 100 ms at 1,000 connected clients: ${rows.map((r) => `${r.backend.split(' ')[0]} ${r.p99 < 100 ? '**met**' : '**missed**'}`).join(', ')}.`,
