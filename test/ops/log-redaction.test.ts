@@ -128,7 +128,7 @@ describe('logs never carry credentials', () => {
     await restore();
 
     // The test event's attempt, which the receiver refuses (401): the worker logs and records it.
-    await until(() => receiver.requests.length >= 1, 'the webhook attempt');
+    await until(() => receiver.requests.length >= 1 && lines.some((l) => l.includes('"msg":"webhook attempt"')), 'the webhook attempt');
 
     // The database goes away: a rotation generates a secret it cannot store, and the errors logged
     // carry the driver's messages. The new secret is never returned, so look for any 64-hex value.
