@@ -122,13 +122,14 @@ describe('logs never carry credentials', () => {
     expect((await call({ method: 'GET', url: '/metrics', auth: `Bearer ${metricsToken}x` })).statusCode).toBe(401);
     expect((await call({ method: 'GET', url: '/metrics', auth: `Bearer ${metricsToken}` })).statusCode).toBe(200);
 
+    // The test event's attempt, which the receiver refuses (401): the worker logs and records it
+    // (recording writes an event too, so this comes before event inserts are made to fail).
+    await until(() => lines.some((l) => l.includes('"msg":"webhook attempt"')), 'the webhook attempt');
+
     // A failure inside the database: the 500 path logs the error with its cause.
     const restore = await failEventInserts({ database } as Harness, projectId);
     expect((await call({ method: 'POST', url: `${base}/memberships`, payload: { user_id: userId(), end_date: future().iso } })).statusCode).toBe(500);
     await restore();
-
-    // The test event's attempt, which the receiver refuses (401): the worker logs and records it.
-    await until(() => receiver.requests.length >= 1 && lines.some((l) => l.includes('"msg":"webhook attempt"')), 'the webhook attempt');
 
     // The database goes away: a rotation generates a secret it cannot store, and the errors logged
     // carry the driver's messages. The new secret is never returned, so look for any 64-hex value.
