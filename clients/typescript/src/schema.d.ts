@@ -1666,10 +1666,7 @@ export interface operations {
     postIntegrationsLiveUpdatesTokens: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes the POST safe to retry: a repeat with the same key, method, path and body within 24 hours gets the first response again, with `Idempotent-Replayed: true`. */
-                "idempotency-key"?: string;
-            };
+            header?: never;
             path: {
                 project_id: string;
             };
