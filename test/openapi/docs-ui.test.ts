@@ -33,6 +33,7 @@ afterAll(async () => {
 });
 
 describe('GET /docs', () => {
+  // A browser on two shared cores can be slow to parse Swagger UI's bundle: the timeouts give room.
   it('renders the reference from this server alone and lists every operation', async () => {
     const doc = (await (await fetch(`${origin}/openapi.json`)).json()) as OpenApiDocument;
     const operations = [...documentedOperations(doc).values()];
@@ -67,7 +68,6 @@ describe('GET /docs', () => {
     expect(requested).toEqual(expect.arrayContaining([`${origin}/docs/json`, `${origin}/docs/static/swagger-ui-bundle.js`]));
     expect(problems, problems.join('\n')).toStrictEqual([]);
     await page.close();
-    // A browser on two shared cores can be slow to parse Swagger UI's bundle: room, not a threshold.
   }, 120_000);
 
   it('is served without a key, under a CSP that allows only this origin', async () => {
