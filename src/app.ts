@@ -21,6 +21,7 @@ import { targetsRoutes } from './http/routes/targets/targets.routes.js';
 import { usersRoutes } from './http/routes/users/users.routes.js';
 import { webhooksRoutes } from './http/routes/webhooks/webhooks.routes.js';
 import { validatorCompiler } from './http/validation.js';
+import { registerDraining } from './observability/draining.hook.js';
 import { registerHttpMetrics } from './observability/http-metrics.hook.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { createRateLimiter } from './ratelimit/create-limiter.js';
@@ -67,11 +68,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: deps.config.http.trustProxy,
     // Errors raised before routing (a malformed URL, say) still get the envelope.
     frameworkErrors: (error, request, reply) => sendError(reply, toAppError(error, request)),
+    // Requests arriving while the app closes get the envelope's 503 instead (registerDraining).
+    return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
   registerJsonParser(app);
   registerErrorHandling(app);
+  registerDraining(app);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });

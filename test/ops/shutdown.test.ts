@@ -16,7 +16,7 @@ import { cliTenant, scratch, until } from './ops-support.js';
  */
 
 /** Opens a raw connection and sends a request's head and the first part of its body. */
-async function startUpload(url: string, requestPath: string, key: string, body: string): Promise<{ socket: Socket; response: Promise<string>; finish(): void }> {
+async function startUpload(url: string, requestPath: string, key: string, body: string): Promise<{ socket: Socket; response: Promise<string>; finish(then?: string): void }> {
   const { hostname, port } = new URL(url);
   const socket = connect(Number(port), hostname);
   await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
@@ -29,7 +29,7 @@ async function startUpload(url: string, requestPath: string, key: string, body: 
       `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: keep-alive\r\n\r\n` +
       body.slice(0, half),
   );
-  return { socket, response, finish: () => socket.write(body.slice(half)) };
+  return { socket, response, finish: (then = '') => socket.write(body.slice(half) + then) };
 }
 
 /** True once a TCP connection to `url` is refused. */
@@ -98,12 +98,16 @@ describe('graceful shutdown on SIGTERM', () => {
     await until(() => refused(running.url), 'new connections to be refused');
     expect(running.child.exitCode, running.output()).toBeNull();
 
-    // Both pieces of work in flight complete.
-    upload.finish();
+    // Both pieces of work in flight complete. A request pipelined behind the upload arrives
+    // while the server closes: it is refused in the envelope, and the connection closed.
+    upload.finish(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
     receiver.releaseStalled(200);
     const response = await upload.response;
     expect(response, running.output()).toMatch(/^HTTP\/1\.1 201 /);
     expect(response).toContain('"user_id":"4343"');
+    const refusedLate = response.slice(response.indexOf('HTTP/1.1 503 '));
+    expect(refusedLate, response).toMatch(/^HTTP\/1\.1 503 [^]*connection: close/i);
+    expect(refusedLate).toMatch(/"ok":false,"request_id":"[0-9a-f-]{36}","method":"GET","path":"\/healthz","code":503,"error":\{"error_code":"SERVICE_UNAVAILABLE"/);
     expect(await exitOf(running), running.output()).toBe(0);
     expect(running.output()).not.toMatch(/shutdown deadline reached/);
     expect(live.socket.connected).toBe(false);
