@@ -20,11 +20,12 @@ export interface ResumePoint {
 /**
  * On PostgreSQL an event can carry a smaller `seq` than the resume point (its transaction took it
  * earlier) yet commit, and be broadcast, after it. The replay therefore also looks back this many
- * sequence numbers for events whose broadcast ended no earlier than the resume point's claim
- * could have begun: `broadcast_at` is stamped by the database's clock (one clock for every node)
- * when a claim ends, so the margin only has to cover one claim's length. Events of the project
- * broadcast within that margin before the resume point come again: duplicates, which `event_id`
- * dedupes, rather than a gap.
+ * sequence numbers for events claimed no earlier than the resume point's claim, less a margin:
+ * `broadcast_at` is stamped by the database's clock (one clock for every node) as a claim takes
+ * the rows, and an event committed after one claim took its rows is taken by a later claim, so
+ * the margin only has to cover claims running side by side on several nodes (each lasting one
+ * emit). Events of the project claimed within that margin before the resume point come again:
+ * duplicates, which `event_id` dedupes, rather than a gap.
  */
 const LATE_COMMIT_SEQS = 10_000;
 const LATE_COMMIT_MARGIN = '1 second';
@@ -33,27 +34,29 @@ export class LiveEventsStore {
   constructor(private readonly db: Db) {}
 
   /**
-   * Claims up to `limit` events no node has broadcast, oldest first, hands them to `emit`, and
-   * marks them broadcast in the same transaction. Rows another node is claiming are skipped
-   * (SKIP LOCKED), so each event is broadcast by one node; emitting before the commit makes a
-   * crash cost a repeat, never a loss. `FOR NO KEY UPDATE` leaves the rows' keys free, so
+   * Claims up to `limit` events no node has broadcast, oldest first, marks them broadcast, hands
+   * them to `emit` (in `seq` order) and only then commits. Rows another node is claiming are
+   * skipped (SKIP LOCKED), so each event is broadcast by one node; emitting before the commit
+   * makes a crash cost a repeat, never a loss. `FOR NO KEY UPDATE` leaves the rows' keys free, so
    * deliveries referencing them are never blocked. Returns how many were claimed.
    */
   async claim(limit: number, projectIds: readonly string[] | null, emit: (events: TenureEvent[]) => void): Promise<number> {
     const scoped = projectIds !== null;
     return this.db.transaction(async (tx) => {
-      const rows = rowsOf<{ id: string; event: TenureEvent }>(
+      const rows = rowsOf<{ seq: number | string; event: TenureEvent }>(
         await tx.execute(sql`
-          SELECT e.id, ${eventJson} AS event FROM events e
-          WHERE e.broadcast_at IS NULL
-            AND (NOT ${scoped}::boolean OR e.project_id = ANY(${sql.param(projectIds ?? [])}::uuid[]))
-          ORDER BY e.seq LIMIT ${limit}
-          FOR NO KEY UPDATE SKIP LOCKED`),
+          UPDATE events e SET broadcast_at = clock_timestamp()
+          -- ARRAY(…): the locking subquery runs once, so the LIMIT holds.
+          WHERE e.id = ANY(ARRAY(
+            SELECT id FROM events
+            WHERE broadcast_at IS NULL
+              AND (NOT ${scoped}::boolean OR project_id = ANY(${sql.param(projectIds ?? [])}::uuid[]))
+            ORDER BY seq LIMIT ${limit}
+            FOR NO KEY UPDATE SKIP LOCKED))
+          RETURNING e.seq, ${eventJson} AS event`),
       );
       if (rows.length === 0) return 0;
-      emit(rows.map((r) => r.event));
-      await tx.execute(sql`
-        UPDATE events SET broadcast_at = clock_timestamp() WHERE id = ANY(${sql.param(rows.map((r) => r.id))}::uuid[])`);
+      emit(rows.sort((a, b) => Number(a.seq) - Number(b.seq)).map((r) => r.event));
       return rows.length;
     });
   }
