@@ -111,7 +111,14 @@ export function serveConnection(socket: Socket, client: LiveClient, deps: Protoc
     // Join first, then replay: an event committed in between arrives live, replayed, or both
     // (at least once; event_id dedupes), never neither.
     await socket.join(room);
-    const replayed = await replay(channel, { eventId: after, seq: point.seq });
+    let replayed: number;
+    try {
+      replayed = await replay(channel, { eventId: after, seq: point.seq });
+    } catch (err) {
+      // Not subscribed after all: the client is told the action failed and may retry it.
+      await socket.leave(room);
+      throw err;
+    }
     send({ type: 'subscribed', channel, replayed });
   }
 
