@@ -1,15 +1,21 @@
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { SignJWT } from 'jose';
 import { io as connectSocket } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/domain/clock.js';
 import { LiveTokenService } from '../../src/live/live-tokens.js';
-import { LIVE_PATH } from '../../src/live/live-updates.js';
+import { LIVE_PATH, startLiveUpdates } from '../../src/live/live-updates.js';
+import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import { createServices } from '../../src/services.js';
+import { openDatabase } from '../../src/store/db.js';
 import { InstanceSecretsStore } from '../../src/store/instance-secrets.store.js';
 import { ProjectsStore } from '../../src/store/projects.store.js';
 import type { Tenant } from '../support/harness.js';
 import { unknownKey } from '../support/security.js';
-import { createLiveHarness, type LiveHarness } from './live-harness.js';
+import { createLiveHarness, LiveClient, type LiveHarness } from './live-harness.js';
 
 /**
  * Who may connect (issue 5, item 1): an API key of the project or a live-update token minted
@@ -260,5 +266,26 @@ describe('revocation through the API', () => {
     expect(c.messages().at(-1)).toMatchObject({ type: 'error', error_code: 'UNAUTHORIZED' });
     const again = await slow.client({ token: issued.value.key, project_id: t.projectId }).refusal();
     expect(again.error_code).toBe('UNAUTHORIZED');
+  });
+});
+
+describe('an unreachable database', () => {
+  it('refuses handshakes it cannot check with INTERNAL_ERROR, leaking nothing', async () => {
+    const database = await openDatabase({ kind: 'pglite-memory' });
+    const config = loadConfig({});
+    const services = createServices(database, config);
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const live = await startLiveUpdates({ server, database, config, logger: createLogger('silent'), auth: services.auth, liveTokens: services.liveTokens, pollMs: 60_000 });
+    await database.close();
+    const key = unknownKey();
+    const c = new LiveClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, { token: key, project_id: randomUUID() }, ['websocket']);
+    try {
+      expect(await c.refusal()).toStrictEqual({ error_code: 'INTERNAL_ERROR', message: 'The connection could not be checked; try again' });
+    } finally {
+      c.socket.disconnect();
+      await live.close();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
