@@ -8,7 +8,8 @@ import { startWebhookRuntime } from './runtime.js';
  * `npx tenure worker`: the delivery worker and expiry sweeper without the HTTP server, for
  * dedicated worker nodes (run API nodes with TENURE_WORKER=false then). Embedded storage allows
  * one process, so with PGlite this is for when no server runs on the same DATA_DIR. Logs are JSON
- * lines on stdout, as the server's; SIGTERM or SIGINT stops it after attempts in flight finish.
+ * lines on stdout, as the server's; SIGTERM or SIGINT stops it after attempts in flight finish
+ * (up to TENURE_SHUTDOWN_TIMEOUT_MS).
  */
 export async function runWorker(): Promise<void> {
   const config = loadConfig();
@@ -16,7 +17,13 @@ export async function runWorker(): Promise<void> {
   const database = await openDatabase(storageOf(config), { lockWaitMs: 0 });
   try {
     await database.migrate();
-    const runtime = await startWebhookRuntime({ database, config, logger, postgresUrl: postgresUrlOf(config) });
+    const runtime = await startWebhookRuntime({
+      database,
+      config,
+      logger,
+      postgresUrl: postgresUrlOf(config),
+      stopGraceMs: config.ops.shutdownTimeoutMs,
+    });
     logger.info({ storage: database.kind }, 'webhook worker running');
     await new Promise<void>((resolve) => {
       process.once('SIGTERM', resolve);
