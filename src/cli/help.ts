@@ -6,8 +6,8 @@
 const examples = (...lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
 
 export const PROGRAM_HELP = `
-Every command prints one JSON document on stdout (doctor prints a report for people; --json for
-machines). Errors are one sentence on stderr and a non-zero exit code.
+Every command prints one JSON document on stdout (doctor also prints its findings as a report for
+people on stderr). Errors are one sentence on stderr and a non-zero exit code.
 
 Storage: embedded PGlite in DATA_DIR (default ./data) unless DATABASE_URL is set. Embedded storage
 is one process at a time: stop the server before running other commands against the same DATA_DIR.
@@ -53,6 +53,7 @@ ${examples(
 Checks, in order: the configuration (every variable parsed as the server would), the database
 (reachable; on embedded storage, whether another process holds DATA_DIR), migrations (applied or
 pending), and Redis when REDIS_URL is set. Each failing check says how to fix it; the exit code
-is 1 when any check failed. It changes nothing.
-${examples('npx tenure doctor', 'DATABASE_URL=postgres://tenure@db/tenure REDIS_URL=redis://cache:6379 npx tenure doctor --json')}`,
+is 1 when any check failed. It changes nothing. The findings are one JSON document on stdout and
+a report for people on stderr.
+${examples('npx tenure doctor', 'DATABASE_URL=postgres://tenure@db/tenure REDIS_URL=redis://cache:6379 npx tenure doctor')}`,
 } as const;

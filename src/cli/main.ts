@@ -156,13 +156,13 @@ function buildProgram(): Command {
   program
     .command('doctor')
     .description('Check configuration, database, migrations and Redis; say what is wrong and how to fix it')
-    .option('--json', 'print the findings as one JSON document')
     .addHelpText('after', COMMAND_HELP.doctor)
-    .action(async (opts: { json?: boolean }) => {
+    .action(async () => {
       const findings = await diagnose();
       const ok = findings.every((f) => f.status !== 'fail');
-      if (opts.json) print({ ok, checks: findings });
-      else process.stdout.write(formatFindings(findings));
+      // Like every command: one JSON document on stdout. The same findings, as a report for people, on stderr.
+      process.stderr.write(formatFindings(findings));
+      print({ ok, checks: findings });
       if (!ok) process.exitCode = 1;
     });
 

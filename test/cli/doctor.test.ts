@@ -25,7 +25,7 @@ interface Finding {
 }
 
 async function doctorJson(env: Record<string, string>): Promise<{ code: number; ok: boolean; checks: Record<string, Finding> }> {
-  const res = await tenure(env, 'doctor', '--json');
+  const res = await tenure(env, 'doctor');
   const out = JSON.parse(res.stdout) as { ok: boolean; checks: Finding[] };
   expect(out.checks.map((c) => c.name)).toEqual(['configuration', 'database', 'migrations', 'redis']);
   return { code: res.code, ok: out.ok, checks: Object.fromEntries(out.checks.map((c) => [c.name, c])) };
@@ -38,16 +38,18 @@ const embedded = (name: string) => {
 };
 
 describe('tenure doctor', () => {
-  it('passes on a migrated database and prints a report for people', async () => {
+  it('passes on a migrated database and prints a report for people on stderr, JSON on stdout', async () => {
     expect((await tenure(dir.env, 'migrate')).code).toBe(0);
     const res = await tenure(dir.env, 'doctor');
     expect(res.code, res.stdout + res.stderr).toBe(0);
-    expect(res.stdout).toMatch(/^tenure doctor\n/);
-    expect(res.stdout).toMatch(/ok {4}configuration {2}.*rate limits in memory/);
-    expect(res.stdout).toMatch(new RegExp(`ok {4}database {7}reachable \\(${onPostgres ? 'PostgreSQL' : 'PGlite'}`));
-    expect(res.stdout).toMatch(/ok {4}migrations {5}all applied/);
-    expect(res.stdout).toMatch(/skip {2}redis {10}REDIS_URL not set/);
-    expect(res.stdout).toMatch(/Everything tenure needs is in place\.\n$/);
+    expect(JSON.parse(res.stdout)).toMatchObject({ ok: true });
+    const report = res.stderr;
+    expect(report).toMatch(/^tenure doctor\n/);
+    expect(report).toMatch(/ok {4}configuration {2}.*rate limits in memory/);
+    expect(report).toMatch(new RegExp(`ok {4}database {7}reachable \\(${onPostgres ? 'PostgreSQL' : 'PGlite'}`));
+    expect(report).toMatch(/ok {4}migrations {5}all applied/);
+    expect(report).toMatch(/skip {2}redis {10}REDIS_URL not set/);
+    expect(report).toMatch(/Everything tenure needs is in place\.\n$/);
   });
 
   it('names a bad variable and skips the rest', async () => {
@@ -62,10 +64,12 @@ describe('tenure doctor', () => {
     const url = `postgres://tenure:s3cret-pw@127.0.0.1:${await freePort()}/tenure`;
     const res = await tenure({ ...dir.env, DATABASE_URL: url }, 'doctor');
     expect(res.code).toBe(1);
-    expect(res.stdout).toMatch(/FAIL {2}database {7}unreachable at 127\.0\.0\.1:\d+\/tenure/);
-    expect(res.stdout).toMatch(/fix: Nothing accepts connections at 127\.0\.0\.1:\d+\/tenure\. Start PostgreSQL, or correct the host and port in DATABASE_URL\./);
-    expect(res.stdout).toMatch(/skip {2}migrations {5}not checked/);
-    expect(res.stdout).toMatch(/1 check failed\.\n$/);
+    expect(JSON.parse(res.stdout)).toMatchObject({ ok: false });
+    const report = res.stderr;
+    expect(report).toMatch(/FAIL {2}database {7}unreachable at 127\.0\.0\.1:\d+\/tenure/);
+    expect(report).toMatch(/fix: Nothing accepts connections at 127\.0\.0\.1:\d+\/tenure\. Start PostgreSQL, or correct the host and port in DATABASE_URL\./);
+    expect(report).toMatch(/skip {2}migrations {5}not checked/);
+    expect(report).toMatch(/1 check failed\.\n$/);
     expect(res.stdout + res.stderr).not.toContain('s3cret-pw');
   });
 

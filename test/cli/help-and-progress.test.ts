@@ -24,7 +24,7 @@ describe('help', () => {
 
   it.each([
     [['membership', 'import', '--help'], ['--project <id>', '--file <path>', '--progress', 'rows/s', '$ npx tenure membership import']],
-    [['help', 'doctor'], ['--json', 'exit code', '$ npx tenure doctor']],
+    [['help', 'doctor'], ['JSON document on stdout', 'exit code', '$ npx tenure doctor']],
     [['key', 'help', 'create'], ['--project <id>', '--label <label>', 'printed once', '$ npx tenure key create']],
     [['serve', '--help'], ['TENURE_SHUTDOWN_TIMEOUT_MS', '$ npx tenure serve']],
   ])('%j explains the command with examples', async (args, expected) => {
