@@ -324,7 +324,8 @@ export class DeliveriesStore {
 
   /**
    * New deliveries to one enabled webhook of every event of its project emitted in
-   * [since, until), except `webhook.test` events aimed at other webhooks. Events from before the
+   * [since, until), except `webhook.test` events aimed at other webhooks and live-only events (the
+   * webhook-deliveries channel's, which never go to webhooks). Events from before the
    * webhook existed get their body stored now, by the same function the fan-out uses.
    */
   async replayRange(projectId: string, webhookId: string, since: Date, until: Date, now: Date): Promise<number | null> {
@@ -334,7 +335,8 @@ export class DeliveriesStore {
       ), ev AS (
         SELECT e.id, e.type, e.project_id, e.emitted_at, e.data FROM events e
         WHERE e.project_id = ${projectId} AND e.emitted_at >= ${since}::timestamptz AND e.emitted_at < ${until}::timestamptz
-          AND (e.target_webhook_id IS NULL OR e.target_webhook_id = ${webhookId}) AND EXISTS (SELECT 1 FROM hook)
+          AND (e.target_webhook_id IS NULL OR e.target_webhook_id = ${webhookId}) AND NOT e.live_only
+          AND EXISTS (SELECT 1 FROM hook)
       ), pay AS (
         INSERT INTO webhook_payloads (event_id, body)
         SELECT ev.id, tenure_webhook_body(ev.id, ev.type, ev.project_id, ev.emitted_at, ev.data) FROM ev
