@@ -1,32 +1,6 @@
-import { afterAll, beforeAll, describe, it } from 'vitest';
-import { expectError } from '../support/api.js';
-import { createHarness, type Harness } from '../support/harness.js';
 import { userList } from '../support/operations.keys.js';
+import { describePagingErrors } from '../support/paging.js';
 import { describeTransportErrors } from '../support/transport.js';
 
 describeTransportErrors(userList);
-
-describe(`${userList.name}: errors`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
-
-  const LIMIT = 'limit must be an integer from 1 to 100';
-  const OFFSET = 'offset must be a non-negative integer';
-
-  it.each([
-    ['limit=0', LIMIT],
-    ['limit=101', LIMIT],
-    ['limit=ten', LIMIT],
-    ['limit=2.5', LIMIT],
-    ['offset=-1', OFFSET],
-    ['offset=x', OFFSET],
-  ])('answers 422 for ?%s', async (query, message) => {
-    const t = await h.tenant();
-    const path = `${t.base}/users`;
-    const res = await t.request({ method: 'GET', url: `${path}?${query}` });
-    expectError(res, { status: 422, code: 'VALIDATION_ERROR', method: 'GET', path, message });
-  });
-});
+describePagingErrors(userList);
