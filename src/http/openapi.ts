@@ -73,6 +73,7 @@ const HEADERS = {
   RateLimit: header('The binding policy, the one with the fewest requests left: `"burst";r=4;t=1` (t in seconds).', { type: 'string' }),
   'Retry-After': header('Seconds to wait before retrying (the same number as `error.retry_after`).', { type: 'integer', minimum: 1 }),
   'WWW-Authenticate': header('Always `Bearer`.', { type: 'string' }),
+  'Idempotent-Replayed': header('`true` when this is the stored first response to an earlier request with the same `Idempotency-Key`, replayed byte for byte.', { type: 'string', enum: ['true'] }),
 } as const;
 
 const RATE_LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'] as const;
@@ -102,7 +103,7 @@ const DESCRIPTION = `Membership subscriptions for paid communities.
 
 **Rate limits**: per key, per IP and per second (burst). Every limited response carries the \`X-RateLimit-*\`, \`RateLimit-Policy\` and \`RateLimit\` headers; a 429 adds \`Retry-After\`.`;
 
-type Parameter = { in: string; required?: boolean; schema?: { default?: unknown } };
+type Parameter = { in: string; name?: string; required?: boolean; schema?: { default?: unknown } };
 type Doc = {
   paths: Record<string, Record<string, { operationId: string; tags?: string[]; parameters?: Parameter[]; responses: Record<string, Response> }>>;
   components: { schemas?: Record<string, unknown> };
@@ -152,12 +153,15 @@ function finishDocument(doc: Doc, unlimited: ReadonlySet<string>): Doc {
       // A query parameter with a default may be left out (validation fills it in): not required.
       for (const p of op.parameters ?? []) if (p.in === 'query' && p.schema?.default !== undefined) p.required = false;
       const limited = !unlimited.has(op.operationId);
+      const replayable = (op.parameters ?? []).some((p) => p.in === 'header' && p.name?.toLowerCase() === 'idempotency-key');
       for (const [status, response] of Object.entries(op.responses)) {
         if (response.description === 'Default Response') response.description = STATUS_TEXT[status] ?? response.description;
         const headers: Record<string, unknown> = { 'X-Request-Id': ref('X-Request-Id') };
         if (limited || status === '429') for (const name of RATE_LIMIT_HEADERS) headers[name] = ref(name);
         if (status === '429') headers['Retry-After'] = ref('Retry-After');
         if (status === '401') headers['WWW-Authenticate'] = ref('WWW-Authenticate');
+        // src/http/idempotency.ts stores and replays what the route answered, 5xx excepted.
+        if (replayable && Number(status) < 500) headers['Idempotent-Replayed'] = ref('Idempotent-Replayed');
         response.headers = { ...headers, ...response.headers };
       }
     }

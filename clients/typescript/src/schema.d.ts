@@ -559,6 +559,8 @@ export interface components {
     parameters: never;
     requestBodies: never;
     headers: {
+        /** @description `true` when this is the stored first response to an earlier request with the same `Idempotency-Key`, replayed byte for byte. */
+        "Idempotent-Replayed": "true";
         /** @description The binding policy, the one with the fewest requests left: `"burst";r=4;t=1` (t in seconds). */
         RateLimit: string;
         /** @description Every policy as `"name";q=<requests>;w=<seconds>` (IETF draft), e.g. `"key";q=100;w=60, "ip";q=300;w=60, "burst";q=20;w=1`. */
@@ -2026,6 +2028,7 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2056,6 +2059,7 @@ export interface operations {
             /** @description Malformed JSON in the request body (BAD_REQUEST) */
             400: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2071,6 +2075,7 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
             401: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
@@ -2087,6 +2092,7 @@ export interface operations {
             /** @description The key belongs to another project (FORBIDDEN) */
             403: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2102,6 +2108,7 @@ export interface operations {
             /** @description Conflicts with the current state (CONFLICT) */
             409: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2117,6 +2124,7 @@ export interface operations {
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
             415: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2132,6 +2140,7 @@ export interface operations {
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
             422: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2147,6 +2156,7 @@ export interface operations {
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
             429: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3211,6 +3221,7 @@ export interface operations {
             /** @description Accepted: queued for delivery */
             202: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3271,6 +3282,7 @@ export interface operations {
             /** @description Malformed JSON in the request body (BAD_REQUEST) */
             400: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3286,6 +3298,7 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
             401: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
@@ -3302,6 +3315,7 @@ export interface operations {
             /** @description The key belongs to another project (FORBIDDEN) */
             403: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3317,6 +3331,7 @@ export interface operations {
             /** @description Not found (NOT_FOUND) */
             404: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3332,6 +3347,7 @@ export interface operations {
             /** @description Conflicts with the current state (CONFLICT) */
             409: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3347,6 +3363,7 @@ export interface operations {
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
             415: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3362,6 +3379,7 @@ export interface operations {
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
             422: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3377,6 +3395,7 @@ export interface operations {
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
             429: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3443,6 +3462,7 @@ export interface operations {
             /** @description Accepted: queued for delivery */
             202: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3480,6 +3500,7 @@ export interface operations {
             /** @description Malformed JSON in the request body (BAD_REQUEST) */
             400: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3495,6 +3516,7 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
             401: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
@@ -3511,6 +3533,7 @@ export interface operations {
             /** @description The key belongs to another project (FORBIDDEN) */
             403: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3526,6 +3549,7 @@ export interface operations {
             /** @description Not found (NOT_FOUND) */
             404: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3541,6 +3565,7 @@ export interface operations {
             /** @description Conflicts with the current state (CONFLICT) */
             409: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3556,6 +3581,7 @@ export interface operations {
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
             415: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3571,6 +3597,7 @@ export interface operations {
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
             422: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3586,6 +3613,7 @@ export interface operations {
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
             429: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3649,6 +3677,7 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3695,6 +3724,7 @@ export interface operations {
             /** @description Malformed JSON in the request body (BAD_REQUEST) */
             400: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3710,6 +3740,7 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
             401: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
@@ -3726,6 +3757,7 @@ export interface operations {
             /** @description The key belongs to another project (FORBIDDEN) */
             403: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3741,6 +3773,7 @@ export interface operations {
             /** @description Not found (NOT_FOUND) */
             404: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3756,6 +3789,7 @@ export interface operations {
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
             415: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3771,6 +3805,7 @@ export interface operations {
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
             422: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3786,6 +3821,7 @@ export interface operations {
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
             429: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3849,6 +3885,7 @@ export interface operations {
             /** @description Accepted: queued for delivery */
             202: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3879,6 +3916,7 @@ export interface operations {
             /** @description Malformed JSON in the request body (BAD_REQUEST) */
             400: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3894,6 +3932,7 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
             401: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
@@ -3910,6 +3949,7 @@ export interface operations {
             /** @description The key belongs to another project (FORBIDDEN) */
             403: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3925,6 +3965,7 @@ export interface operations {
             /** @description Not found (NOT_FOUND) */
             404: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3940,6 +3981,7 @@ export interface operations {
             /** @description Conflicts with the current state (CONFLICT) */
             409: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3955,6 +3997,7 @@ export interface operations {
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
             415: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3970,6 +4013,7 @@ export interface operations {
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
             422: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3985,6 +4029,7 @@ export interface operations {
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
             429: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -4250,6 +4295,7 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4299,6 +4345,7 @@ export interface operations {
             /** @description Malformed JSON in the request body (BAD_REQUEST) */
             400: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4314,6 +4361,7 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
             401: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
@@ -4330,6 +4378,7 @@ export interface operations {
             /** @description The key belongs to another project (FORBIDDEN) */
             403: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4345,6 +4394,7 @@ export interface operations {
             /** @description Not found (NOT_FOUND) */
             404: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4360,6 +4410,7 @@ export interface operations {
             /** @description Conflicts with the current state (CONFLICT) */
             409: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4375,6 +4426,7 @@ export interface operations {
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
             415: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4390,6 +4442,7 @@ export interface operations {
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
             422: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4405,6 +4458,7 @@ export interface operations {
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
             429: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -5416,6 +5470,7 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5484,6 +5539,7 @@ export interface operations {
             /** @description Malformed JSON in the request body (BAD_REQUEST) */
             400: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5499,6 +5555,7 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
             401: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
@@ -5515,6 +5572,7 @@ export interface operations {
             /** @description The key belongs to another project (FORBIDDEN) */
             403: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5530,6 +5588,7 @@ export interface operations {
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
             415: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5545,6 +5604,7 @@ export interface operations {
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
             422: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5560,6 +5620,7 @@ export interface operations {
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
             429: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -6240,6 +6301,7 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6308,6 +6370,7 @@ export interface operations {
             /** @description Malformed JSON in the request body (BAD_REQUEST) */
             400: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6323,6 +6386,7 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
             401: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
@@ -6339,6 +6403,7 @@ export interface operations {
             /** @description The key belongs to another project (FORBIDDEN) */
             403: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6354,6 +6419,7 @@ export interface operations {
             /** @description Not found (NOT_FOUND) */
             404: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6369,6 +6435,7 @@ export interface operations {
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
             415: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6384,6 +6451,7 @@ export interface operations {
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
             422: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6399,6 +6467,7 @@ export interface operations {
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
             429: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
@@ -7530,6 +7599,7 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7571,6 +7641,7 @@ export interface operations {
             /** @description Malformed JSON in the request body (BAD_REQUEST) */
             400: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7586,6 +7657,7 @@ export interface operations {
             /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
             401: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
@@ -7602,6 +7674,7 @@ export interface operations {
             /** @description The key belongs to another project (FORBIDDEN) */
             403: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7617,6 +7690,7 @@ export interface operations {
             /** @description Not found (NOT_FOUND) */
             404: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7632,6 +7706,7 @@ export interface operations {
             /** @description Conflicts with the current state (CONFLICT) */
             409: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7647,6 +7722,7 @@ export interface operations {
             /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
             415: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7662,6 +7738,7 @@ export interface operations {
             /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
             422: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7677,6 +7754,7 @@ export interface operations {
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
             429: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
