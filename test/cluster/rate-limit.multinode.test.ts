@@ -57,9 +57,10 @@ it('holds the per-key limit exactly across two nodes sharing Redis', async () =>
     ok: 100,
     limited: 200,
   });
-  // Both nodes served some of the successes: the count is shared, not per node.
-  const ok = responses.filter((r) => r.status === 200);
-  expect(ok.some((r) => r.node === 0) && ok.some((r) => r.node === 1)).toBe(true);
+  // Each node got 150 requests: limits counted per node would have let up to 100 through on each
+  // (200 in all), so exactly 100 successes means the count is shared. Which node served them is up
+  // to scheduling (a node still resolving the key may answer only 429s), so it is not asserted.
+  expect(responses.filter((r) => r.node === 0)).toHaveLength(150);
   for (const r of responses.filter((x) => x.status === 429)) {
     expect(['RATE_LIMIT_EXCEEDED', 'ACCESS_SUSPENDED']).toContain(r.body.error?.code);
   }
