@@ -50,6 +50,10 @@ export default defineConfig({
     // No include here: project arrays are merged with the root's, so each project names its own.
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // Vitest's default on a 2-core machine is one worker; much of the suite waits on PostgreSQL,
+    // Redis and child processes, so two files at a time overlap those waits.
+    maxWorkers: 2,
+    minWorkers: 1,
     projects,
   },
 });
