@@ -12,7 +12,7 @@ import { WebhooksService } from './domain/webhooks/webhooks.service.js';
 import { LiveTokenService } from './live/live-tokens.js';
 import { ApiKeysStore } from './store/api-keys.store.js';
 import type { Database } from './store/db.js';
-import { DeliveriesStore } from './store/deliveries.store.js';
+import { DeliveryLogStore } from './store/delivery-log.store.js';
 import { InstanceSecretsStore } from './store/instance-secrets.store.js';
 import { MembershipsStore } from './store/memberships.store.js';
 import { PlansStore } from './store/plans.store.js';
@@ -56,7 +56,7 @@ export function createServices(
     settings: new SettingsService(new SettingsStore(database.db)),
     users: new UsersService(new UsersStore(database.db)),
     memberships: new MembershipsService(membershipsStore, clock),
-    webhooks: new WebhooksService(new WebhooksStore(database.db), new DeliveriesStore(database.db), clock, {
+    webhooks: new WebhooksService(new WebhooksStore(database.db), new DeliveryLogStore(database.db), clock, {
       allowPrivate: config.webhooks.allowPrivate,
       maxPerProject: config.webhooks.maxPerProject,
       resolve,

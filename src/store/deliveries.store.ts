@@ -1,10 +1,12 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from './db.js';
+import { iso } from './memberships.store.js';
 
 /**
  * Webhook deliveries and their attempts. Deliveries are created by the fan-out trigger on
  * `events` (drizzle/0002_webhook_fan_out.sql) or by a replay here; workers claim due ones with
- * `FOR UPDATE SKIP LOCKED` and a lease, and record each attempt fenced by that lease.
+ * `FOR UPDATE SKIP LOCKED` and a lease, and record each attempt fenced by that lease. The delivery
+ * log and replays, which the API reads and writes, are in delivery-log.store.ts.
  */
 
 /** A text[] as either driver returns it: an array, or (PGlite, for some casts) its literal. */
@@ -15,7 +17,6 @@ function pgArray(value: string[] | string | undefined): string[] {
   return inner === '' ? [] : inner.split(',');
 }
 
-const iso = (column: string) => sql.raw(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
 
 export interface ClaimedDelivery {
   id: string;
@@ -58,46 +59,6 @@ export interface AttemptRecord {
   /** A failure when the endpoint has failed since before this instant disables it. */
   disableIfFailingSince: Date;
 }
-
-export interface AttemptView {
-  attempt: number;
-  attempted_at: string;
-  status_code: number | null;
-  duration_ms: number;
-  error_class: string | null;
-  error_message: string | null;
-  response_excerpt: string | null;
-  outcome: string;
-  next_attempt_at: string | null;
-}
-
-export interface DeliveryView {
-  id: string;
-  webhook_id: string;
-  event_id: string;
-  event_type: string;
-  status: 'pending' | 'delivered' | 'failed' | 'cancelled';
-  attempt_count: number;
-  next_attempt_at: string | null;
-  created_at: string;
-  completed_at: string | null;
-  replay_of: string | null;
-  attempts: AttemptView[];
-}
-
-const deliveryView = (where: SQL) => sql`
-  SELECT d.id, d.webhook_id, d.event_id, e.type AS event_type, d.status, d.attempts AS attempt_count,
-         CASE WHEN d.status = 'pending' THEN ${iso('d.next_attempt_at')} END AS next_attempt_at,
-         ${iso('d.created_at')} AS created_at, ${iso('d.completed_at')} AS completed_at, d.replay_of,
-         coalesce((
-           SELECT json_agg(json_build_object(
-             'attempt', a.attempt, 'attempted_at', ${iso('a.attempted_at')}, 'status_code', a.status_code,
-             'duration_ms', a.duration_ms, 'error_class', a.error_class, 'error_message', a.error_message,
-             'response_excerpt', a.response_excerpt, 'outcome', a.outcome,
-             'next_attempt_at', ${iso('a.next_attempt_at')}) ORDER BY a.attempt, a.attempted_at)
-           FROM webhook_delivery_attempts a WHERE a.delivery_id = d.id), '[]'::json) AS attempts
-  FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
-  WHERE ${where}`;
 
 export class DeliveriesStore {
   constructor(private readonly db: Db) {}
@@ -246,7 +207,7 @@ export class DeliveriesStore {
         WHERE r.outcome <> 'retry'
         UNION ALL
         SELECT hook.project_id, 'webhook.endpoint-disabled',
-               jsonb_build_object('webhook_id', hook.id, 'reason', 'failing', 'disabled_at', ${iso('hook.disabled_at')}), true
+               jsonb_build_object('webhook_id', hook.id, 'reason', 'failing', 'disabled_at', ${iso(sql`hook.disabled_at`)}), true
         FROM hook WHERE hook.just_disabled
       )
       SELECT (SELECT coalesce(array_agg(id::text), '{}') FROM upd) AS recorded,
@@ -267,7 +228,7 @@ export class DeliveriesStore {
   async nextDueAt(projectIds: readonly string[] | null, exceptWebhooks: readonly string[]): Promise<Date | null> {
     const scoped = projectIds !== null;
     const result = await this.db.execute(sql`
-      SELECT ${iso('min(next_attempt_at)')} AS at FROM webhook_deliveries
+      SELECT ${iso(sql`min(next_attempt_at)`)} AS at FROM webhook_deliveries
       WHERE status = 'pending' AND webhook_id <> ALL(${sql.param([...exceptWebhooks])}::uuid[])
         AND (NOT ${scoped}::boolean OR project_id = ANY(${sql.param(projectIds ?? [])}::uuid[]))`);
     const at = rowsOf<{ at: string | null }>(result)[0]?.at;
@@ -282,72 +243,5 @@ export class DeliveriesStore {
         WHERE webhook_id = ${webhookId} AND status = 'pending' RETURNING 1
       ) SELECT count(*)::int AS n FROM c`);
     return rowsOf<{ n: number }>(result)[0]?.n ?? 0;
-  }
-
-  /** A webhook's deliveries, newest first, each with its attempts. */
-  async list(
-    projectId: string,
-    webhookId: string,
-    filter: { status?: string; limit: number; offset: number },
-  ): Promise<{ items: DeliveryView[]; total: number }> {
-    const where = filter.status
-      ? sql`d.project_id = ${projectId} AND d.webhook_id = ${webhookId} AND d.status = ${filter.status}`
-      : sql`d.project_id = ${projectId} AND d.webhook_id = ${webhookId}`;
-    const [page, count] = await Promise.all([
-      this.db.execute(sql`${deliveryView(where)} ORDER BY d.created_at DESC, d.id DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`),
-      this.db.execute(sql`SELECT count(*)::int AS total FROM webhook_deliveries d WHERE ${where}`),
-    ]);
-    return { items: rowsOf<DeliveryView>(page), total: rowsOf<{ total: number }>(count)[0]?.total ?? 0 };
-  }
-
-  async get(projectId: string, webhookId: string, deliveryId: string): Promise<DeliveryView | null> {
-    const result = await this.db.execute(
-      deliveryView(sql`d.project_id = ${projectId} AND d.webhook_id = ${webhookId} AND d.id = ${deliveryId}`),
-    );
-    return rowsOf<DeliveryView>(result)[0] ?? null;
-  }
-
-  /**
-   * A new delivery of the same event (same body bytes, same event id) to the same webhook, due at
-   * once, when the webhook is enabled. Null when there is no such delivery or webhook enabled.
-   */
-  async replayOne(projectId: string, webhookId: string, deliveryId: string, now: Date): Promise<string | null> {
-    const result = await this.db.execute(sql`
-      INSERT INTO webhook_deliveries (project_id, webhook_id, event_id, next_attempt_at, replay_of, created_at, updated_at)
-      SELECT d.project_id, d.webhook_id, d.event_id, ${now}::timestamptz, d.id, ${now}::timestamptz, ${now}::timestamptz
-      FROM webhook_deliveries d
-      JOIN LATERAL (SELECT w.id FROM webhooks w WHERE w.id = d.webhook_id AND w.enabled FOR KEY SHARE) w ON true
-      WHERE d.project_id = ${projectId} AND d.webhook_id = ${webhookId} AND d.id = ${deliveryId}
-      RETURNING id`);
-    return rowsOf<{ id: string }>(result)[0]?.id ?? null;
-  }
-
-  /**
-   * New deliveries to one enabled webhook of every event of its project emitted in
-   * [since, until), except `webhook.test` events aimed at other webhooks and live-only events (the
-   * webhook-deliveries channel's, which never go to webhooks). Events from before the
-   * webhook existed get their body stored now, by the same function the fan-out uses.
-   */
-  async replayRange(projectId: string, webhookId: string, since: Date, until: Date, now: Date): Promise<number | null> {
-    const result = await this.db.execute(sql`
-      WITH hook AS (
-        SELECT id FROM webhooks WHERE id = ${webhookId} AND project_id = ${projectId} AND enabled FOR KEY SHARE
-      ), ev AS (
-        SELECT e.id, e.type, e.project_id, e.emitted_at, e.data FROM events e
-        WHERE e.project_id = ${projectId} AND e.emitted_at >= ${since}::timestamptz AND e.emitted_at < ${until}::timestamptz
-          AND (e.target_webhook_id IS NULL OR e.target_webhook_id = ${webhookId}) AND NOT e.live_only
-          AND EXISTS (SELECT 1 FROM hook)
-      ), pay AS (
-        INSERT INTO webhook_payloads (event_id, body)
-        SELECT ev.id, tenure_webhook_body(ev.id, ev.type, ev.project_id, ev.emitted_at, ev.data) FROM ev
-        ON CONFLICT (event_id) DO NOTHING
-      ), ins AS (
-        INSERT INTO webhook_deliveries (project_id, webhook_id, event_id, next_attempt_at, created_at, updated_at)
-        SELECT ${projectId}, hook.id, ev.id, ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz FROM ev CROSS JOIN hook
-        RETURNING 1
-      )
-      SELECT (SELECT count(*) FROM hook)::int AS hooks, (SELECT count(*) FROM ins)::int AS n`);
-    const row = rowsOf<{ hooks: number; n: number }>(result)[0]!;
-    return row.hooks === 0 ? null : row.n;
   }
 }

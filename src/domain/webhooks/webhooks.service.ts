@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { DeliveriesStore, DeliveryView } from '../../store/deliveries.store.js';
+import type { DeliveryLogStore, DeliveryView } from '../../store/delivery-log.store.js';
 import type { WebhooksStore } from '../../store/webhooks.store.js';
 import { resolveDestination, type Resolver } from '../../webhooks/ssrf-guard.js';
 import type { Clock } from '../clock.js';
@@ -46,7 +46,7 @@ const DISABLED = 'Webhook is disabled; enable it first';
 export class WebhooksService {
   constructor(
     private readonly store: WebhooksStore,
-    private readonly deliveries: DeliveriesStore,
+    private readonly deliveries: DeliveryLogStore,
     private readonly clock: Clock,
     private readonly options: WebhooksOptions,
   ) {}

@@ -1,0 +1,120 @@
+import { sql, type SQL } from 'drizzle-orm';
+import { rowsOf, type Db } from './db.js';
+import { iso } from './memberships.store.js';
+
+/**
+ * The webhook delivery log as the API shows it (each delivery with its attempts), and replays: a
+ * replay is a new delivery of the same event, which the workers then claim like any other
+ * (deliveries.store.ts).
+ */
+
+export interface AttemptView {
+  attempt: number;
+  attempted_at: string;
+  status_code: number | null;
+  duration_ms: number;
+  error_class: string | null;
+  error_message: string | null;
+  response_excerpt: string | null;
+  outcome: string;
+  next_attempt_at: string | null;
+}
+
+export interface DeliveryView {
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  status: 'pending' | 'delivered' | 'failed' | 'cancelled';
+  attempt_count: number;
+  next_attempt_at: string | null;
+  created_at: string;
+  completed_at: string | null;
+  replay_of: string | null;
+  attempts: AttemptView[];
+}
+
+const deliveryView = (where: SQL) => sql`
+  SELECT d.id, d.webhook_id, d.event_id, e.type AS event_type, d.status, d.attempts AS attempt_count,
+         CASE WHEN d.status = 'pending' THEN ${iso(sql`d.next_attempt_at`)} END AS next_attempt_at,
+         ${iso(sql`d.created_at`)} AS created_at, ${iso(sql`d.completed_at`)} AS completed_at, d.replay_of,
+         coalesce((
+           SELECT json_agg(json_build_object(
+             'attempt', a.attempt, 'attempted_at', ${iso(sql`a.attempted_at`)}, 'status_code', a.status_code,
+             'duration_ms', a.duration_ms, 'error_class', a.error_class, 'error_message', a.error_message,
+             'response_excerpt', a.response_excerpt, 'outcome', a.outcome,
+             'next_attempt_at', ${iso(sql`a.next_attempt_at`)}) ORDER BY a.attempt, a.attempted_at)
+           FROM webhook_delivery_attempts a WHERE a.delivery_id = d.id), '[]'::json) AS attempts
+  FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+  WHERE ${where}`;
+
+export class DeliveryLogStore {
+  constructor(private readonly db: Db) {}
+
+  /** A webhook's deliveries, newest first, each with its attempts. */
+  async list(
+    projectId: string,
+    webhookId: string,
+    filter: { status?: string; limit: number; offset: number },
+  ): Promise<{ items: DeliveryView[]; total: number }> {
+    const where = filter.status
+      ? sql`d.project_id = ${projectId} AND d.webhook_id = ${webhookId} AND d.status = ${filter.status}`
+      : sql`d.project_id = ${projectId} AND d.webhook_id = ${webhookId}`;
+    const [page, count] = await Promise.all([
+      this.db.execute(sql`${deliveryView(where)} ORDER BY d.created_at DESC, d.id DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`),
+      this.db.execute(sql`SELECT count(*)::int AS total FROM webhook_deliveries d WHERE ${where}`),
+    ]);
+    return { items: rowsOf<DeliveryView>(page), total: rowsOf<{ total: number }>(count)[0]?.total ?? 0 };
+  }
+
+  async get(projectId: string, webhookId: string, deliveryId: string): Promise<DeliveryView | null> {
+    const result = await this.db.execute(
+      deliveryView(sql`d.project_id = ${projectId} AND d.webhook_id = ${webhookId} AND d.id = ${deliveryId}`),
+    );
+    return rowsOf<DeliveryView>(result)[0] ?? null;
+  }
+
+  /**
+   * A new delivery of the same event (same body bytes, same event id) to the same webhook, due at
+   * once, when the webhook is enabled. Null when there is no such delivery or webhook enabled.
+   */
+  async replayOne(projectId: string, webhookId: string, deliveryId: string, now: Date): Promise<string | null> {
+    const result = await this.db.execute(sql`
+      INSERT INTO webhook_deliveries (project_id, webhook_id, event_id, next_attempt_at, replay_of, created_at, updated_at)
+      SELECT d.project_id, d.webhook_id, d.event_id, ${now}::timestamptz, d.id, ${now}::timestamptz, ${now}::timestamptz
+      FROM webhook_deliveries d
+      JOIN LATERAL (SELECT w.id FROM webhooks w WHERE w.id = d.webhook_id AND w.enabled FOR KEY SHARE) w ON true
+      WHERE d.project_id = ${projectId} AND d.webhook_id = ${webhookId} AND d.id = ${deliveryId}
+      RETURNING id`);
+    return rowsOf<{ id: string }>(result)[0]?.id ?? null;
+  }
+
+  /**
+   * New deliveries to one enabled webhook of every event of its project emitted in
+   * [since, until), except `webhook.test` events aimed at other webhooks and live-only events (the
+   * webhook-deliveries channel's, which never go to webhooks). Events from before the
+   * webhook existed get their body stored now, by the same function the fan-out uses.
+   */
+  async replayRange(projectId: string, webhookId: string, since: Date, until: Date, now: Date): Promise<number | null> {
+    const result = await this.db.execute(sql`
+      WITH hook AS (
+        SELECT id FROM webhooks WHERE id = ${webhookId} AND project_id = ${projectId} AND enabled FOR KEY SHARE
+      ), ev AS (
+        SELECT e.id, e.type, e.project_id, e.emitted_at, e.data FROM events e
+        WHERE e.project_id = ${projectId} AND e.emitted_at >= ${since}::timestamptz AND e.emitted_at < ${until}::timestamptz
+          AND (e.target_webhook_id IS NULL OR e.target_webhook_id = ${webhookId}) AND NOT e.live_only
+          AND EXISTS (SELECT 1 FROM hook)
+      ), pay AS (
+        INSERT INTO webhook_payloads (event_id, body)
+        SELECT ev.id, tenure_webhook_body(ev.id, ev.type, ev.project_id, ev.emitted_at, ev.data) FROM ev
+        ON CONFLICT (event_id) DO NOTHING
+      ), ins AS (
+        INSERT INTO webhook_deliveries (project_id, webhook_id, event_id, next_attempt_at, created_at, updated_at)
+        SELECT ${projectId}, hook.id, ev.id, ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz FROM ev CROSS JOIN hook
+        RETURNING 1
+      )
+      SELECT (SELECT count(*) FROM hook)::int AS hooks, (SELECT count(*) FROM ins)::int AS n`);
+    const row = rowsOf<{ hooks: number; n: number }>(result)[0]!;
+    return row.hooks === 0 ? null : row.n;
+  }
+}
