@@ -24,6 +24,7 @@ import { adminQuery } from './lib/admin.js';
 import { startServer, stopAll, type Server } from './lib/processes.js';
 import { seedTenant, type Tenant } from './lib/seed.js';
 import { alternate, median } from './lib/stats.js';
+import { askThread } from './lib/threads.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
@@ -93,17 +94,7 @@ async function startClients(server: Server, tenant: Tenant, count: number): Prom
       count,
     },
   });
-  const ask = <T>(message: string, key: string) =>
-    new Promise<T>((resolve) => {
-      const on = (m: Record<string, unknown>) => {
-        if (key in m) {
-          thread.off('message', on);
-          resolve(m[key] as T);
-        }
-      };
-      thread.on('message', on);
-      if (message) thread.postMessage(message);
-    });
+  const ask = <T>(message: string, key: string) => askThread<T>(thread, message, key);
   const subscribed = await Promise.race([
     ask<number>('', 'subscribed'),
     ask<string>('', 'error').then((e) => Promise.reject(new Error(`a client was refused: ${e}`))),

@@ -25,6 +25,7 @@ import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { openDatabase, rowsOf, type Database } from '../src/store/db.js';
 import { startWebhookRuntime, type WebhookRuntime } from '../src/webhooks/runtime.js';
+import { askThread } from './lib/threads.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
@@ -65,17 +66,7 @@ interface Receiver {
 
 async function startReceiver(): Promise<Receiver> {
   const thread = new Worker(RECEIVER, { eval: true });
-  const ask = <T>(message: string, key: string) =>
-    new Promise<T>((resolve) => {
-      const on = (m: Record<string, unknown>) => {
-        if (key in m) {
-          thread.off('message', on);
-          resolve(m[key] as T);
-        }
-      };
-      thread.on('message', on);
-      thread.postMessage(message);
-    });
+  const ask = <T>(message: string, key: string) => askThread<T>(thread, message, key);
   const port = await new Promise<number>((resolve) => thread.once('message', (m: { port: number }) => resolve(m.port)));
   return {
     url: `http://127.0.0.1:${port}`,

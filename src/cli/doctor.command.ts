@@ -2,10 +2,10 @@ import { access, constants } from 'node:fs/promises';
 import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import { ConfigError, loadConfig, type Config } from '../config.js';
-import { checkRedis, pendingMigrations, probeRedisClient, reasonOf } from '../observability/probes.js';
+import { checkRedis, probeRedisClient, reasonOf } from '../observability/probes.js';
 import { storageOf } from '../server.js';
 import { DataDirLockedError } from '../store/data-dir-lock.js';
-import { openDatabase, type Database } from '../store/db.js';
+import { openDatabase, pendingMigrations, type Database } from '../store/db.js';
 
 /**
  * `npx tenure doctor`: what stands between this machine and a running tenure, each finding with

@@ -1,7 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Db } from '../store/db.js';
+import { DeliveriesStore } from '../store/deliveries.store.js';
 import { deliveryOutcomeCounts } from './delivery-outcomes.js';
-import { deliveryQueueStats } from './delivery-queue.js';
 
 /**
  * The app's Prometheus metrics (`GET /metrics`). Each app owns its Registry rather than
@@ -68,14 +68,15 @@ export function createMetrics(options: { db?: Db } = {}): Metrics {
   });
 
   if (options.db) {
-    const db = options.db;
+    const deliveries = new DeliveriesStore(options.db);
     // Both gauges come from one query per scrape: the first collect runs it, the second reuses it.
     // A database that cannot answer leaves the gauges at their last values: the scrape still
     // succeeds, and /readyz is where an unreachable database shows.
-    type Stats = Awaited<ReturnType<typeof deliveryQueueStats>> | null;
+    type Stats = Awaited<ReturnType<DeliveriesStore['queueStats']>> | null;
     let pending: Promise<Stats> | null = null;
     const stats = () =>
-      (pending ??= deliveryQueueStats(db)
+      (pending ??= deliveries
+        .queueStats()
         .catch((): Stats => null)
         .finally(() => setImmediate(() => (pending = null))));
     new Gauge({

@@ -1,9 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
-import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { Redis } from 'ioredis';
-import { rowsOf, type Db } from '../store/db.js';
+import { pendingMigrations, type Db } from '../store/db.js';
 
 /**
  * The checks behind `GET /readyz` and `npx tenure doctor`: is the database reachable, are all
@@ -19,8 +16,6 @@ export interface CheckResult {
 }
 
 const PROBE_TIMEOUT_MS = 3_000;
-
-const migrationsFolder = fileURLToPath(new URL('../../drizzle', import.meta.url));
 
 /** Rejects after `ms` so a stuck connection attempt cannot hold a probe. */
 function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -52,31 +47,9 @@ export async function checkDatabase(db: Db): Promise<CheckResult> {
   }
 }
 
-/** Migration names in `drizzle/`, in order, with the hash drizzle records for each. */
-function expectedMigrations(): { tag: string; hash: string }[] {
-  const journal = JSON.parse(readFileSync(`${migrationsFolder}/meta/_journal.json`, 'utf8')) as { entries: { tag: string }[] };
-  return readMigrationFiles({ migrationsFolder }).map((m, i) => ({ tag: journal.entries[i]?.tag ?? `#${i}`, hash: m.hash }));
-}
-
-/** Names of the migrations in `drizzle/` not yet recorded in `drizzle.__drizzle_migrations`. */
-export async function pendingMigrations(db: Db): Promise<string[]> {
-  const expected = expectedMigrations();
-  let applied: Set<string>;
-  try {
-    const result = await within(db.execute(sql`SELECT hash FROM drizzle.__drizzle_migrations`), PROBE_TIMEOUT_MS, 'the database');
-    applied = new Set(rowsOf<{ hash: string }>(result).map((r) => r.hash));
-  } catch (err) {
-    // 3F000: no `drizzle` schema, 42P01: no table: a database nothing was ever applied to.
-    const code = (err as { cause?: { code?: string }; code?: string }).cause?.code ?? (err as { code?: string }).code;
-    if (code === '3F000' || code === '42P01') return expected.map((m) => m.tag);
-    throw err;
-  }
-  return expected.filter((m) => !applied.has(m.hash)).map((m) => m.tag);
-}
-
 export async function checkMigrations(db: Db): Promise<CheckResult> {
   try {
-    const pending = await pendingMigrations(db);
+    const pending = await within(pendingMigrations(db), PROBE_TIMEOUT_MS, 'the database');
     return pending.length === 0
       ? { name: 'migrations', status: 'ok', detail: 'all applied' }
       : { name: 'migrations', status: 'failed', detail: `${pending.length} pending: ${pending.join(', ')}` };

@@ -1,9 +1,11 @@
+import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
@@ -114,15 +116,31 @@ function openPostgres(url: string, poolSize: number): Database {
 }
 
 async function migrationsApplied(db: Db): Promise<boolean> {
-  const { readMigrationFiles } = await import('drizzle-orm/migrator');
-  const expected = readMigrationFiles({ migrationsFolder });
   try {
-    const result = await db.execute(sql`SELECT hash FROM drizzle.__drizzle_migrations`);
-    const applied = new Set(rowsOf<{ hash: string }>(result).map((r) => r.hash));
-    return expected.every((m) => applied.has(m.hash));
+    return (await pendingMigrations(db)).length === 0;
   } catch {
     return false;
   }
+}
+
+/**
+ * Names of the migrations in `drizzle/` not yet recorded in `drizzle.__drizzle_migrations`, in
+ * order (`/readyz`, `npx tenure doctor`). A database nothing was ever applied to has them all.
+ */
+export async function pendingMigrations(db: Db): Promise<string[]> {
+  const journal = JSON.parse(readFileSync(`${migrationsFolder}/meta/_journal.json`, 'utf8')) as { entries: { tag: string }[] };
+  const expected = readMigrationFiles({ migrationsFolder }).map((m, i) => ({ tag: journal.entries[i]?.tag ?? `#${i}`, hash: m.hash }));
+  let applied: Set<string>;
+  try {
+    const result = await db.execute(sql`SELECT hash FROM drizzle.__drizzle_migrations`);
+    applied = new Set(rowsOf<{ hash: string }>(result).map((r) => r.hash));
+  } catch (err) {
+    // 3F000: no `drizzle` schema, 42P01: no table.
+    const code = (err as { cause?: { code?: string }; code?: string }).cause?.code ?? (err as { code?: string }).code;
+    if (code === '3F000' || code === '42P01') return expected.map((m) => m.tag);
+    throw err;
+  }
+  return expected.filter((m) => !applied.has(m.hash)).map((m) => m.tag);
 }
 
 /** Rows of a raw `db.execute` result; both drivers return `{ rows }`. */

@@ -244,4 +244,19 @@ export class DeliveriesStore {
       ) SELECT count(*)::int AS n FROM c`);
     return rowsOf<{ n: number }>(result)[0]?.n ?? 0;
   }
+
+  /**
+   * The queue as a metrics scrape sees it: pending deliveries and the age of the oldest one due.
+   * One read through the partial index `webhook_deliveries_due_idx`, so its cost grows with the
+   * backlog, not with the delivery history.
+   */
+  async queueStats(): Promise<{ depth: number; oldestDueAgeSeconds: number }> {
+    const result = await this.db.execute(sql`
+      SELECT count(*)::int AS depth,
+             COALESCE(EXTRACT(EPOCH FROM now() - min(next_attempt_at) FILTER (WHERE next_attempt_at <= now())), 0)::float8 AS age
+      FROM webhook_deliveries
+      WHERE status = 'pending'`);
+    const row = rowsOf<{ depth: number | string; age: number | string }>(result)[0];
+    return { depth: Number(row?.depth ?? 0), oldestDueAgeSeconds: Math.max(0, Number(row?.age ?? 0)) };
+  }
 }
