@@ -1,48 +1,44 @@
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
 /**
- * The suite runs on embedded PGlite always, and again on PostgreSQL when DATABASE_URL is set
- * (CI sets it). The PostgreSQL project creates a fresh database for the run and drops it after,
- * so concurrent runs never collide.
+ * The suite in tiers, each behaviour proven once at the lowest tier that can (run one alone with
+ * `npm run test:<tier>`):
+ * - unit: pure code beside it in src/, no storage, seconds;
+ * - http: HTTP behaviour through the real app, on one storage (embedded PGlite), once;
+ * - storage: the store and what differs by storage (migrations, locks, SKIP LOCKED,
+ *   LISTEN/NOTIFY, concurrency, crash recovery), on PGlite and, when DATABASE_URL is set, on
+ *   PostgreSQL too;
+ * - cluster: several real server processes sharing PostgreSQL and Redis (DATABASE_URL and REDIS_URL).
+ * `npm test` runs every tier whose services are configured.
  */
-const projects = [
+
+const pglite = { env: { TENURE_TEST_STORAGE: 'pglite' }, globalSetup: ['test/support/pglite.global-setup.ts'] };
+const postgres = { env: { TENURE_TEST_STORAGE: 'postgres' }, globalSetup: ['test/support/postgres.global-setup.ts'] };
+
+const projects: TestProjectInlineConfiguration[] = [
+  { extends: true, test: { name: 'unit', include: ['src/**/*.test.ts'] } },
   {
-    extends: true as const,
+    extends: true,
     test: {
-      name: 'pglite',
-      // The typed client's tests run against a real tenure server, here on embedded storage.
-      include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'clients/typescript/**/*.test.ts'],
-      exclude: ['test/cluster/**', '**/node_modules/**'],
-      env: { TENURE_TEST_STORAGE: 'pglite' },
-      globalSetup: ['test/support/pglite.global-setup.ts'],
+      name: 'http',
+      // The typed client's tests run against a real tenure server too.
+      include: [
+        'test/{http,openapi,ops,cli,live,webhooks}/**/*.test.ts',
+        'clients/typescript/test/**/*.test.ts',
+      ],
+      ...pglite,
     },
   },
+  { extends: true, test: { name: 'storage-pglite', include: ['test/storage/**/*.test.ts'], ...pglite } },
 ];
+
 if (process.env.DATABASE_URL) {
-  projects.push({
-    extends: true as const,
-    test: {
-      name: 'postgres',
-      // Pure unit tests (src/**) do not touch storage; they run once, in the PGlite project.
-      include: ['test/**/*.test.ts'],
-      exclude: ['test/cluster/**', 'node_modules/**'],
-      env: { TENURE_TEST_STORAGE: 'postgres' },
-      globalSetup: ['test/support/postgres.global-setup.ts'],
-    } as never,
-  });
+  projects.push({ extends: true, test: { name: 'storage-postgres', include: ['test/storage/**/*.test.ts'], ...postgres } });
 }
 
 // Cluster tests start real server processes sharing PostgreSQL and Redis; they need both URLs.
 if (process.env.DATABASE_URL && process.env.REDIS_URL) {
-  projects.push({
-    extends: true as const,
-    test: {
-      name: 'cluster',
-      include: ['test/cluster/**/*.test.ts'],
-      env: { TENURE_TEST_STORAGE: 'postgres' },
-      globalSetup: ['test/support/postgres.global-setup.ts'],
-    } as never,
-  });
+  projects.push({ extends: true, test: { name: 'cluster', include: ['test/cluster/**/*.test.ts'], ...postgres } });
 }
 
 export default defineConfig({

@@ -5,26 +5,66 @@ import { openDatabase } from '../../src/store/db.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
+    /** A URL on the DATABASE_URL server to run CREATE/DROP DATABASE from. */
+    pgAdminUrl: string;
+    /** The migrated database every per-file database of this run is copied from. */
+    pgTemplate: string;
+    /** Every database of this run starts with it; teardown drops them all. */
+    pgPrefix: string;
+    /** A migrated database of this run shared by whoever asks for it (prefer a database of your own). */
     databaseUrl: string;
   }
 }
 
-/** Creates this run's own database on the DATABASE_URL server, migrates it, and drops it after. */
+/** Runs one statement on the server of `adminUrl` over a short-lived connection. */
+async function admin<T extends pg.QueryResultRow>(adminUrl: string, text: string, values: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    return (await client.query<T>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+function urlOf(adminUrl: string, database: string): string {
+  const url = new URL(adminUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+/**
+ * Migrating costs seconds; copying a migrated database costs a fraction of one. So the run
+ * migrates one template database, and each test file copies it (`CREATE DATABASE … TEMPLATE`),
+ * which keeps files from seeing each other's rows without any filter in production code.
+ * Every name starts with a prefix unique to this run, so concurrent runs on one server never
+ * collide and teardown finds everything this run made.
+ */
 export default async function setup(project: TestProject) {
-  const admin = new URL(process.env.DATABASE_URL!);
-  const name = `tenure_test_${process.pid}_${randomBytes(4).toString('hex')}`;
-  const run = (sql: string) => {
-    const client = new pg.Client({ connectionString: admin.toString() });
-    return client.connect().then(() => client.query(sql)).finally(() => client.end());
-  };
-  await run(`CREATE DATABASE "${name}"`);
-  const url = new URL(admin);
-  url.pathname = `/${name}`;
-  const database = await openDatabase({ kind: 'postgres', url: url.toString(), poolSize: 1 });
-  await database.migrate();
-  await database.close();
-  project.provide('databaseUrl', url.toString());
+  const adminUrl = process.env.DATABASE_URL!;
+  const prefix = `tenure_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const template = `${prefix}_template`;
+
+  await admin(adminUrl, `CREATE DATABASE "${template}"`);
+  const database = await openDatabase({ kind: 'postgres', url: urlOf(adminUrl, template), poolSize: 1 });
+  try {
+    await database.migrate();
+  } finally {
+    await database.close();
+  }
+  // A template must have no sessions while it is copied: refuse them from now on.
+  await admin(adminUrl, `ALTER DATABASE "${template}" WITH ALLOW_CONNECTIONS false`);
+
+  const shared = `${prefix}_shared`;
+  await admin(adminUrl, `CREATE DATABASE "${shared}" TEMPLATE "${template}"`);
+
+  project.provide('pgAdminUrl', adminUrl);
+  project.provide('pgTemplate', template);
+  project.provide('pgPrefix', prefix);
+  project.provide('databaseUrl', urlOf(adminUrl, shared));
+
   return async () => {
-    await run(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    const rows = await admin<{ datname: string }>(adminUrl, 'SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [prefix]);
+    for (const { datname } of rows) await admin(adminUrl, `DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
   };
 }
