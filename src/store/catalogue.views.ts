@@ -1,4 +1,6 @@
 import { sql } from 'drizzle-orm';
+import type { PlanView } from '../domain/plans/plan.view.js';
+import type { TargetView } from '../domain/targets/target.view.js';
 
 /**
  * The plan and target objects as the API and events show them, built in SQL. A write inserts its
@@ -25,7 +27,7 @@ export const withCounts = (source: string) =>
 /** The target object of a relation `alias` made by `withCounts`. */
 export const targetJson = (alias: string) => {
   const c = (name: string) => sql.raw(`${alias}.${name}`);
-  return sql`jsonb_build_object(
+  return sql<TargetView>`jsonb_build_object(
     'target_id', ${c('id')}, 'target_name', ${c('name')}, 'platform', ${c('platform')}, 'kind', ${c('kind')},
     'external_id', ${c('external_id')}, 'is_enabled', ${c('is_enabled')}, 'plan_count', ${c('plan_count')},
     'parent_target_id', ${c('parent_target_id')}, 'participant_count', ${c('participant_count')})`;
@@ -37,7 +39,7 @@ export const targetJson = (alias: string) => {
  */
 export const planJson = (alias: string) => {
   const c = (name: string) => sql.raw(`${alias}.${name}`);
-  return sql`jsonb_build_object(
+  return sql<PlanView>`jsonb_build_object(
     'plan_id', ${c('id')}, 'plan_name', ${c('name')}, 'plan_price', ${c('price')}::text, 'plan_currency', ${c('currency')},
     'plan_duration', ${c('duration')}, 'plan_price_formatted', ${c('price_formatted')},
     'plan_data', jsonb_build_object('plan_recurring', ${c('recurring')}, 'plan_one_time', ${c('one_time')}),

@@ -1,10 +1,11 @@
 import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from './db.js';
 import { iso } from './memberships.store.js';
+import { eventRows, insertEvents, type EventData } from './outbox.js';
 
 /**
  * Webhook deliveries and their attempts. Deliveries are created by the fan-out trigger on
- * `events` (drizzle/0002_webhook_fan_out.sql) or by a replay here; workers claim due ones with
+ * `events` (drizzle/functions.sql) or by a replay here; workers claim due ones with
  * `FOR UPDATE SKIP LOCKED` and a lease, and record each attempt fenced by that lease. The delivery
  * log and replays, which the API reads and writes, are in delivery-log.store.ts.
  */
@@ -59,6 +60,17 @@ export interface AttemptRecord {
   /** A failure when the endpoint has failed since before this instant disables it. */
   disableIfFailingSince: Date;
 }
+
+/** The fields every outcome event shares, from `results r JOIN events e` in completeMany. */
+const outcomeData = {
+  webhook_id: sql<string>`r.webhook_id`,
+  delivery_id: sql<string>`r.id`,
+  event_id: sql<string>`r.event_id`,
+  event_type: sql<string>`e.type`,
+  attempt: sql<number>`r.attempt`,
+  status_code: sql<number | null>`r.status_code`,
+  duration_ms: sql<number>`r.duration_ms`,
+} satisfies EventData<'webhook.delivery-succeeded'>;
 
 export class DeliveriesStore {
   constructor(private readonly db: Db) {}
@@ -194,21 +206,26 @@ export class DeliveriesStore {
       ), live AS (
         -- The webhook-deliveries live channel: final outcomes and disabled endpoints, as
         -- live-only events (never fanned out to webhooks), committed with the outcome itself.
-        INSERT INTO events (project_id, type, data, live_only)
-        SELECT r.project_id,
-               CASE WHEN r.outcome = 'delivered' THEN 'webhook.delivery-succeeded' ELSE 'webhook.delivery-failed' END,
-               jsonb_build_object(
-                 'webhook_id', r.webhook_id, 'delivery_id', r.id, 'event_id', r.event_id, 'event_type', e.type,
-                 'attempt', r.attempt, 'status_code', r.status_code, 'duration_ms', r.duration_ms)
-               || CASE WHEN r.outcome = 'delivered' THEN '{}'::jsonb
-                       ELSE jsonb_build_object('reason', r.outcome, 'error_class', r.error_class) END,
-               true
-        FROM results r JOIN events e ON e.id = r.event_id
-        WHERE r.outcome <> 'retry'
-        UNION ALL
-        SELECT hook.project_id, 'webhook.endpoint-disabled',
-               jsonb_build_object('webhook_id', hook.id, 'reason', 'failing', 'disabled_at', ${iso(sql`hook.disabled_at`)}), true
-        FROM hook WHERE hook.just_disabled
+        ${insertEvents([
+          eventRows('webhook.delivery-succeeded', {
+            projectId: sql`r.project_id`,
+            data: outcomeData,
+            liveOnly: true,
+            from: sql`FROM results r JOIN events e ON e.id = r.event_id WHERE r.outcome = 'delivered'`,
+          }),
+          eventRows('webhook.delivery-failed', {
+            projectId: sql`r.project_id`,
+            data: { ...outcomeData, reason: sql<'dropped' | 'exhausted'>`r.outcome`, error_class: sql<string | null>`r.error_class` },
+            liveOnly: true,
+            from: sql`FROM results r JOIN events e ON e.id = r.event_id WHERE r.outcome NOT IN ('delivered', 'retry')`,
+          }),
+          eventRows('webhook.endpoint-disabled', {
+            projectId: sql`hook.project_id`,
+            data: { webhook_id: sql<string>`hook.id`, reason: sql<'failing'>`'failing'`, disabled_at: iso(sql`hook.disabled_at`) },
+            liveOnly: true,
+            from: sql`FROM hook WHERE hook.just_disabled`,
+          }),
+        ])}
       )
       SELECT (SELECT coalesce(array_agg(id::text), '{}') FROM upd) AS recorded,
              (SELECT coalesce(array_agg(id::text), '{}') FROM hook WHERE NOT enabled) AS disabled`);

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from './db.js';
-import { membershipJson, withPlan } from './memberships.store.js';
+import { membershipEvent, withPlan } from './memberships.store.js';
 
 /**
  * The expiry sweep: active memberships whose end date has passed become `expired`, each with its
@@ -9,7 +9,7 @@ import { membershipJson, withPlan } from './memberships.store.js';
  * on the locked row, so a row another sweeper has just expired is not expired (nor announced)
  * again. An extend afterwards sets the row active again, and a later expiry is a new one.
  *
- * The event's membership is built by the same `membershipJson` as the API's answer.
+ * The event's membership is built by the same `membershipJson` as the API's answer (membershipEvent).
  */
 
 export class ExpiryStore {
@@ -30,10 +30,7 @@ export class ExpiryStore {
         UPDATE memberships m SET status = 'expired', updated_at = now()
         FROM due WHERE m.id = due.id AND m.status = 'active'
         RETURNING m.*
-      ), full_row AS (${withPlan('upd')}), ev AS (
-        INSERT INTO events (project_id, type, data)
-        SELECT project_id, 'membership.expired', jsonb_build_object('membership', ${membershipJson('full_row')}) FROM full_row
-      )
+      ), full_row AS (${withPlan('upd')}), ev AS (${membershipEvent('membership.expired')})
       SELECT count(*)::int AS n FROM full_row`);
     return rowsOf<{ n: number }>(result)[0]?.n ?? 0;
   }

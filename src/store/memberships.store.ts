@@ -1,6 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { MembershipView } from '../domain/memberships/membership.view.js';
 import { affectedOf, rowsOf, type Db } from './db.js';
+import { insertEvent } from './outbox.js';
 
 /**
  * Memberships and their outbox rows. Every write is one statement (or one transaction) that also
@@ -14,7 +15,7 @@ export interface ExtendedMembership {
 }
 
 /** An instant column as the API shows it: `YYYY-MM-DDTHH:MM:SS.mmmZ`. */
-export const iso = (column: SQL) => sql`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+export const iso = (column: SQL) => sql<string>`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
  * A membership as the API and events show it, built in SQL: the event is written in the same
@@ -24,7 +25,7 @@ export const iso = (column: SQL) => sql`to_char(${column} AT TIME ZONE 'UTC', 'Y
  */
 export const membershipJson = (alias: string) => {
   const c = (name: string) => sql.raw(`${alias}.${name}`);
-  return sql`jsonb_build_object(
+  return sql<MembershipView>`jsonb_build_object(
     'membership_id', ${c('id')}, 'user_id', ${c('user_id')}, 'plan_id', ${c('plan_id')},
     'membership_start_date', ${iso(c('start_date'))}, 'membership_end_date', ${iso(c('end_date'))},
     'user_name', CASE WHEN ${c('user_first_name')} IS NULL AND ${c('user_username')} IS NULL THEN NULL
@@ -44,6 +45,10 @@ export const withPlan = (source: string, users = 'users') =>
      FROM ${source} s LEFT JOIN plans p ON p.id = s.plan_id
      LEFT JOIN ${users} u ON u.project_id = s.project_id AND u.user_id = s.user_id`,
   );
+
+/** One event of `type` per row of `full_row` (see withPlan), carrying that membership. */
+export const membershipEvent = (type: 'membership.created' | 'membership.expired' | 'membership.deleted') =>
+  insertEvent(type, { projectId: sql`project_id`, data: { membership: membershipJson('full_row') }, from: sql`FROM full_row` });
 
 export interface NewMembership {
   userId: string;
@@ -65,13 +70,11 @@ export class MembershipsStore {
         UPDATE memberships m SET end_date = ${endDate}, status = 'active', updated_at = now()
         FROM old WHERE m.id = old.id
         RETURNING m.*, old.end_date AS previous_end_date
-      ), full_row AS (${withPlan('upd')}), ev AS (
-        INSERT INTO events (project_id, type, data)
-        SELECT project_id, 'membership.extended',
-               jsonb_build_object('membership', ${membershipJson('full_row')},
-                                  'previous_end_date', ${iso(sql.raw('full_row.previous_end_date'))})
-        FROM full_row
-      )
+      ), full_row AS (${withPlan('upd')}), ev AS (${insertEvent('membership.extended', {
+        projectId: sql`project_id`,
+        data: { membership: membershipJson('full_row'), previous_end_date: iso(sql`full_row.previous_end_date`) },
+        from: sql`FROM full_row`,
+      })})
       SELECT ${membershipJson('full_row')} AS membership, ${iso(sql.raw('full_row.previous_end_date'))} AS previous_end_date
       FROM full_row`);
     const row = rowsOf<{ membership: MembershipView; previous_end_date: string }>(result)[0];
@@ -88,10 +91,12 @@ export class MembershipsStore {
         UPDATE memberships SET end_date = ${endDate}, status = 'active', updated_at = now()
         WHERE project_id = ${projectId}`);
       const total = affectedOf(updated);
-      await tx.execute(sql`
-        INSERT INTO events (project_id, type, data)
-        VALUES (${projectId}, 'membership.bulk-extended',
-                jsonb_build_object('total', ${total}::int, 'new_end_date', ${endDate.toISOString()}::text))`);
+      await tx.execute(
+        insertEvent('membership.bulk-extended', {
+          projectId: sql`${projectId}`,
+          data: { total: sql<number>`${total}::int`, new_end_date: sql<string>`${endDate.toISOString()}::text` },
+        }),
+      );
       return total;
     });
   }
@@ -120,11 +125,7 @@ export class MembershipsStore {
           username = CASE WHEN ${'username' in name}::boolean THEN excluded.username ELSE users.username END,
           last_seen = now()
         RETURNING project_id, user_id, first_name, username
-      ), full_row AS (${withPlan('ins', 'usr')}), ev AS (
-        INSERT INTO events (project_id, type, data)
-        SELECT project_id, 'membership.created', jsonb_build_object('membership', ${membershipJson('full_row')})
-        FROM full_row
-      )
+      ), full_row AS (${withPlan('ins', 'usr')}), ev AS (${membershipEvent('membership.created')})
       SELECT (SELECT ${membershipJson('full_row')} FROM full_row) AS membership, (SELECT yes FROM banned) AS banned`);
     const row = rowsOf<{ membership: MembershipView | null; banned: boolean }>(result)[0]!;
     if (row.membership) return row.membership;
@@ -151,11 +152,7 @@ export class MembershipsStore {
         INSERT INTO users (project_id, user_id) SELECT project_id, user_id FROM ins
         ON CONFLICT (project_id, user_id) DO UPDATE SET last_seen = now()
         RETURNING project_id, user_id, first_name, username
-      ), full_row AS (${withPlan('ins', 'usr')}), ev AS (
-        INSERT INTO events (project_id, type, data)
-        SELECT project_id, 'membership.created', jsonb_build_object('membership', ${membershipJson('full_row')})
-        FROM full_row
-      )
+      ), full_row AS (${withPlan('ins', 'usr')}), ev AS (${membershipEvent('membership.created')})
       SELECT user_id FROM full_row`);
     return new Set(rowsOf<{ user_id: string }>(result).map((r) => r.user_id));
   }
@@ -198,11 +195,7 @@ export class MembershipsStore {
     const result = await this.db.execute(sql`
       WITH del AS (
         DELETE FROM memberships WHERE project_id = ${projectId} AND id = ${membershipId} RETURNING *
-      ), full_row AS (${withPlan('del')}), ev AS (
-        INSERT INTO events (project_id, type, data)
-        SELECT project_id, 'membership.deleted', jsonb_build_object('membership', ${membershipJson('full_row')})
-        FROM full_row
-      )
+      ), full_row AS (${withPlan('del')}), ev AS (${membershipEvent('membership.deleted')})
       SELECT id FROM full_row`);
     return rowsOf(result).length > 0;
   }

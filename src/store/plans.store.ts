@@ -3,6 +3,7 @@ import type { PlanFields } from '../domain/plans/plan-rules.js';
 import type { PlanView } from '../domain/plans/plan.view.js';
 import { planJson } from './catalogue.views.js';
 import { rowsOf, type Db } from './db.js';
+import { insertEvent } from './outbox.js';
 
 /**
  * Plans, the targets they grant, and their outbox rows. Every write commits with its event; the
@@ -19,6 +20,10 @@ type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 const live = (projectId: string, planId: string) =>
   sql`project_id = ${projectId} AND id = ${planId} AND deleted_at IS NULL`;
 
+/** One event of `type` per row of `source` (a relation with the plans columns), carrying that plan. */
+const planEvent = (type: 'plan.created' | 'plan.updated' | 'plan.deleted', source: string) =>
+  insertEvent(type, { projectId: sql`project_id`, data: { plan: planJson(source) }, from: sql`FROM ${sql.raw(source)}` });
+
 export class PlansStore {
   constructor(private readonly db: Db) {}
 
@@ -29,10 +34,7 @@ export class PlansStore {
         VALUES (${projectId}, ${f.name}, ${f.price}::numeric, ${f.currency}, ${f.duration}, ${f.priceFormatted},
                 ${f.recurring}, ${f.oneTime})
         RETURNING *
-      ), ev AS (
-        INSERT INTO events (project_id, type, data)
-        SELECT project_id, 'plan.created', jsonb_build_object('plan', ${planJson('ins')}) FROM ins
-      )
+      ), ev AS (${planEvent('plan.created', 'ins')})
       SELECT ${planJson('ins')} AS plan FROM ins`);
     return rowsOf<{ plan: PlanView }>(result)[0]!.plan;
   }
@@ -83,10 +85,7 @@ export class PlansStore {
     const result = await this.db.execute(sql`
       WITH del AS (
         UPDATE plans SET deleted_at = now(), updated_at = now() WHERE ${live(projectId, planId)} RETURNING *
-      ), ev AS (
-        INSERT INTO events (project_id, type, data)
-        SELECT project_id, 'plan.deleted', jsonb_build_object('plan', ${planJson('del')}) FROM del
-      )
+      ), ev AS (${planEvent('plan.deleted', 'del')})
       SELECT id FROM del`);
     return rowsOf(result).length > 0;
   }
@@ -136,10 +135,7 @@ export class PlansStore {
     const result = await tx.execute(sql`
       WITH upd AS (
         UPDATE plans SET ${assignments} WHERE id = ${planId} RETURNING *
-      ), ev AS (
-        INSERT INTO events (project_id, type, data)
-        SELECT project_id, 'plan.updated', jsonb_build_object('plan', ${planJson('upd')}) FROM upd
-      )
+      ), ev AS (${planEvent('plan.updated', 'upd')})
       SELECT ${planJson('upd')} AS plan FROM upd`);
     return rowsOf<{ plan: PlanView }>(result)[0]!.plan;
   }

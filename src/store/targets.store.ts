@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { Platform, TargetKind, TargetView } from '../domain/targets/target.view.js';
 import { planJson, targetJson, withCounts } from './catalogue.views.js';
 import { rowsOf, type Db } from './db.js';
+import { insertEvent } from './outbox.js';
 
 /**
  * Targets and their outbox rows. Every write commits with its events; the objects returned and
@@ -26,6 +27,10 @@ export interface TargetChange {
 export type CreateOutcome = { target: TargetView } | 'duplicate' | 'parent_missing';
 export type DeleteOutcome = 'deleted' | 'missing' | 'has_children';
 
+/** One event of `type` per row of `full_row` (made by withCounts), carrying that target. */
+const targetEvent = (type: 'target.added' | 'target.updated' | 'target.removed', orderBy = sql``) =>
+  insertEvent(type, { projectId: sql`project_id`, data: { target: targetJson('full_row') }, from: sql`FROM full_row ${orderBy}` });
+
 export class TargetsStore {
   constructor(private readonly db: Db) {}
 
@@ -44,10 +49,7 @@ export class TargetsStore {
         WHERE ${input.parentTargetId}::uuid IS NULL OR EXISTS (SELECT 1 FROM parent)
         ON CONFLICT (project_id, platform, external_id) DO NOTHING
         RETURNING *
-      ), full_row AS (${withCounts('ins')}), ev AS (
-        INSERT INTO events (project_id, type, data)
-        SELECT project_id, 'target.added', jsonb_build_object('target', ${targetJson('full_row')}) FROM full_row
-      )
+      ), full_row AS (${withCounts('ins')}), ev AS (${targetEvent('target.added')})
       SELECT (SELECT ${targetJson('full_row')} FROM full_row) AS target, EXISTS (SELECT 1 FROM parent) AS parent_found`);
     const row = rowsOf<{ target: TargetView | null; parent_found: boolean }>(result)[0]!;
     if (row.target) return { target: row.target };
@@ -101,11 +103,7 @@ export class TargetsStore {
                  updated_at = now()
           FROM input i WHERE t.project_id = ${projectId} AND t.id = i.target_id
           RETURNING t.*, i.ord
-        ), full_row AS (${withCounts('upd')}), ev AS (
-          INSERT INTO events (project_id, type, data)
-          SELECT project_id, 'target.updated', jsonb_build_object('target', ${targetJson('full_row')})
-          FROM full_row ORDER BY ord
-        )
+        ), full_row AS (${withCounts('upd')}), ev AS (${targetEvent('target.updated', sql`ORDER BY ord`)})
         SELECT ${targetJson('full_row')} AS target FROM full_row ORDER BY ord`);
       return { updated: rowsOf<{ target: TargetView }>(result).map((r) => r.target) };
     });
@@ -125,19 +123,19 @@ export class TargetsStore {
       const children = await tx.execute(sql`SELECT 1 FROM targets WHERE parent_target_id = ${targetId} LIMIT 1`);
       if (rowsOf(children).length > 0) return 'has_children';
       const plans = await tx.execute(sql`
-        WITH del AS (SELECT * FROM targets WHERE id = ${targetId}), full_row AS (${withCounts('del')}), ev AS (
-          INSERT INTO events (project_id, type, data)
-          SELECT project_id, 'target.removed', jsonb_build_object('target', ${targetJson('full_row')}) FROM full_row
-        )
+        WITH del AS (SELECT * FROM targets WHERE id = ${targetId}), full_row AS (${withCounts('del')}), ev AS (${targetEvent('target.removed')})
         SELECT pt.plan_id FROM plan_targets pt JOIN plans p ON p.id = pt.plan_id
         WHERE pt.target_id = ${targetId} AND p.deleted_at IS NULL`);
       const planIds = rowsOf<{ plan_id: string }>(plans).map((r) => r.plan_id);
       await tx.execute(sql`DELETE FROM targets WHERE id = ${targetId}`);
       if (planIds.length > 0) {
-        await tx.execute(sql`
-          INSERT INTO events (project_id, type, data)
-          SELECT project_id, 'plan.updated', jsonb_build_object('plan', ${planJson('p')})
-          FROM plans p WHERE p.id = ANY(${sql.param(planIds)}::uuid[]) ORDER BY p.created_at, p.id`);
+        await tx.execute(
+          insertEvent('plan.updated', {
+            projectId: sql`project_id`,
+            data: { plan: planJson('p') },
+            from: sql`FROM plans p WHERE p.id = ANY(${sql.param(planIds)}::uuid[]) ORDER BY p.created_at, p.id`,
+          }),
+        );
       }
       return 'deleted';
     });

@@ -1,5 +1,6 @@
 import { and, count, desc, eq, sql } from 'drizzle-orm';
 import { rowsOf, type Db } from './db.js';
+import { insertEvent } from './outbox.js';
 import { webhooks } from './schema.js';
 
 export interface WebhookRecord {
@@ -122,11 +123,13 @@ export class WebhooksStore {
    */
   async insertTestEvent(projectId: string, webhookId: string, message: string): Promise<{ eventId: string; deliveryId: string } | null> {
     return this.db.transaction(async (tx) => {
-      const inserted = await tx.execute(sql`
-        INSERT INTO events (project_id, type, data, target_webhook_id)
-        SELECT w.project_id, 'webhook.test', jsonb_build_object('message', ${message}::text, 'webhook_id', w.id), w.id
-        FROM webhooks w WHERE w.project_id = ${projectId} AND w.id = ${webhookId} AND w.enabled
-        RETURNING id`);
+      const event = insertEvent('webhook.test', {
+        projectId: sql`w.project_id`,
+        data: { message: sql<string>`${message}::text`, webhook_id: sql<string>`w.id` },
+        targetWebhookId: sql`w.id`,
+        from: sql`FROM webhooks w WHERE w.project_id = ${projectId} AND w.id = ${webhookId} AND w.enabled`,
+      });
+      const inserted = await tx.execute(sql`${event} RETURNING id`);
       const eventId = rowsOf<{ id: string }>(inserted)[0]?.id;
       if (!eventId) return null;
       const delivery = await tx.execute(sql`SELECT id FROM webhook_deliveries WHERE event_id = ${eventId}`);
