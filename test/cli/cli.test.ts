@@ -1,16 +1,13 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
-import { onPostgres } from '../support/harness.js';
 
 /** The real binary (`npm test` builds dist/ first), run as a user would run `npx tenure`. */
 const BIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
-const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 const run = promisify(execFile);
 
 let dir: string;
@@ -39,7 +36,6 @@ beforeAll(async () => {
     ...rest,
     DATA_DIR: path.join(dir, 'data'),
     LOG_LEVEL: 'silent',
-    ...(onPostgres ? { DATABASE_URL: inject('databaseUrl') } : {}),
   };
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -67,14 +63,6 @@ describe('tenure CLI', () => {
     expect(res.code).toBe(1);
     expect(res.stdout).toBe('');
     expect(res.stderr).toMatch(/Project not found/);
-  });
-
-  it('migrates idempotently', async () => {
-    for (let i = 0; i < 2; i++) {
-      const res = await tenure('migrate');
-      expect(res.code, res.stderr).toBe(0);
-      expect(JSON.parse(res.stdout)).toEqual({ migrated: true, storage: onPostgres ? 'postgres' : 'pglite' });
-    }
   });
 
   it('imports a CSV, reporting every rejected line without stopping', async () => {
@@ -126,32 +114,5 @@ describe('tenure CLI', () => {
     env = saved;
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(/PORT/);
-  });
-
-  // Embedded storage: one process at a time, refused plainly. PostgreSQL: shared, so it works.
-  it(onPostgres ? 'works beside a running server on PostgreSQL' : 'says plainly, at once, when a running server holds the embedded data directory', async () => {
-    const serverEnv = { ...env, DATA_DIR: path.join(dir, 'held'), PORT: '0', TENURE_DEMO_PROJECT: 'false', LOG_LEVEL: 'info' };
-    const server: ChildProcess = spawn(process.execPath, [MAIN], { env: serverEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-    try {
-      await new Promise<void>((resolve, reject) => {
-        server.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('Server listening') && resolve());
-        server.once('exit', (code) => reject(new Error(`server exited ${code}`)));
-      });
-      const saved = env;
-      env = serverEnv;
-      const res = await tenure('project', 'create', '--name', 'blocked');
-      env = saved;
-      if (onPostgres) {
-        expect(res.code, res.stderr).toBe(0);
-        expect(JSON.parse(res.stdout)).toMatchObject({ name: 'blocked' });
-      } else {
-        expect(res.code).toBe(1);
-        expect(res.stdout).toBe('');
-        expect(res.stderr).toMatch(/in use by another tenure process/);
-      }
-    } finally {
-      server.kill('SIGTERM');
-      await new Promise((resolve) => server.once('exit', resolve));
-    }
   });
 });

@@ -1,0 +1,84 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, onPostgres, type TestDatabase } from '../support/harness.js';
+
+/**
+ * The CLI where the storage makes the difference (test/cli has the rest, on embedded storage):
+ * `tenure migrate` on each, and a command run beside a running server — refused plainly on
+ * embedded storage, whose data directory one process holds at a time, and shared on PostgreSQL.
+ */
+
+const BIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+const run = promisify(execFile);
+
+let dir: string;
+let env: NodeJS.ProcessEnv;
+let database: TestDatabase | null = null;
+
+async function tenure(...args: string[]) {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], { env, timeout: 60_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'tenure-cli-storage-'));
+  const { DATABASE_URL: _ignored, ...rest } = process.env;
+  env = { ...rest, DATA_DIR: path.join(dir, 'data'), LOG_LEVEL: 'silent' };
+  if (onPostgres) {
+    database = await createTestDatabase();
+    if (database.storage.kind !== 'postgres') throw new Error('expected a PostgreSQL database');
+    env.DATABASE_URL = database.storage.url;
+  }
+});
+afterAll(async () => {
+  await database?.drop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe(`tenure CLI on ${onPostgres ? 'PostgreSQL' : 'embedded storage'}`, () => {
+  it('migrates idempotently', async () => {
+    for (let i = 0; i < 2; i++) {
+      const res = await tenure('migrate');
+      expect(res.code, res.stderr).toBe(0);
+      expect(JSON.parse(res.stdout)).toEqual({ migrated: true, storage: onPostgres ? 'postgres' : 'pglite' });
+    }
+  });
+
+  // Embedded storage: one process at a time, refused plainly. PostgreSQL: shared, so it works.
+  it(onPostgres ? 'works beside a running server on PostgreSQL' : 'says plainly, at once, when a running server holds the embedded data directory', async () => {
+    const serverEnv = { ...env, DATA_DIR: path.join(dir, 'held'), PORT: '0', TENURE_DEMO_PROJECT: 'false', LOG_LEVEL: 'info' };
+    const server: ChildProcess = spawn(process.execPath, [MAIN], { env: serverEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('Server listening') && resolve());
+        server.once('exit', (code) => reject(new Error(`server exited ${code}`)));
+      });
+      const saved = env;
+      env = serverEnv;
+      const res = await tenure('project', 'create', '--name', 'blocked');
+      env = saved;
+      if (onPostgres) {
+        expect(res.code, res.stderr).toBe(0);
+        expect(JSON.parse(res.stdout)).toMatchObject({ name: 'blocked' });
+      } else {
+        expect(res.code).toBe(1);
+        expect(res.stdout).toBe('');
+        expect(res.stderr).toMatch(/in use by another tenure process/);
+      }
+    } finally {
+      server.kill('SIGTERM');
+      await new Promise((resolve) => server.once('exit', resolve));
+    }
+  });
+});
