@@ -24,7 +24,8 @@ import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { openDatabase, rowsOf, type Database } from '../src/store/db.js';
-import { startWebhookRuntime, type WebhookRuntime } from '../src/webhooks/runtime.js';
+import { createContainer } from '../src/container.js';
+import { startWorkerRuntime } from '../src/worker-runtime.js';
 import { askThread } from './lib/threads.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -100,14 +101,12 @@ async function pgliteBackend(): Promise<Backend> {
     name: 'PGlite (embedded; worker in process)',
     database,
     async startWorker() {
-      const runtime: WebhookRuntime = await startWebhookRuntime({
-        database,
-        config,
-        logger: createLogger('warn'),
-        postgresUrl: null,
-        sweepIntervalMs: 3_600_000,
-      });
-      return () => runtime.stop();
+      const container = await createContainer({ config, logger: createLogger('warn'), database });
+      const runtime = await startWorkerRuntime(container, { sweepIntervalMs: 3_600_000 });
+      return async () => {
+        await runtime.stop();
+        await container.close();
+      };
     },
     close: () => database.close(),
   };

@@ -1,8 +1,8 @@
 import openapiTS, { astToString } from 'openapi-typescript';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
+import { createContainer } from '../src/container.js';
 import { createLogger } from '../src/logger.js';
-import { openDatabase } from '../src/store/db.js';
 
 /**
  * The OpenAPI document exactly as a running server serves it at GET /openapi.json, built without
@@ -10,9 +10,13 @@ import { openDatabase } from '../src/store/db.js';
  * registered without touching it), so the document never depends on the environment.
  */
 export async function buildOpenApiDocument(): Promise<Record<string, unknown>> {
-  const database = await openDatabase({ kind: 'pglite-memory' });
+  const container = await createContainer({
+    config: loadConfig({ TENURE_RATE_LIMITS: 'off' }),
+    logger: createLogger('silent'),
+    storage: { kind: 'pglite-memory' },
+  });
   try {
-    const app = await buildApp({ config: loadConfig({ TENURE_RATE_LIMITS: 'off' }), database, logger: createLogger('silent') });
+    const app = await buildApp(container);
     try {
       await app.ready();
       return structuredClone(app.swagger()) as unknown as Record<string, unknown>;
@@ -20,7 +24,7 @@ export async function buildOpenApiDocument(): Promise<Record<string, unknown>> {
       await app.close();
     }
   } finally {
-    await database.close();
+    await container.close();
   }
 }
 

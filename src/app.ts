@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { Config } from './config.js';
-import { systemClock, type Clock } from './domain/clock.js';
+import type { Container } from './container.js';
 import { isUuid } from './domain/ids.js';
 import { registerJsonParser } from './http/content-type.js';
 import { registerErrorHandling, sendError, toAppError } from './http/errors.js';
@@ -11,7 +10,6 @@ import { registerGate } from './http/gate.hook.js';
 import { registerIdempotency } from './http/idempotency.js';
 import { registerOpenApi } from './http/openapi.js';
 import { apiKeysRoutes } from './http/routes/api-keys/api-keys.routes.js';
-import { registerRevocationListener } from './http/routes/api-keys/revocation-listener.js';
 import { liveUpdatesRoutes } from './http/routes/live-updates/live-updates.routes.js';
 import { healthRoutes } from './http/routes/health/health.routes.js';
 import { membershipsRoutes } from './http/routes/memberships/memberships.routes.js';
@@ -24,20 +22,11 @@ import { validatorCompiler } from './http/validation.js';
 import { registerDraining } from './observability/draining.hook.js';
 import { registerHttpMetrics } from './observability/http-metrics.hook.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
-import { createRateLimiter } from './ratelimit/create-limiter.js';
-import type { RateLimiter } from './ratelimit/rate-limiter.js';
-import type { Database } from './store/db.js';
-import { IdempotencyStore } from './store/idempotency.store.js';
-import { createServices } from './services.js';
 
-export interface AppDeps {
-  config: Config;
-  database: Database;
+/** What the app takes from the container; `logger` may differ (a test's sink, Fastify's own child). */
+export type AppDeps = Pick<Container, 'config' | 'database' | 'stores' | 'services' | 'limiter' | 'clock'> & {
   logger: FastifyBaseLogger;
-  clock?: Clock;
-  /** Defaults to the limiter the config asks for (memory, Redis, or none). */
-  limiter?: RateLimiter;
-}
+};
 
 const BODY_LIMIT = 1024 * 1024;
 
@@ -54,10 +43,12 @@ function requestId(req: IncomingMessage): string {
   return typeof sent === 'string' && isUuid(sent) ? sent.toLowerCase() : randomUUID();
 }
 
-/** Builds the HTTP app. It never listens: `main.ts` does, and tests use `app.inject`. */
+/**
+ * Builds the HTTP app from the container's services (src/container.ts). It never listens:
+ * `server.ts` does, and tests use `app.inject`. The container owns the limiter and closes it.
+ */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const services = createServices(deps.database, deps.config, deps.clock);
-  const limiter = deps.limiter ?? createRateLimiter(deps.config, deps.logger);
+  const { services, limiter } = deps;
 
   const app = Fastify({
     loggerInstance: deps.logger,
@@ -79,12 +70,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
-  const metrics = createMetrics({ db: deps.database.db });
+  const metrics = createMetrics({ deliveries: deps.stores.deliveries });
   app.decorate('metrics', metrics);
   registerHttpMetrics(app, metrics);
   registerGate(app, { auth: services.auth, limiter, onRefused: (policy) => metrics.rateLimited(policy) });
   // Before every route: it equips each project POST as the route registers.
-  registerIdempotency(app, { store: new IdempotencyStore(deps.database.db), clock: deps.clock ?? systemClock });
+  registerIdempotency(app, { store: deps.stores.idempotency, clock: deps.clock });
   // Before every route: the OpenAPI document is collected from the routes as they register.
   await registerOpenApi(app);
 
@@ -93,8 +84,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(apiKeysRoutes, { apiKeys: services.apiKeys });
   await app.register(settingsRoutes, { settings: services.settings });
   await app.register(usersRoutes, { users: services.users });
-  // A key revoked on any node stops working here at once, not when its cache entry expires.
-  registerRevocationListener(app, { database: deps.database, auth: services.auth });
   await app.register(plansRoutes, { plans: services.plans });
   await app.register(targetsRoutes, { targets: services.targets });
   await app.register(healthRoutes, {
@@ -107,6 +96,5 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // Start serving with the shared limiter connected when it can be; the insurance covers a slow Redis.
   app.addHook('onReady', () => limiter.ready());
-  app.addHook('onClose', () => limiter.close());
   return app;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { StorageOptions } from './store/db.js';
 
 /**
  * The only reader of `process.env` (DESIGN.md, "Set-up and configuration").
@@ -68,7 +69,7 @@ const EnvSchema = z.object({
   TENURE_SUSPENSION_SECONDS: int(900, 1, 86_400),
   REDIS_KEY_PREFIX: z.string().max(100).default('tenure:'),
   TENURE_WEBHOOK_ALLOW_PRIVATE: flag(false),
-  // Webhook delivery (README "Webhooks"). The lease must outlast an attempt's 10 s timeout.
+  // Webhook delivery (docs/webhooks.md). The lease must outlast an attempt's 10 s timeout.
   TENURE_WEBHOOK_MAX_PER_PROJECT: int(20, 1, 10_000),
   TENURE_WORKER: flag(true),
   TENURE_WEBHOOK_CONCURRENCY: int(64, 1, 10_000),
@@ -200,4 +201,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       eventRetentionMs: e.TENURE_EVENT_RETENTION,
     },
   };
+}
+
+/** Where the configured database lives, as `openDatabase` takes it. */
+export function storageOf(config: Config): StorageOptions {
+  return config.storage.kind === 'postgres'
+    ? { kind: 'postgres', url: config.storage.url, poolSize: config.storage.poolSize }
+    : { kind: 'pglite', dataDir: config.storage.dataDir };
 }

@@ -4,82 +4,71 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { createContainer, type Container } from './container.js';
 import { createLogger } from './logger.js';
+import { ignoreClosedStdio, shutdownRequested } from './shutdown.js';
 import { DataDirLockedError } from './store/data-dir-lock.js';
-import { createServices } from './services.js';
-import { openDatabase, type Database } from './store/db.js';
 import { startLiveUpdates } from './live/live-updates.js';
-import { startWebhookRuntime, type WebhookRuntime } from './webhooks/runtime.js';
+import { startWorkerRuntime, type WorkerRuntime } from './worker-runtime.js';
 
 /** What `npm start` and `npx tenure serve` run: open storage, migrate, listen. */
 export interface RunningServer {
   app: FastifyInstance;
-  database: Database;
+  container: Container;
   address: string;
   close(): Promise<void>;
 }
 
-export function storageOf(config: Config) {
-  return config.storage.kind === 'postgres'
-    ? ({ kind: 'postgres', url: config.storage.url, poolSize: config.storage.poolSize } as const)
-    : ({ kind: 'pglite', dataDir: config.storage.dataDir } as const);
-}
-
-export const postgresUrlOf = (config: Config): string | null => (config.storage.kind === 'postgres' ? config.storage.url : null);
-
 export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
-  const database = await openDatabase(storageOf(config), {
-    // A lock left by a process that was killed goes stale after ~10 s; a server waits that out.
-    lockWaitMs: 15_000,
-    onLockCompromised: (err) => {
-      logger.fatal({ err }, 'lost the data directory lock; stopping to protect the database');
-      process.exit(1);
+  const container = await createContainer({
+    config,
+    logger,
+    open: {
+      // A lock left by a process that was killed goes stale after ~10 s; a server waits that out.
+      lockWaitMs: 15_000,
+      onLockCompromised: (err) => {
+        logger.fatal({ err }, 'lost the data directory lock; stopping to protect the database');
+        process.exit(1);
+      },
     },
   });
   // The webhook delivery worker and expiry sweeper run in process unless TENURE_WORKER=false.
-  let runtime: WebhookRuntime | null = null;
+  let runtime: WorkerRuntime | null = null;
   try {
-    await database.migrate();
-    if (database.kind === 'pglite' && config.demoProject) await createDemoProject(database, config, logger);
-    const app = await buildApp({ config, database, logger });
+    if (container.database.kind === 'pglite' && config.demoProject) await createDemoProject(container);
+    // A key revoked on any node stops working here at once, not when its cache entry expires.
+    await container.listen();
+    const app = await buildApp(container);
     // Live updates share the API's HTTP server; their sockets close before it (preClose), since
     // an open WebSocket would hold the server's close until the deadline.
-    const live = await startLiveUpdates({ server: app.server, database, config, logger, ...liveServices(database, config) });
+    const live = await startLiveUpdates(app.server, container);
     app.metrics.setLiveConnectionsSource(() => live.connectionCount());
     app.addHook('preClose', () => live.close());
     const address = await app.listen({ port: config.http.port, host: config.http.host });
-    if (config.webhooks.worker) {
-      runtime = await startWebhookRuntime({
-        database,
-        config,
-        logger,
-        postgresUrl: postgresUrlOf(config),
-        stopGraceMs: config.ops.shutdownTimeoutMs,
-      });
-    }
+    if (config.webhooks.worker) runtime = await startWorkerRuntime(container);
     return {
       app,
-      database,
+      container,
       address,
       async close() {
         // HTTP and the delivery worker stop taking work at once; each finishes what it holds
         // until the deadline (the worker aborts its attempts then and gives their leases back).
         await Promise.all([runtime?.stop(), closeHttp(app, config.ops.shutdownTimeoutMs, logger)]);
-        await database.close();
+        await container.close();
       },
     };
   } catch (err) {
     await runtime?.stop();
-    await database.close();
+    await container.close();
     throw err;
   }
 }
 
 /**
  * Stops accepting connections and waits for requests in flight, then runs the app's onClose
- * hooks (rate limiter, live sockets). A keep-alive connection that finishes its request would
- * otherwise stay open for the keep-alive timeout, so idle ones are closed as they appear; at the
- * deadline every connection left is cut.
+ * hooks (live sockets). A keep-alive connection that finishes its request would otherwise stay
+ * open for the keep-alive timeout, so idle ones are closed as they appear; at the deadline every
+ * connection left is cut.
  */
 async function closeHttp(app: FastifyInstance, deadlineMs: number, logger: Logger): Promise<void> {
   const idle = setInterval(() => app.server.closeIdleConnections(), 100);
@@ -95,21 +84,15 @@ async function closeHttp(app: FastifyInstance, deadlineMs: number, logger: Logge
   }
 }
 
-function liveServices(database: Database, config: Config) {
-  const { auth, liveTokens } = createServices(database, config);
-  return { auth, liveTokens };
-}
-
 /**
  * On the first start of an empty embedded database, create a demo project so a newcomer can call
  * the API at once. Its key goes to a file readable by the owner only, never into the logs.
  */
-async function createDemoProject(database: Database, config: Config, logger: Logger): Promise<void> {
-  const services = createServices(database, config);
-  if ((await services.projects.count()) > 0) return;
-  const project = await services.projects.createProject('Demo project');
+async function createDemoProject({ services: { projects }, config, logger }: Container): Promise<void> {
+  if ((await projects.count()) > 0) return;
+  const project = await projects.createProject('Demo project');
   if (!project.ok) throw project.error;
-  const key = await services.projects.createKey(project.value.id, 'demo', 'tenure serve');
+  const key = await projects.createKey(project.value.id, 'demo', 'tenure serve');
   if (!key.ok) throw key.error;
   const file = path.join(config.storage.dataDir, 'demo-key.json');
   await writeFile(file, JSON.stringify({ project_id: project.value.id, key: key.value.key }, null, 2) + '\n', { mode: 0o600 });
@@ -119,6 +102,7 @@ async function createDemoProject(database: Database, config: Config, logger: Log
 
 /** `npm start` and `tenure serve`: serve until SIGTERM or SIGINT, then close cleanly and exit 0. */
 export async function serve(): Promise<void> {
+  ignoreClosedStdio();
   let config;
   try {
     config = loadConfig();
@@ -141,24 +125,17 @@ export async function serve(): Promise<void> {
     logger.fatal({ err }, 'tenure could not start');
     process.exit(1);
   }
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) {
-      // A second Ctrl-C means "now": the data directory lock goes stale by itself.
-      logger.warn({ signal }, 'second signal during shutdown; exiting at once');
+  const running = server;
+  const timeoutMs = config.ops.shutdownTimeoutMs;
+  void shutdownRequested({ logger, timeoutMs }).then(async (signal) => {
+    logger.info({ signal, deadline_ms: timeoutMs }, 'shutting down: finishing requests and webhook attempts in flight');
+    try {
+      await running.close();
+      process.exit(0);
+    } catch (err) {
+      logger.error({ err }, 'shutdown failed');
       process.exit(1);
     }
-    stopping = true;
-    logger.info({ signal, deadline_ms: config.ops.shutdownTimeoutMs }, 'shutting down: finishing requests and webhook attempts in flight');
-    server
-      .close()
-      .then(() => process.exit(0))
-      .catch((err: unknown) => {
-        logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      });
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  });
 }
 

@@ -1,61 +1,40 @@
-import type { Logger } from 'pino';
-import type { Config } from '../config.js';
-import { systemClock, type Clock } from '../domain/clock.js';
-import type { Database } from '../store/db.js';
-import { DeliveriesStore } from '../store/deliveries.store.js';
-import { ExpiryStore } from '../store/expiry.store.js';
-import { DEFAULT_WORKER_OPTIONS, DeliveryWorker } from './delivery.worker.js';
-import { ExpirySweeper } from './expiry.sweeper.js';
-import { HttpSender } from './http-sender.js';
-import { listenForDeliveries, type Notifier } from './notifier.js';
-import { systemResolver, type Resolver } from './ssrf-guard.js';
+import type { Container } from './container.js';
+import { ExpirySweeper } from './domain/memberships/expiry.sweeper.js';
+import { DELIVERIES_CHANNEL } from './store/notifications.js';
+import { DEFAULT_WORKER_OPTIONS, DeliveryWorker } from './webhooks/delivery.worker.js';
+import { HttpSender } from './webhooks/http-sender.js';
 
 /**
- * The background half of tenure: the delivery worker, its wake-ups and the expiry sweeper. The
- * server runs it in process (TENURE_WORKER, default on); `npx tenure worker` runs it alone.
+ * The background half of tenure: the webhook delivery worker with its wake-ups, and the expiry
+ * sweeper. The server runs it in process (TENURE_WORKER, default on); `npx tenure worker` runs it
+ * alone. Everything it needs comes from the container.
  */
 
 export const SWEEP_INTERVAL_MS = 5_000;
 const SWEEP_BATCH = 1_000;
 
-export interface WebhookRuntimeOptions {
-  database: Database;
-  config: Config;
-  logger: Logger;
-  /** PostgreSQL URL for LISTEN; null on embedded storage. */
-  postgresUrl: string | null;
-  clock?: Clock;
-  resolve?: Resolver;
+export interface WorkerRuntimeOptions {
   random?: () => number;
-  /** Overrides for tests: attempt timeout, idle poll, sweep interval, stop grace, projects served. */
+  /** Per attempt (default 10 s, DESIGN.md). */
   timeoutMs?: number;
+  /** The worker's safety poll (default 5 s). */
   pollMs?: number;
   sweepIntervalMs?: number;
-  /** How long stopping waits for attempts in flight before aborting them (default 5 s). */
+  /** How long stopping waits for attempts in flight before aborting them (default TENURE_SHUTDOWN_TIMEOUT_MS). */
   stopGraceMs?: number;
-  projectIds?: () => readonly string[] | null;
 }
 
-export interface WebhookRuntime {
+export interface WorkerRuntime {
   worker: DeliveryWorker;
   sweeper: ExpirySweeper;
   stop(): Promise<void>;
 }
 
-export async function startWebhookRuntime(o: WebhookRuntimeOptions): Promise<WebhookRuntime> {
-  const clock = o.clock ?? systemClock;
-  const projectIds = o.projectIds ?? (() => null);
+export async function startWorkerRuntime(c: Container, o: WorkerRuntimeOptions = {}): Promise<WorkerRuntime> {
   const sender = new HttpSender();
-  const { webhooks } = o.config;
+  const { webhooks } = c.config;
   const worker = new DeliveryWorker(
-    {
-      store: new DeliveriesStore(o.database.db),
-      sender,
-      resolve: o.resolve ?? systemResolver,
-      clock,
-      random: o.random ?? Math.random,
-      logger: o.logger,
-    },
+    { store: c.stores.deliveries, sender, resolve: c.resolve, clock: c.clock, random: o.random ?? Math.random, logger: c.logger },
     {
       concurrency: webhooks.concurrency,
       perEndpoint: webhooks.endpointConcurrency,
@@ -64,29 +43,29 @@ export async function startWebhookRuntime(o: WebhookRuntimeOptions): Promise<Web
       timeoutMs: o.timeoutMs ?? DEFAULT_WORKER_OPTIONS.timeoutMs,
       pollMs: o.pollMs ?? DEFAULT_WORKER_OPTIONS.pollMs,
       batchSize: DEFAULT_WORKER_OPTIONS.batchSize,
-      projectIds,
     },
   );
-  const sweeper = new ExpirySweeper(new ExpiryStore(o.database.db), clock, o.logger, {
+  const sweeper = new ExpirySweeper(c.stores.expiry, c.clock, c.logger, {
     intervalMs: o.sweepIntervalMs ?? SWEEP_INTERVAL_MS,
     batchSize: SWEEP_BATCH,
-    projectIds,
   });
-  let notifier: Notifier;
+  let unsubscribe: () => void;
   try {
-    notifier = await listenForDeliveries(o.database, o.postgresUrl, () => worker.wake(), o.logger);
+    // A `null` (a reconnection, notifications possibly missed) wakes the worker too.
+    unsubscribe = await c.notifications.subscribe(DELIVERIES_CHANNEL, () => worker.wake());
   } catch (err) {
     await sender.close();
     throw err;
   }
   worker.start();
   sweeper.start();
+  const stopGraceMs = o.stopGraceMs ?? c.config.ops.shutdownTimeoutMs;
   return {
     worker,
     sweeper,
     async stop() {
-      await Promise.all([worker.stop(o.stopGraceMs), sweeper.stop()]);
-      await notifier.close();
+      await Promise.all([worker.stop(stopGraceMs), sweeper.stop()]);
+      unsubscribe();
       await sender.close();
     },
   };

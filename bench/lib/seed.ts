@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { loadConfig } from '../../src/config.js';
-import { createServices } from '../../src/services.js';
+import { createContainer } from '../../src/container.js';
+import { createLogger } from '../../src/logger.js';
 import type { Database } from '../../src/store/db.js';
 
 /** A seeded project: its id, an API key for it, and its members' user ids ("1" … String(members)). */
@@ -16,7 +17,7 @@ export interface Tenant {
  * an extend also reactivates, as in real use.
  */
 export async function seedTenant(database: Database, name: string, members: number): Promise<Tenant> {
-  const { projects } = createServices(database, loadConfig({}));
+  const { projects } = (await createContainer({ config: loadConfig({}), logger: createLogger('silent'), database })).services;
   const project = await projects.createProject(name);
   if (!project.ok) throw project.error;
   const key = await projects.createKey(project.value.id, 'bench', 'bench');

@@ -1,9 +1,8 @@
 import { access, constants } from 'node:fs/promises';
 import path from 'node:path';
 import { sql } from 'drizzle-orm';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { ConfigError, loadConfig, storageOf, type Config } from '../config.js';
 import { checkRedis, probeRedisClient, reasonOf } from '../observability/probes.js';
-import { storageOf } from '../server.js';
 import { DataDirLockedError } from '../store/data-dir-lock.js';
 import { openDatabase, pendingMigrations, type Database } from '../store/db.js';
 
@@ -155,7 +154,7 @@ export async function diagnose(env?: NodeJS.ProcessEnv): Promise<Finding[]> {
         name: 'configuration',
         status: 'fail',
         detail: err.message,
-        fix: `Correct or unset ${err.variable} (README.md, "Configuration", lists every variable and its default).`,
+        fix: `Correct or unset ${err.variable} (docs/configuration.md lists every variable and its default).`,
       },
       ...(['database', 'migrations', 'redis'] as const).map((name): Finding => ({ name, status: 'skipped', detail: 'not checked: the configuration is invalid' })),
     ];

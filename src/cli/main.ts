@@ -3,13 +3,13 @@ import { createReadStream } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { Command, CommanderError } from 'commander';
 import { ConfigError, loadConfig } from '../config.js';
+import { createContainer, type Container } from '../container.js';
 import { AppError, type Result } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 import { importMemberships } from '../domain/memberships/membership-import.js';
-import { serve, storageOf } from '../server.js';
-import { createServices, type Services } from '../services.js';
+import { createLogger } from '../logger.js';
+import { serve } from '../server.js';
 import { DataDirLockedError } from '../store/data-dir-lock.js';
-import { openDatabase, type Database } from '../store/db.js';
 import { startWorkerMetricsServer } from '../observability/worker-metrics.server.js';
 import { runWorker } from '../webhooks/worker.command.js';
 import { diagnose, formatFindings } from './doctor.command.js';
@@ -32,14 +32,14 @@ function unwrap<T>(result: Result<T>): T {
   return result.value;
 }
 
-async function withServices<T>(fn: (services: Services, database: Database) => Promise<T>): Promise<T> {
+/** Runs one command on the container; the embedded data directory is never waited for. */
+async function withContainer<T>(fn: (container: Container) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const database = await openDatabase(storageOf(config), { lockWaitMs: 0 });
+  const container = await createContainer({ config, logger: createLogger(config.log.level), open: { lockWaitMs: 0 } });
   try {
-    await database.migrate();
-    return await fn(createServices(database, config), database);
+    return await fn(container);
   } finally {
-    await database.close();
+    await container.close();
   }
 }
 
@@ -58,7 +58,7 @@ function buildProgram(): Command {
     .requiredOption('--name <name>', 'the project name')
     .addHelpText('after', COMMAND_HELP.projectCreate)
     .action(async (opts: { name: string }) => {
-      print(await withServices(async (s) => unwrap(await s.projects.createProject(opts.name))));
+      print(await withContainer(async ({ services }) => unwrap(await services.projects.createProject(opts.name))));
     });
 
   const key = program.command('key').description('Manage API keys');
@@ -69,7 +69,7 @@ function buildProgram(): Command {
     .option('--label <label>', 'a label to recognise the key by')
     .addHelpText('after', COMMAND_HELP.keyCreate)
     .action(async (opts: { project: string; label?: string }) => {
-      print(await withServices(async (s) => unwrap(await s.projects.createKey(opts.project, opts.label ?? null, 'cli'))));
+      print(await withContainer(async ({ services }) => unwrap(await services.projects.createKey(opts.project, opts.label ?? null, 'cli'))));
     });
 
   program
@@ -77,7 +77,7 @@ function buildProgram(): Command {
     .description('Apply pending database migrations')
     .addHelpText('after', COMMAND_HELP.migrate)
     .action(async () => {
-      print(await withServices(async (_s, db) => ({ migrated: await db.migrationsApplied(), storage: db.kind })));
+      print(await withContainer(async ({ database }) => ({ migrated: await database.migrationsApplied(), storage: database.kind })));
     });
 
   program
@@ -124,8 +124,8 @@ function buildProgram(): Command {
         throw new CliError(`Cannot read ${opts.file}`);
       });
       print(
-        await withServices(async (s) => {
-          if (!isUuid(opts.project) || (await s.projects.get(opts.project)) === null) {
+        await withContainer(async ({ services, stores }) => {
+          if (!isUuid(opts.project) || (await services.projects.get(opts.project)) === null) {
             throw new CliError(`Project not found: ${opts.project}`);
           }
           const input = createReadStream(opts.file);
@@ -139,7 +139,7 @@ function buildProgram(): Command {
               })
             : null;
           let last = { rows: 0, inserted: 0 };
-          const report = await importMemberships(s.membershipsStore, opts.project, input, {
+          const report = await importMemberships(stores.memberships, opts.project, input, {
             batchSize,
             onProgress: (rows, inserted) => {
               last = { rows, inserted };

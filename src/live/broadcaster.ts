@@ -15,8 +15,6 @@ const BATCH = 500;
 export interface BroadcasterOptions {
   /** The safety poll: a missed notification (a reconnecting LISTEN) costs at most this long. */
   pollMs: number;
-  /** Only these projects' events (tests sharing one database); null: all. */
-  projectIds: () => readonly string[] | null;
 }
 
 export class Broadcaster {
@@ -51,7 +49,7 @@ export class Broadcaster {
     while (this.pending && !this.stopped) {
       this.pending = false;
       try {
-        while (!this.stopped && (await this.store.claim(BATCH, this.options.projectIds(), (events) => events.forEach(this.emit))) === BATCH);
+        while (!this.stopped && (await this.store.claim(BATCH, (events) => events.forEach(this.emit))) === BATCH);
       } catch (err) {
         // The rows stay unclaimed: the next wake-up or poll tries again.
         this.logger.warn({ err }, 'live-update broadcast failed; retrying on the next wake-up');

@@ -4,17 +4,12 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { Server, type Socket } from 'socket.io';
-import type { Config } from '../config.js';
-import type { AuthService } from '../domain/projects/auth.service.js';
-import type { Database } from '../store/db.js';
-import { REVOCATIONS_CHANNEL } from '../store/api-keys.store.js';
-import { LiveEventsStore } from '../store/live-events.store.js';
-import { listenChannel, type Notifier } from '../webhooks/notifier.js';
+import type { Container } from '../container.js';
+import { EVENTS_CHANNEL } from '../store/notifications.js';
 import { Broadcaster } from './broadcaster.js';
 import { channelOf } from './channels.js';
 import { MemoryConnectionCap, RedisConnectionCap, type ConnectionCap } from './connection-cap.js';
 import { HandshakeAuth, type LiveClient } from './handshake.js';
-import type { LiveTokenService } from './live-tokens.js';
 import { roomOf, serveConnection, wireEvent } from './protocol.js';
 
 /**
@@ -28,18 +23,11 @@ export const LIVE_PATH = '/v2/live-updates/socket.io/';
 export const LIVE_NAMESPACE = '/v2/live-updates';
 /** Inbound packets larger than this close the connection (reference.md: 4 KB). */
 const MAX_PACKET_BYTES = 4096;
-const EVENTS_CHANNEL = 'tenure_events';
 const PRUNE_EVERY_MS = 10 * 60_000;
 
 export interface LiveUpdatesOptions {
-  server: HttpServer;
-  database: Database;
-  config: Config;
-  logger: Logger;
-  auth: AuthService;
-  liveTokens: LiveTokenService;
-  /** Tests sharing one database: broadcast only these projects' events. */
-  projectIds?: () => readonly string[] | null;
+  /** The logger, when not the container's. */
+  logger?: Logger;
   /** How often open connections' keys are checked for revocation (default 15 s). */
   keyCheckMs?: number;
   /** The broadcaster's safety poll (default 5 s). */
@@ -54,16 +42,19 @@ export interface LiveUpdates {
   close(): Promise<void>;
 }
 
-export async function startLiveUpdates(o: LiveUpdatesOptions): Promise<LiveUpdates> {
-  const { config, logger } = o;
-  const store = new LiveEventsStore(o.database.db);
-  const handshake = new HandshakeAuth(o.auth, o.liveTokens, store);
+/** Serves live updates on `server` (the API's HTTP server), with the container's services. */
+export async function startLiveUpdates(server: HttpServer, c: Container, o: LiveUpdatesOptions = {}): Promise<LiveUpdates> {
+  const { config } = c;
+  const logger = o.logger ?? c.logger;
+  const store = c.stores.liveEvents;
+  const { auth } = c.services;
+  const handshake = new HandshakeAuth(auth, c.services.liveTokens, store);
   const limiter = new RateLimiterMemory({ points: config.live.actionsPerMinute, duration: 60 });
   // Guessing credentials costs a database lookup each: failed handshakes count against the
   // per-IP budget (TENURE_RATE_LIMIT_IP per minute, per node), successful ones never do.
   const failures = config.rateLimit.enabled ? new RateLimiterMemory({ points: config.rateLimit.perIp, duration: 60 }) : null;
 
-  const io = new Server(o.server, {
+  const io = new Server(server, {
     path: LIVE_PATH,
     transports: ['websocket', 'polling'],
     maxHttpBufferSize: MAX_PACKET_BYTES,
@@ -97,7 +88,7 @@ export async function startLiveUpdates(o: LiveUpdatesOptions): Promise<LiveUpdat
     cap = new RedisConnectionCap(capClient, config.redisKeyPrefix, config.live.maxConnectionsPerProject, logger);
   } else {
     cap = new MemoryConnectionCap(config.live.maxConnectionsPerProject);
-    if (o.database.kind === 'postgres') {
+    if (c.database.kind === 'postgres') {
       logger.info('live updates without REDIS_URL: a client only gets events this node broadcasts; run several nodes with Redis');
     }
   }
@@ -154,27 +145,18 @@ export async function startLiveUpdates(o: LiveUpdatesOptions): Promise<LiveUpdat
       if (channel) nsp.to(roomOf(event.project_id, channel)).emit(event.type, wireEvent(event, channel));
     },
     logger,
-    { pollMs: o.pollMs ?? 5_000, projectIds: o.projectIds ?? (() => null) },
+    { pollMs: o.pollMs ?? 5_000 },
   );
-  const notifiers: Notifier[] = [];
+  const unsubscribers: (() => void)[] = [];
   try {
-    notifiers.push(await listenChannel(o.database, o.database.url, EVENTS_CHANNEL, () => broadcaster.wake(), logger));
-    // A revocation on any node (announced by the api-keys store) ends the key here at once: this gateway's
-    // own auth cache forgets it and its connections close. After a reconnection, notifications
-    // may have been missed: forget every key and check every connection.
-    notifiers.push(
-      await listenChannel(o.database, o.database.url, REVOCATIONS_CHANNEL, (keyId) => {
-        if (keyId === null) {
-          o.auth.invalidate();
-          void closeRevoked();
-        } else {
-          o.auth.invalidateKeyId(keyId);
-          closeKeys(new Set([keyId]));
-        }
-      }, logger),
-    );
+    unsubscribers.push(await c.notifications.subscribe(EVENTS_CHANNEL, () => broadcaster.wake()));
+    // A revocation on any node ends the key here at once: the process's auth cache has forgotten
+    // it (KeyRevocations) and its connections close. After a reconnection notifications may have
+    // been missed (`null`): check every connection.
+    unsubscribers.push(c.keyRevocations.subscribe((keyId) => (keyId === null ? void closeRevoked() : closeKeys(new Set([keyId])))));
+    await c.keyRevocations.start();
   } catch (err) {
-    await Promise.all(notifiers.map((n) => n.close()));
+    unsubscribers.forEach((unsubscribe) => unsubscribe());
     await closeIo();
     throw err;
   }
@@ -227,7 +209,7 @@ export async function startLiveUpdates(o: LiveUpdatesOptions): Promise<LiveUpdat
     async close() {
       clearInterval(keyCheck);
       clearInterval(prune);
-      await Promise.all(notifiers.map((n) => n.close()));
+      unsubscribers.forEach((unsubscribe) => unsubscribe());
       await broadcaster.stop();
       await closeIo();
     },

@@ -1,6 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Db } from '../store/db.js';
-import { DeliveriesStore } from '../store/deliveries.store.js';
+import type { DeliveriesStore } from '../store/deliveries.store.js';
 import { deliveryOutcomeCounts } from './delivery-outcomes.js';
 
 /**
@@ -23,7 +22,7 @@ export interface Metrics {
 // From 1 ms to 10 s: an `extend` takes a few ms; anything past seconds is an incident.
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-export function createMetrics(options: { db?: Db } = {}): Metrics {
+export function createMetrics(options: { deliveries?: Pick<DeliveriesStore, 'queueStats'> } = {}): Metrics {
   const registry = new Registry();
   const registers = [registry];
 
@@ -67,8 +66,8 @@ export function createMetrics(options: { db?: Db } = {}): Metrics {
     },
   });
 
-  if (options.db) {
-    const deliveries = new DeliveriesStore(options.db);
+  const { deliveries } = options;
+  if (deliveries) {
     // Both gauges come from one query per scrape: the first collect runs it, the second reuses it.
     // A database that cannot answer leaves the gauges at their last values: the scrape still
     // succeeds, and /readyz is where an unreachable database shows.

@@ -41,8 +41,6 @@ export interface ClaimOptions {
   perEndpoint: number;
   /** Attempts this worker has in flight, per webhook, counted against `perEndpoint`. */
   inFlight: ReadonlyMap<string, number>;
-  /** Only these projects' deliveries (null: all). */
-  projectIds: readonly string[] | null;
 }
 
 export interface AttemptRecord {
@@ -86,7 +84,6 @@ export class DeliveriesStore {
     const busyIds = [...o.inFlight.keys()];
     const busyCounts = busyIds.map((id) => o.inFlight.get(id)!);
     const saturated = busyIds.filter((id) => o.inFlight.get(id)! >= o.perEndpoint);
-    const scoped = o.projectIds !== null;
     const result = await this.db.execute(sql`
       WITH busy AS (
         SELECT * FROM unnest(${sql.param(busyIds)}::uuid[], ${sql.param(busyCounts)}::int[]) AS b(webhook_id, n)
@@ -94,7 +91,6 @@ export class DeliveriesStore {
         SELECT d.id, d.webhook_id, d.next_attempt_at FROM webhook_deliveries d
         WHERE d.status = 'pending' AND d.next_attempt_at <= ${o.now}::timestamptz
           AND d.webhook_id <> ALL(${sql.param(saturated)}::uuid[])
-          AND (NOT ${scoped}::boolean OR d.project_id = ANY(${sql.param(o.projectIds ?? [])}::uuid[]))
         ORDER BY d.next_attempt_at
         LIMIT ${o.limit * 4 + o.perEndpoint}
       ), ranked AS (
@@ -242,12 +238,10 @@ export class DeliveriesStore {
   }
 
   /** The earliest `next_attempt_at` of a pending delivery (null: none), for the worker's sleep. */
-  async nextDueAt(projectIds: readonly string[] | null, exceptWebhooks: readonly string[]): Promise<Date | null> {
-    const scoped = projectIds !== null;
+  async nextDueAt(exceptWebhooks: readonly string[]): Promise<Date | null> {
     const result = await this.db.execute(sql`
       SELECT ${iso(sql`min(next_attempt_at)`)} AS at FROM webhook_deliveries
-      WHERE status = 'pending' AND webhook_id <> ALL(${sql.param([...exceptWebhooks])}::uuid[])
-        AND (NOT ${scoped}::boolean OR project_id = ANY(${sql.param(projectIds ?? [])}::uuid[]))`);
+      WHERE status = 'pending' AND webhook_id <> ALL(${sql.param([...exceptWebhooks])}::uuid[])`);
     const at = rowsOf<{ at: string | null }>(result)[0]?.at;
     return at ? new Date(at) : null;
   }

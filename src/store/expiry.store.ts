@@ -15,14 +15,12 @@ import { membershipEvent, withPlan } from './memberships.store.js';
 export class ExpiryStore {
   constructor(private readonly db: Db) {}
 
-  /** Expires up to `limit` memberships ended by `now`; returns how many. `projectIds`: only those (null: all). */
-  async expireDue(now: Date, limit: number, projectIds: readonly string[] | null): Promise<number> {
-    const scoped = projectIds !== null;
+  /** Expires up to `limit` memberships ended by `now`; returns how many. */
+  async expireDue(now: Date, limit: number): Promise<number> {
     const result = await this.db.execute(sql`
       WITH due AS (
         SELECT id FROM memberships
         WHERE status = 'active' AND end_date <= ${now}::timestamptz
-          AND (NOT ${scoped}::boolean OR project_id = ANY(${sql.param(projectIds ?? [])}::uuid[]))
         ORDER BY end_date
         LIMIT ${limit}
         FOR UPDATE SKIP LOCKED

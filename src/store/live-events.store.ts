@@ -40,8 +40,7 @@ export class LiveEventsStore {
    * makes a crash cost a repeat, never a loss. `FOR NO KEY UPDATE` leaves the rows' keys free, so
    * deliveries referencing them are never blocked. Returns how many were claimed.
    */
-  async claim(limit: number, projectIds: readonly string[] | null, emit: (events: TenureEvent[]) => void): Promise<number> {
-    const scoped = projectIds !== null;
+  async claim(limit: number, emit: (events: TenureEvent[]) => void): Promise<number> {
     return this.db.transaction(async (tx) => {
       const rows = rowsOf<{ seq: number | string; event: TenureEvent }>(
         await tx.execute(sql`
@@ -50,7 +49,6 @@ export class LiveEventsStore {
           WHERE e.id = ANY(ARRAY(
             SELECT id FROM events
             WHERE broadcast_at IS NULL
-              AND (NOT ${scoped}::boolean OR project_id = ANY(${sql.param(projectIds ?? [])}::uuid[]))
             ORDER BY seq LIMIT ${limit}
             FOR NO KEY UPDATE SKIP LOCKED))
           RETURNING e.seq, ${eventJson} AS event`),

@@ -1,20 +1,31 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
-import type { Database } from '../store/db.js';
+import type { Database } from './db.js';
 
 /**
- * Wake-ups for the delivery worker. The trigger on `webhook_deliveries` (drizzle/0002) calls
- * `pg_notify` in the transaction that creates deliveries, so a notification arrives at commit —
- * never before the rows are visible, and never for a rolled-back change.
+ * Database notifications (LISTEN/NOTIFY) for every subscriber of a process, over one connection.
+ * Triggers and stores call `pg_notify` inside the writing transaction, so a notification arrives
+ * at commit: never before the rows are visible, and never for a rolled-back change.
  *
- * - PostgreSQL: a dedicated connection LISTENs (a pooled one could be handed to a query mid-wait);
- *   it reconnects with backoff and wakes the worker after reconnecting, in case it missed one.
- * - PGlite: the one in-process database delivers its own notifications to a callback, in process.
+ * - PostgreSQL: one dedicated connection LISTENs on every channel anyone subscribed to (a pooled
+ *   connection could be handed to a query mid-wait). It is opened at the first subscription, so
+ *   a CLI command that never listens never holds one, and it reconnects with backoff.
+ * - PGlite: the one in-process database delivers its own notifications to callbacks, in process.
+ *
+ * After a (re)connection notifications sent meanwhile are lost, so every handler is called with
+ * `null` then and must resynchronise (the worker polls, the key cache clears, the broadcaster claims).
  */
 
+/** Wakes the delivery worker: deliveries were inserted (trigger on `webhook_deliveries`). */
 export const DELIVERIES_CHANNEL = 'tenure_webhook_deliveries';
+/** Wakes the live broadcaster: events were inserted (trigger on `events`). */
+export const EVENTS_CHANNEL = 'tenure_events';
 
-export interface Notifier {
+export type NotificationHandler = (payload: string | null) => void;
+
+export interface Notifications {
+  /** Calls `handler` with each payload on `channel` (a plain identifier); resolves once listening. */
+  subscribe(channel: string, handler: NotificationHandler): Promise<() => void>;
   close(): Promise<void>;
 }
 
@@ -22,93 +33,157 @@ interface PgliteLike {
   listen(channel: string, callback: (payload: string) => void): Promise<() => Promise<void>>;
 }
 
-export function listenForDeliveries(
-  database: Database,
-  postgresUrl: string | null,
-  onWake: () => void,
-  logger: Logger,
-): Promise<Notifier> {
-  return listenChannel(database, postgresUrl, DELIVERIES_CHANNEL, () => onWake(), logger);
+export function createNotifications(database: Database, logger: Pick<Logger, 'warn'>): Notifications {
+  if (database.kind === 'pglite') return new EmbeddedNotifications(database);
+  if (!database.url) throw new Error('LISTEN needs the PostgreSQL URL');
+  return new PostgresNotifications(database.url, logger);
 }
 
-/**
- * LISTENs on `channel` (a plain identifier) the same way for any subscriber. `onNotify` gets each
- * notification's payload, and `null` after a (re)connection on PostgreSQL: notifications sent while
- * disconnected are lost, so the subscriber must resynchronise (the worker polls, the key cache clears).
- */
-export async function listenChannel(
-  database: Database,
-  postgresUrl: string | null,
-  channel: string,
-  onNotify: (payload: string | null) => void,
-  logger: Pick<Logger, 'warn'>,
-): Promise<Notifier> {
-  if (database.kind === 'pglite') {
-    const client = (database.db as unknown as { $client?: PgliteLike }).$client;
-    if (!client || typeof client.listen !== 'function') throw new Error('embedded database without notifications');
-    const unlisten = await client.listen(channel, (payload) => onNotify(payload));
-    return { close: () => unlisten().catch(() => undefined) };
+class Subscribers {
+  private readonly byChannel = new Map<string, Set<NotificationHandler>>();
+
+  add(channel: string, handler: NotificationHandler): { first: boolean; remove: () => boolean } {
+    let set = this.byChannel.get(channel);
+    const first = set === undefined;
+    if (!set) this.byChannel.set(channel, (set = new Set()));
+    set.add(handler);
+    return {
+      first,
+      /** True when the channel has no subscriber left. */
+      remove: () => {
+        set.delete(handler);
+        if (set.size > 0) return false;
+        this.byChannel.delete(channel);
+        return true;
+      },
+    };
   }
-  if (!postgresUrl) throw new Error('LISTEN needs the PostgreSQL URL');
-  return listenPostgres(postgresUrl, channel, onNotify, logger);
+
+  channels(): string[] {
+    return [...this.byChannel.keys()];
+  }
+
+  dispatch(channel: string, payload: string | null): void {
+    for (const handler of this.byChannel.get(channel) ?? []) handler(payload);
+  }
+
+  dispatchAll(payload: null): void {
+    for (const channel of this.byChannel.keys()) this.dispatch(channel, payload);
+  }
 }
 
-async function listenPostgres(
-  url: string,
-  channel: string,
-  onNotify: (payload: string | null) => void,
-  logger: Pick<Logger, 'warn'>,
-): Promise<Notifier> {
-  let client: pg.Client | null = null;
-  let closed = false;
-  let retry: NodeJS.Timeout | null = null;
-  let failures = 0;
+/** PGlite delivers NOTIFY to callbacks registered on its one connection. */
+class EmbeddedNotifications implements Notifications {
+  private readonly subscribers = new Subscribers();
+  private readonly unlisten = new Map<string, Promise<() => Promise<void>>>();
 
-  const reconnectLater = () => {
-    if (closed || retry) return;
-    client = null;
-    const delay = Math.min(30_000, 250 * 2 ** Math.min(failures++, 7));
-    retry = setTimeout(() => {
-      retry = null;
-      void connect();
-    }, delay);
-    retry.unref();
-  };
+  constructor(private readonly database: Database) {}
 
-  const connect = async () => {
-    const c = new pg.Client({ connectionString: url, application_name: 'tenure-listen', connectionTimeoutMillis: 5_000 });
-    c.on('notification', (message) => onNotify(message.payload ?? ''));
+  async subscribe(channel: string, handler: NotificationHandler): Promise<() => void> {
+    const { first, remove } = this.subscribers.add(channel, handler);
+    if (first) {
+      const client = (this.database.db as unknown as { $client?: PgliteLike }).$client;
+      if (!client || typeof client.listen !== 'function') throw new Error('embedded database without notifications');
+      this.unlisten.set(channel, client.listen(channel, (payload) => this.subscribers.dispatch(channel, payload)));
+    }
+    await this.unlisten.get(channel);
+    return () => {
+      if (!remove()) return;
+      const stop = this.unlisten.get(channel);
+      this.unlisten.delete(channel);
+      void stop?.then((fn) => fn()).catch(() => undefined);
+    };
+  }
+
+  async close(): Promise<void> {
+    const pending = [...this.unlisten.values()];
+    this.unlisten.clear();
+    await Promise.all(pending.map((p) => p.then((fn) => fn()).catch(() => undefined)));
+  }
+}
+
+/** One `pg.Client` LISTENing on every subscribed channel, reconnecting with backoff. */
+class PostgresNotifications implements Notifications {
+  private readonly subscribers = new Subscribers();
+  private client: pg.Client | null = null;
+  /** The channels `client` LISTENs on. */
+  private listening = new Set<string>();
+  private connecting: Promise<void> | null = null;
+  private retry: NodeJS.Timeout | null = null;
+  private failures = 0;
+  private closed = false;
+
+  constructor(
+    private readonly url: string,
+    private readonly logger: Pick<Logger, 'warn'>,
+  ) {}
+
+  async subscribe(channel: string, handler: NotificationHandler): Promise<() => void> {
+    const { remove } = this.subscribers.add(channel, handler);
+    // A (re)connection LISTENs on every channel subscribed so far; one pending retry will too.
+    if (!this.client && !this.retry) await (this.connecting ??= this.connect());
+    await this.listen(channel);
+    return () => {
+      if (!remove()) return;
+      this.listening.delete(channel);
+      void this.client?.query(`UNLISTEN ${channel}`).catch(() => undefined);
+    };
+  }
+
+  private async listen(channel: string): Promise<void> {
+    const c = this.client;
+    if (!c || this.listening.has(channel)) return;
+    this.listening.add(channel);
+    await c.query(`LISTEN ${channel}`);
+  }
+
+  private async connect(): Promise<void> {
+    const c = new pg.Client({ connectionString: this.url, application_name: 'tenure-listen', connectionTimeoutMillis: 5_000 });
+    c.on('notification', (message) => this.subscribers.dispatch(message.channel, message.payload ?? ''));
     c.on('error', (err) => {
-      logger.warn({ err, channel }, 'notification connection failed; reconnecting');
-      reconnectLater();
+      this.logger.warn({ err }, 'notification connection failed; reconnecting');
+      this.reconnectLater();
     });
-    c.on('end', () => reconnectLater());
+    c.on('end', () => this.reconnectLater());
     try {
       await c.connect();
-      await c.query(`LISTEN ${channel}`);
-      if (closed) {
+      const channels = this.subscribers.channels();
+      for (const channel of channels) await c.query(`LISTEN ${channel}`);
+      if (this.closed) {
         await c.end();
         return;
       }
-      client = c;
-      failures = 0;
-      onNotify(null);
+      this.client = c;
+      this.listening = new Set(channels);
+      this.failures = 0;
+      this.subscribers.dispatchAll(null);
     } catch (err) {
-      logger.warn({ err, channel }, 'could not LISTEN; retrying');
+      this.logger.warn({ err }, 'could not LISTEN; retrying');
       c.removeAllListeners('end');
       await c.end().catch(() => undefined);
-      reconnectLater();
+      this.reconnectLater();
+    } finally {
+      this.connecting = null;
     }
-  };
+  }
 
-  await connect();
-  return {
-    async close() {
-      closed = true;
-      if (retry) clearTimeout(retry);
-      const c = client;
-      client = null;
-      await c?.end().catch(() => undefined);
-    },
-  };
+  private reconnectLater(): void {
+    if (this.closed || this.retry) return;
+    this.client = null;
+    const delay = Math.min(30_000, 250 * 2 ** Math.min(this.failures++, 7));
+    this.retry = setTimeout(() => {
+      this.retry = null;
+      this.connecting ??= this.connect();
+    }, delay);
+    this.retry.unref();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retry) clearTimeout(this.retry);
+    await this.connecting;
+    const c = this.client;
+    this.client = null;
+    await c?.end().catch(() => undefined);
+  }
 }

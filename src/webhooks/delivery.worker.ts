@@ -31,8 +31,6 @@ export interface DeliveryWorkerOptions {
   timeoutMs: number;
   pollMs: number;
   batchSize: number;
-  /** Only these projects' deliveries (tests share one database); null for all. */
-  projectIds: () => readonly string[] | null;
 }
 
 export const DEFAULT_WORKER_OPTIONS = { timeoutMs: 10_000, pollMs: 5_000, batchSize: 50 } as const;
@@ -166,7 +164,7 @@ export class DeliveryWorker {
   /** How long to sleep when nothing was claimable: until the next retry falls due, capped by pollMs. */
   private async idleDelay(): Promise<number> {
     if (this.freeSlots() <= 0) return this.options.pollMs; // a finishing attempt wakes us
-    const next = await this.deps.store.nextDueAt(this.options.projectIds(), this.slots.saturated());
+    const next = await this.deps.store.nextDueAt(this.slots.saturated());
     if (!next) return this.options.pollMs;
     const wait = next.getTime() - this.deps.clock.now().getTime();
     // Due already yet not claimed: another worker holds it this instant; look again shortly.
@@ -202,7 +200,6 @@ export class DeliveryWorker {
       limit,
       perEndpoint: this.slots.claimBound(),
       inFlight: this.slots.claimed,
-      projectIds: this.options.projectIds(),
     });
     // Limited by this process's room rather than by what was due: claim again when room frees up.
     this.waitingForRoom = claimed.length === limit && limit < this.options.batchSize;

@@ -1,8 +1,7 @@
 import { loadConfig } from '../config.js';
+import { createContainer } from '../container.js';
 import { createLogger } from '../logger.js';
-import { postgresUrlOf, storageOf } from '../server.js';
-import { openDatabase } from '../store/db.js';
-import { startWebhookRuntime } from './runtime.js';
+import { startWorkerRuntime } from '../worker-runtime.js';
 
 /**
  * `npx tenure worker`: the delivery worker and expiry sweeper without the HTTP server, for
@@ -14,17 +13,10 @@ import { startWebhookRuntime } from './runtime.js';
 export async function runWorker(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.log.level);
-  const database = await openDatabase(storageOf(config), { lockWaitMs: 0 });
+  const container = await createContainer({ config, logger, open: { lockWaitMs: 0 } });
   try {
-    await database.migrate();
-    const runtime = await startWebhookRuntime({
-      database,
-      config,
-      logger,
-      postgresUrl: postgresUrlOf(config),
-      stopGraceMs: config.ops.shutdownTimeoutMs,
-    });
-    logger.info({ storage: database.kind }, 'webhook worker running');
+    const runtime = await startWorkerRuntime(container);
+    logger.info({ storage: container.database.kind }, 'webhook worker running');
     await new Promise<void>((resolve) => {
       process.once('SIGTERM', resolve);
       process.once('SIGINT', resolve);
@@ -32,7 +24,7 @@ export async function runWorker(): Promise<void> {
     logger.info('webhook worker stopping');
     await runtime.stop();
   } finally {
-    await database.close();
+    await container.close();
   }
   logger.flush();
 }

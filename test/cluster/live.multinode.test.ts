@@ -1,19 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { createServices } from '../../src/services.js';
-import { openDatabase } from '../../src/store/db.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { LiveClient } from '../live/live-harness.js';
+import { createHarness, type Harness } from '../support/harness.js';
 import { startServerProcess, type ServerProcess } from '../support/processes.js';
 
 /**
- * Issue 5, item 4: two real server processes (`node dist/main.js`) share this run's PostgreSQL
+ * Two real server processes (`node dist/main.js`) share this file's PostgreSQL
  * database and the Redis at REDIS_URL. A change committed through node A reaches a client
  * connected to node B, exactly once, although both nodes run a broadcaster; the per-project
  * connection cap counts both nodes' connections; a token minted by one node opens the other.
  */
 
 const CAP = 3;
+let h: Harness;
 let nodes: ServerProcess[] = [];
 const clients: LiveClient[] = [];
 
@@ -22,30 +21,17 @@ interface Project {
   key: string;
 }
 
-async function createProjects(n: number): Promise<Project[]> {
-  const database = await openDatabase({ kind: 'postgres', url: inject('databaseUrl'), poolSize: 2 });
-  try {
-    const services = createServices(database, loadConfig({}));
-    const projects: Project[] = [];
-    for (let i = 0; i < n; i++) {
-      const project = await services.projects.createProject(`live multinode ${i}`);
-      if (!project.ok) throw project.error;
-      const key = await services.projects.createKey(project.value.id, 'multinode', 'test');
-      if (!key.ok) throw key.error;
-      projects.push({ id: project.value.id, key: key.value.key });
-    }
-    return projects;
-  } finally {
-    await database.close();
-  }
-}
-
 let projects: Project[];
 
 beforeAll(async () => {
-  projects = await createProjects(3);
+  h = await createHarness();
+  projects = [];
+  for (let i = 0; i < 3; i++) {
+    const t = await h.tenant();
+    projects.push({ id: t.projectId, key: t.key });
+  }
   const env = {
-    DATABASE_URL: inject('databaseUrl'),
+    DATABASE_URL: h.databaseUrl!,
     REDIS_URL: process.env.REDIS_URL!,
     // A prefix of this run's own, so concurrent runs sharing the Redis never meet.
     REDIS_KEY_PREFIX: `tenure-test-${randomBytes(6).toString('hex')}:`,
@@ -58,6 +44,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const c of clients) c.socket.disconnect();
   await Promise.all(nodes.map((n) => n.stop()));
+  await h?.close();
 });
 
 function connect(node: ServerProcess, auth: Record<string, unknown>): LiveClient {

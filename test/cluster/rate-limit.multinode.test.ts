@@ -1,34 +1,24 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { createServices } from '../../src/services.js';
-import { openDatabase } from '../../src/store/db.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createHarness, type Harness } from '../support/harness.js';
 import { startServerProcess, type ServerProcess } from '../support/processes.js';
 
 /**
- * Spec 8 across nodes: two real server processes share this run's PostgreSQL database and the
+ * Spec 8 across nodes: two real server processes share this file's PostgreSQL database and the
  * Redis at REDIS_URL. 300 concurrent requests with one key, split over both nodes, must get
  * exactly 100 successes: the per-key limit holds cluster-wide, not per node.
  */
 
+let h: Harness;
 let nodes: ServerProcess[] = [];
 let projectId: string;
 let key: string;
 
 beforeAll(async () => {
-  const databaseUrl = inject('databaseUrl');
-  const database = await openDatabase({ kind: 'postgres', url: databaseUrl, poolSize: 2 });
-  const services = createServices(database, loadConfig({}));
-  const project = await services.projects.createProject('multinode');
-  if (!project.ok) throw project.error;
-  const created = await services.projects.createKey(project.value.id, 'multinode', 'test');
-  if (!created.ok) throw created.error;
-  await database.close();
-  projectId = project.value.id;
-  key = created.value.key;
-
+  h = await createHarness();
+  ({ projectId, key } = await h.tenant());
   const env = {
-    DATABASE_URL: databaseUrl,
+    DATABASE_URL: h.databaseUrl!,
     REDIS_URL: process.env.REDIS_URL!,
     // A prefix of this run's own, so concurrent runs sharing the Redis never meet.
     REDIS_KEY_PREFIX: `tenure-test-${randomBytes(6).toString('hex')}:`,
@@ -42,6 +32,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(nodes.map((n) => n.stop()));
+  await h?.close();
 });
 
 it('holds the per-key limit exactly across two nodes sharing Redis', async () => {

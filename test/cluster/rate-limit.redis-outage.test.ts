@@ -3,12 +3,8 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { createServices } from '../../src/services.js';
-import { openDatabase, type Database } from '../../src/store/db.js';
-import { testStorage } from '../support/harness.js';
+import { createHarness, type Harness } from '../support/harness.js';
 import { freePort, startRedis, type RedisProcess } from '../support/processes.js';
 
 /**
@@ -18,7 +14,7 @@ import { freePort, startRedis, type RedisProcess } from '../support/processes.js
  */
 
 let redis: RedisProcess;
-let database: Database;
+let h: Harness;
 let app: FastifyInstance;
 let headers: { authorization: string };
 let base: string;
@@ -28,35 +24,30 @@ const prefix = `tenure-outage-${randomBytes(4).toString('hex')}:`;
 beforeAll(async () => {
   const port = await freePort();
   redis = await startRedis(port);
-  const config = loadConfig({
-    REDIS_URL: redis.url,
-    REDIS_KEY_PREFIX: prefix,
-    TENURE_RATE_LIMIT_BURST: '100000',
-    TENURE_RATE_LIMIT_KEY: '100000',
-    TENURE_RATE_LIMIT_IP: '100000',
-  });
-  database = await openDatabase(await testStorage());
-  await database.migrate();
-  const services = createServices(database, config);
-  const project = await services.projects.createProject('outage');
-  if (!project.ok) throw project.error;
-  const key = await services.projects.createKey(project.value.id, 'outage', 'test');
-  if (!key.ok) throw key.error;
-  headers = { authorization: `Bearer ${key.value.key}` };
-  base = `/v2/projects/${project.value.id}`;
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
       for (const line of chunk.toString().split('\n').filter(Boolean)) logLines.push(JSON.parse(line));
       done();
     },
   });
-  app = await buildApp({ config, database, logger: createLogger('info', sink) });
-  await app.ready();
+  h = await createHarness({
+    env: {
+      REDIS_URL: redis.url,
+      REDIS_KEY_PREFIX: prefix,
+      TENURE_RATE_LIMIT_BURST: '100000',
+      TENURE_RATE_LIMIT_KEY: '100000',
+      TENURE_RATE_LIMIT_IP: '100000',
+    },
+    logger: createLogger('info', sink),
+  });
+  app = h.app;
+  const t = await h.tenant();
+  headers = t.headers;
+  base = t.base;
 });
 
 afterAll(async () => {
-  await app?.close();
-  await database?.close();
+  await h?.close();
   await redis?.stop();
 });
 

@@ -1,10 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
-import { createLogger } from '../../src/logger.js';
 import { openDatabase, type Database } from '../../src/store/db.js';
 import { expectSuccess, ISO_MS } from '../support/api.js';
-import { createHarness, onPostgres, testStorage, type Harness, type Tenant } from '../support/harness.js';
+import { appOn, createHarness, onPostgres, type Harness, type Tenant } from '../support/harness.js';
 import { createKey } from '../support/keys.js';
 import { apiKeyRevoke } from '../support/operations.keys.js';
 
@@ -68,15 +66,16 @@ describe(`${apiKeyRevoke.name}: happy`, () => {
   describe('on another node sharing the database', () => {
     let database: Database;
     let other: FastifyInstance;
+    let node: Awaited<ReturnType<typeof appOn>>;
     beforeAll(async () => {
-      // PostgreSQL: a node with its own pool and LISTEN connection. PGlite: a second app in the
-      // process on the same embedded database (one process holds it), notified in process.
-      database = onPostgres ? await openDatabase(await testStorage()) : h.database;
-      other = await buildApp({ config: h.config, database, logger: createLogger('silent') });
-      await other.ready();
+      // PostgreSQL: a node with its own pool, key cache and LISTEN connection. PGlite: a second
+      // container in the process on the same embedded database (one process holds it), notified in process.
+      database = onPostgres ? await openDatabase(h.storage) : h.database;
+      node = await appOn(database, h.config);
+      other = node.app;
     });
     afterAll(async () => {
-      await other.close();
+      await node.close();
       if (database !== h.database) await database.close();
     });
 

@@ -161,7 +161,7 @@ describe(`${extendOne.name}: errors`, () => {
           done();
         },
       });
-      const app = await buildApp({ config: h.config, database: h.database, logger: createLogger('error', sink) });
+      const app = await buildApp({ ...h.container, logger: createLogger('error', sink) });
       await app.ready();
       try {
         const { t, path, before } = await member();

@@ -107,7 +107,7 @@ describe('Idempotency-Key: a repeat while the first request is still running', (
     h = await createHarness();
     // A second app on the same database with one extra POST whose handler waits for the test:
     // the only way to hold a request "in progress" on PGlite, whose one connection serialises all.
-    app = await buildApp({ config: h.config, database: h.database, logger: createLogger('silent') });
+    app = await buildApp(h.container);
     app.post('/v2/projects/:project_id/idempotency-probe', async (_request, reply) => {
       calls += 1;
       await new Promise<void>((resolve) => (finish = resolve));

@@ -83,7 +83,7 @@ describe('POST /v2/projects/{project_id}/memberships: users', () => {
     const kept = userId();
     const banned = userId();
     await t.request({ method: 'PUT', url: `${t.base}/ban/${banned}`, payload: {} });
-    const inserted = await h.services.membershipsStore.importBatch(t.projectId, [
+    const inserted = await h.container.stores.memberships.importBatch(t.projectId, [
       { userId: kept, endDate: new Date(future().ms) },
       { userId: banned, endDate: new Date(future().ms) },
     ]);

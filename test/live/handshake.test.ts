@@ -9,7 +9,7 @@ import { LiveTokenService } from '../../src/live/live-tokens.js';
 import { LIVE_PATH, startLiveUpdates } from '../../src/live/live-updates.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { createServices } from '../../src/services.js';
+import { createContainer } from '../../src/container.js';
 import { openDatabase } from '../../src/store/db.js';
 import { InstanceSecretsStore } from '../../src/store/instance-secrets.store.js';
 import { ProjectsStore } from '../../src/store/projects.store.js';
@@ -272,11 +272,10 @@ describe('revocation through the API', () => {
 describe('an unreachable database', () => {
   it('refuses handshakes it cannot check with INTERNAL_ERROR, leaking nothing', async () => {
     const database = await openDatabase({ kind: 'pglite-memory' });
-    const config = loadConfig({});
-    const services = createServices(database, config);
+    const container = await createContainer({ config: loadConfig({}), logger: createLogger('silent'), database });
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const live = await startLiveUpdates({ server, database, config, logger: createLogger('silent'), auth: services.auth, liveTokens: services.liveTokens, pollMs: 60_000 });
+    const live = await startLiveUpdates(server, container, { pollMs: 60_000 });
     await database.close();
     const key = unknownKey();
     const c = new LiveClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, { token: key, project_id: randomUUID() }, ['websocket']);

@@ -1,21 +1,18 @@
 import type { AddressInfo } from 'node:net';
 import { io as connectSocket, type Socket } from 'socket.io-client';
 import { createHarness, type Harness, type Tenant } from '../support/harness.js';
-import { createLogger } from '../../src/logger.js';
 import { LIVE_NAMESPACE, LIVE_PATH, startLiveUpdates, type LiveUpdates } from '../../src/live/live-updates.js';
 
 /**
  * The live-update suites' harness: the real app (createHarness) really listening on 127.0.0.1
  * port 0, with the live-updates gateway attached to its HTTP server as `startServer` attaches
- * it, and real socket.io-client connections. The broadcaster only claims this file's tenants'
- * events: PostgreSQL runs share one database between test files.
+ * it, and real socket.io-client connections, on the harness's own database.
  */
 
 export interface LiveHarness {
   h: Harness;
   live: LiveUpdates;
   url: string;
-  projectIds: Set<string>;
   tenant(): Promise<Tenant>;
   /** A client connected (or refused) with `auth`; closed by `close()`. */
   client(auth: Record<string, unknown> | undefined, options?: { transports?: ('websocket' | 'polling')[] }): LiveClient;
@@ -26,32 +23,18 @@ export interface LiveHarness {
 
 export interface LiveHarnessOptions {
   env?: Record<string, string>;
-  /** An existing harness (e.g. the webhook harness's) and the project ids its tenants get. */
-  harness?: { h: Harness; projectIds: Set<string>; tenant(): Promise<Tenant> };
+  /** An existing harness (e.g. the webhook harness's) to attach to. */
+  harness?: { h: Harness; tenant(): Promise<Tenant> };
   keyCheckMs?: number;
 }
 
 export async function createLiveHarness(o: LiveHarnessOptions = {}): Promise<LiveHarness> {
   const h = o.harness?.h ?? (await createHarness({ env: o.env }));
-  const projectIds = o.harness?.projectIds ?? new Set<string>();
   await h.app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
-  const live = await startLiveUpdates({
-    server: h.app.server,
-    database: h.database,
-    config: h.config,
-    logger: createLogger('silent'),
-    auth: h.services.auth,
-    liveTokens: h.services.liveTokens,
-    projectIds: () => [...projectIds],
-    keyCheckMs: o.keyCheckMs,
-  });
+  const live = await startLiveUpdates(h.app.server, h.container, { keyCheckMs: o.keyCheckMs });
   const clients: LiveClient[] = [];
-  const tenant = async () => {
-    const t = o.harness ? await o.harness.tenant() : await h.tenant();
-    projectIds.add(t.projectId);
-    return t;
-  };
+  const tenant = () => (o.harness ? o.harness.tenant() : h.tenant());
   const client = (auth: Record<string, unknown> | undefined, options?: { transports?: ('websocket' | 'polling')[] }) => {
     const c = new LiveClient(url, auth, options?.transports ?? ['websocket']);
     clients.push(c);
@@ -61,7 +44,6 @@ export async function createLiveHarness(o: LiveHarnessOptions = {}): Promise<Liv
     h,
     live,
     url,
-    projectIds,
     tenant,
     client,
     async connect(t) {

@@ -22,7 +22,7 @@ let lh: LiveHarness;
 let receiver: Receiver;
 beforeAll(async () => {
   w = await createWebhookHarness({ manualClock: true, random: () => 0.5 });
-  lh = await createLiveHarness({ harness: { h: w.h, projectIds: w.projectIds, tenant: () => w.tenant() } });
+  lh = await createLiveHarness({ harness: { h: w.h, tenant: () => w.tenant() } });
   receiver = await startReceiver((r) => ({ status: Number(/^\/status\/(\d{3})/.exec(r.path)?.[1] ?? 404) }));
 });
 afterAll(async () => {

@@ -2,9 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../scripts/openapi-document.js';
-import { buildApp } from '../../src/app.js';
-import { createLogger } from '../../src/logger.js';
-import { createHarness, type Harness, type Tenant } from '../support/harness.js';
+import { appOn, createHarness, type Harness, type Tenant } from '../support/harness.js';
 import type { Operation } from '../support/operations.js';
 import { documentedOperations, loadOperations, SchemaValidator, type OpenApiDocument } from './openapi-support.js';
 
@@ -24,21 +22,18 @@ const covered = [...documented.keys()].filter((name) => byName.has(name)).sort()
 let h: Harness;
 /** The same database behind an app allowing one request per key and minute: the second is a 429. */
 let strict: FastifyInstance;
+let strictNode: Awaited<ReturnType<typeof appOn>>;
 const validator = new SchemaValidator(doc);
 /** What the operations answered for ids that are not there: 404s must be among them. */
 const missingIdStatuses = new Set<number>();
 
 beforeAll(async () => {
   h = await createHarness();
-  strict = await buildApp({
-    config: { ...h.config, rateLimit: { ...h.config.rateLimit, perKey: 1 } },
-    database: h.database,
-    logger: createLogger('silent'),
-  });
-  await strict.ready();
+  strictNode = await appOn(h.database, { ...h.config, rateLimit: { ...h.config.rateLimit, perKey: 1 } });
+  strict = strictNode.app;
 });
 afterAll(async () => {
-  await strict?.close();
+  await strictNode?.close();
   await h?.close();
 });
 

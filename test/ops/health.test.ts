@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/logger.js';
 import { openDatabase } from '../../src/store/db.js';
 import { expectSuccess, UUID } from '../support/api.js';
-import { createHarness, testStorage, type Harness } from '../support/harness.js';
+import { appOn, createHarness, createTestDatabase, type Harness } from '../support/harness.js';
 import { freePort, startRedis, type RedisProcess } from '../support/processes.js';
 
 /**
@@ -91,10 +89,8 @@ describe('readiness failures', () => {
   const config = loadConfig({ TENURE_RATE_LIMITS: 'false' });
 
   it('503 naming the database when it is unreachable; migrations are then not checked', async () => {
-    const database = await openDatabase(await testStorage());
-    await database.migrate();
-    const app = await buildApp({ config, database, logger: createLogger('silent') });
-    await app.ready();
+    const database = await openDatabase((await createTestDatabase()).storage);
+    const { app, close } = await appOn(database, config);
     await database.close();
     try {
       const checks = expectNotReady(await app.inject({ method: 'GET', url: '/readyz' }), 'database');
@@ -102,22 +98,21 @@ describe('readiness failures', () => {
       // Liveness does not depend on the database.
       expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
     } finally {
-      await app.close();
+      await close();
     }
   });
 
   // An unmigrated database is a fresh in-memory PGlite on either suite: the check reads the same table.
   it('503 naming the migrations, with every pending one, on a database never migrated', async () => {
     const database = await openDatabase({ kind: 'pglite-memory' });
-    const app = await buildApp({ config, database, logger: createLogger('silent') });
-    await app.ready();
+    const { app, close } = await appOn(database, config);
     try {
       const checks = expectNotReady(await app.inject({ method: 'GET', url: '/readyz' }), 'migrations');
       expect(checks.find((c) => c.name === 'migrations')?.detail).toMatch(/^4 pending: 0000_init, 0001_webhook_deliveries/);
       await database.migrate();
       expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
     } finally {
-      await app.close();
+      await close();
       await database.close();
     }
   });
@@ -130,12 +125,10 @@ describe('readiness failures', () => {
     afterAll(() => redis?.stop());
 
     async function appWithRedis(url: string) {
-      const database = await openDatabase(await testStorage());
-      await database.migrate();
+      const database = await openDatabase((await createTestDatabase()).storage);
       const withRedis = loadConfig({ TENURE_RATE_LIMITS: 'false', REDIS_URL: url });
-      const app = await buildApp({ config: withRedis, database, logger: createLogger('silent') });
-      await app.ready();
-      return { app, close: async () => (await app.close(), await database.close()) };
+      const node = await appOn(database, withRedis);
+      return { app: node.app, close: async () => (await node.close(), await database.close()) };
     }
 
     it('checks Redis when it is configured', async () => {

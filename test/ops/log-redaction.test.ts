@@ -2,16 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
+import type { Container } from '../../src/container.js';
 import { createLogger } from '../../src/logger.js';
-import { createServices } from '../../src/services.js';
 import { openDatabase, type Database } from '../../src/store/db.js';
-import { startWebhookRuntime, type WebhookRuntime } from '../../src/webhooks/runtime.js';
+import { startWorkerRuntime, type WorkerRuntime } from '../../src/worker-runtime.js';
 import { failEventInserts } from '../support/api.js';
-import { future, onPostgres, testStorage, userId, type Harness } from '../support/harness.js';
+import { appOn, createTestDatabase, future, userId, type Harness } from '../support/harness.js';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
-import { inject } from 'vitest';
 import { until } from './ops-support.js';
 
 /**
@@ -37,7 +35,8 @@ const secrets: string[] = [metricsToken];
 
 let database: Database;
 let app: FastifyInstance;
-let runtime: WebhookRuntime;
+let runtime: WorkerRuntime;
+let node: { app: FastifyInstance; container: Container; close(): Promise<void> };
 let receiver: Receiver;
 let projectId: string;
 let key: string;
@@ -53,9 +52,10 @@ beforeAll(async () => {
     TENURE_METRICS_TOKEN: metricsToken,
   });
   const logger = createLogger('trace', capture);
-  database = await openDatabase(await testStorage());
-  await database.migrate();
-  const services = createServices(database, config);
+  database = await openDatabase((await createTestDatabase()).storage);
+  node = await appOn(database, config, logger);
+  ({ app } = node);
+  const { services } = node.container;
   const project = await services.projects.createProject('redaction');
   if (!project.ok) throw project.error;
   projectId = project.value.id;
@@ -63,22 +63,13 @@ beforeAll(async () => {
   if (!created.ok) throw created.error;
   key = created.value.key;
   secrets.push(key);
-  app = await buildApp({ config, database, logger });
-  await app.ready();
   receiver = await startReceiver(() => ({ status: 401, body: 'who are you?' }));
-  runtime = await startWebhookRuntime({
-    database,
-    config,
-    logger,
-    postgresUrl: onPostgres ? inject('databaseUrl') : null,
-    projectIds: () => [projectId],
-    stopGraceMs: 0,
-  });
+  runtime = await startWorkerRuntime(node.container, { stopGraceMs: 0 });
 });
 
 afterAll(async () => {
   await runtime?.stop();
-  await app?.close();
+  await node?.close();
   await database?.close().catch(() => undefined);
   await receiver?.close();
 });

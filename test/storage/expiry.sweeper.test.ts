@@ -1,8 +1,8 @@
 import { createLogger } from '../../src/logger.js';
 import { openDatabase } from '../../src/store/db.js';
 import { ExpiryStore } from '../../src/store/expiry.store.js';
-import { ExpirySweeper } from '../../src/webhooks/expiry.sweeper.js';
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { ExpirySweeper } from '../../src/domain/memberships/expiry.sweeper.js';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createMembership, eventRows, membershipRow } from '../support/api.js';
 import { onPostgres, type Tenant } from '../support/harness.js';
 import { createHook, createWebhookHarness, deliveryRows, eventually, payloadOf, type WebhookHarness } from '../support/webhook-harness.js';
@@ -20,12 +20,10 @@ describe('expiry sweeper', () => {
     w = await createWebhookHarness({ manualClock: true });
   });
   afterAll(() => w.close());
-  beforeEach(() => {
-    w.projectIds.clear();
-  });
+  beforeEach(() => w.h.reset());
 
   const sweeper = (store = new ExpiryStore(w.h.database.db), batchSize = 1000) =>
-    new ExpirySweeper(store, w.clock, createLogger('silent'), { intervalMs: 60_000, batchSize, projectIds: () => [...w.projectIds] });
+    new ExpirySweeper(store, w.clock, createLogger('silent'), { intervalMs: 60_000, batchSize });
   const endingIn = (t: Tenant, ms: number) => createMembership(t, { endDate: new Date(w.clock.now().getTime() + ms).toISOString() });
 
   it('expires a membership once its end date passes, with a membership.expired event delivered like any other', async () => {
@@ -56,7 +54,7 @@ describe('expiry sweeper', () => {
     const members = await Promise.all(Array.from({ length: 40 }, () => endingIn(t, DAY)));
     w.advance(DAY);
     // On PostgreSQL the sweepers use separate connection pools, as separate nodes would.
-    const other = onPostgres ? await openDatabase({ kind: 'postgres', url: inject('databaseUrl'), poolSize: 4 }) : null;
+    const other = onPostgres ? await openDatabase(w.h.storage) : null;
     try {
       const stores = [new ExpiryStore(w.h.database.db), new ExpiryStore((other ?? w.h.database).db)];
       const counts = await Promise.all(

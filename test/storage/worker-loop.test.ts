@@ -23,9 +23,7 @@ describe(`webhook worker loop (${onPostgres ? 'LISTEN/NOTIFY' : 'in-process sign
     await w.close();
     await receiver.close();
   });
-  beforeEach(() => {
-    w.projectIds.clear();
-  });
+  beforeEach(() => w.h.reset());
 
   it('is woken by the commit, not by polling: the idle poll is an hour, the event arrives', async () => {
     const runtime = await w.startRuntime({ pollMs: 3_600_000, sweepIntervalMs: 3_600_000 });

@@ -1,25 +1,57 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { sql } from 'drizzle-orm';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import pg from 'pg';
 import { inject } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import { createContainer, type Container, type ContainerOptions, type Services } from '../../src/container.js';
 import type { Clock } from '../../src/domain/clock.js';
 import { createLogger } from '../../src/logger.js';
-import { createServices, type Services } from '../../src/services.js';
-import { openDatabase, type Database, type StorageOptions } from '../../src/store/db.js';
+import type { Database, StorageOptions } from '../../src/store/db.js';
 
 /**
- * The test harness: the real app in-process (`app.inject`) on a real database — an in-memory
- * PGlite per test file, or this run's own PostgreSQL database when the suite runs on PostgreSQL.
- * Every test seeds its own project and key (`harness.tenant()`), so tests never share state.
+ * The test harness: the real app in-process (`app.inject`) on a real database of its own — an
+ * in-memory PGlite started from a migrated dump, or, when the suite runs on PostgreSQL, a database
+ * cloned from this run's migrated template and dropped on close. Nothing is shared between
+ * harnesses, so production code needs no test-only scoping. Every test seeds its own project and
+ * key (`harness.tenant()`).
  */
 
 export const onPostgres = process.env.TENURE_TEST_STORAGE === 'postgres';
 
-export async function testStorage(): Promise<StorageOptions> {
-  if (onPostgres) return { kind: 'postgres', url: inject('databaseUrl'), poolSize: 5 };
-  return { kind: 'pglite-memory', seed: new Blob([await readFile(inject('pgliteSeed'))]) };
+/** A fresh database for one harness, and how to get rid of it. */
+export interface TestDatabase {
+  storage: StorageOptions;
+  /** Drops the database (PostgreSQL); call after every connection to it is closed. */
+  drop(): Promise<void>;
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  if (!onPostgres) {
+    const seed = new Blob([await readFile(inject('pgliteSeed'))]);
+    return { storage: { kind: 'pglite-memory', seed }, drop: async () => undefined };
+  }
+  const admin = inject('pgAdminUrl');
+  const name = `${inject('pgPrefix')}_${randomBytes(6).toString('hex')}`;
+  await adminQuery(admin, `CREATE DATABASE "${name}" TEMPLATE "${inject('pgTemplate')}"`);
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return {
+    storage: { kind: 'postgres', url: url.toString(), poolSize: 5 },
+    drop: () => adminQuery(admin, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
+  };
+}
+
+async function adminQuery(url: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
 }
 
 export interface Tenant {
@@ -35,30 +67,83 @@ export interface Tenant {
 
 export interface Harness {
   app: FastifyInstance;
+  container: Container;
   database: Database;
+  /** Where `database` is: another "node" opens the same PostgreSQL database with it. */
+  storage: StorageOptions;
+  /** The PostgreSQL URL of `database` (child-process nodes get it as DATABASE_URL); null on PGlite. */
+  databaseUrl: string | null;
   services: Services;
   config: Config;
   tenant(): Promise<Tenant>;
+  /**
+   * Empties every table of the harness's database (all but the migrations and the instance's own
+   * secrets), for files whose tests each need the whole database to themselves: a worker or a
+   * sweeper acts on everything that is due, and the clock of one test must not make another's due.
+   */
+  reset(): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function createHarness(options: { env?: Record<string, string>; clock?: Clock } = {}): Promise<Harness> {
-  // Injected requests all come from one address: limits are raised unless a test sets its own.
-  const config = loadConfig({
+export interface HarnessOptions extends Partial<Pick<ContainerOptions, 'clock' | 'resolve' | 'limiter' | 'logger'>> {
+  env?: Record<string, string>;
+}
+
+/** The test configuration: injected requests all come from one address, so limits are raised unless a test sets its own. */
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({
     TENURE_WEBHOOK_ALLOW_PRIVATE: 'false',
     TENURE_RATE_LIMIT_KEY: '1000000000',
     TENURE_RATE_LIMIT_IP: '1000000000',
     TENURE_RATE_LIMIT_BURST: '1000000000',
-    ...options.env,
+    ...env,
   });
-  const database = await openDatabase(await testStorage());
-  await database.migrate();
-  const services = createServices(database, config, options.clock);
-  const app = await buildApp({ config, database, logger: createLogger('silent'), clock: options.clock });
+}
+
+/**
+ * An app built as the server builds it, on a database the caller opened and closes (another node
+ * sharing a harness's database, or a database a test takes away). `close()` leaves the database open.
+ */
+export async function appOn(
+  database: Database,
+  config: Config,
+  logger = createLogger('silent'),
+): Promise<{ app: FastifyInstance; container: Container; close(): Promise<void> }> {
+  const container = await createContainer({ config, logger, database });
+  await container.listen();
+  const app = await buildApp(container);
   await app.ready();
   return {
     app,
+    container,
+    async close() {
+      await app.close();
+      await container.close();
+    },
+  };
+}
+
+export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const config = testConfig(options.env);
+  const testDb = await createTestDatabase();
+  const container = await createContainer({
+    config,
+    logger: options.logger ?? createLogger('silent'),
+    storage: testDb.storage,
+    clock: options.clock,
+    resolve: options.resolve,
+    limiter: options.limiter,
+  });
+  await container.listen();
+  const app = await buildApp(container);
+  await app.ready();
+  const { services, database } = container;
+  return {
+    app,
+    container,
     database,
+    storage: testDb.storage,
+    databaseUrl: testDb.storage.kind === 'postgres' ? testDb.storage.url : null,
     services,
     config,
     async tenant() {
@@ -76,9 +161,17 @@ export async function createHarness(options: { env?: Record<string, string>; clo
         request: (o) => app.inject({ ...o, headers: { ...headers, ...o.headers } }),
       };
     },
+    async reset() {
+      await database.db.execute(sql`
+        DO $$ BEGIN
+          EXECUTE (SELECT 'TRUNCATE ' || string_agg(format('%I', tablename), ', ') || ' CASCADE'
+                   FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'instance_secrets');
+        END $$`);
+    },
     async close() {
       await app.close();
-      await database.close();
+      await container.close();
+      await testDb.drop();
     },
   };
 }

@@ -3,6 +3,7 @@ import type { FastifyInstance, HTTPMethods } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
+import { createContainer } from '../../src/container.js';
 import { createLogger } from '../../src/logger.js';
 import { openDatabase, type Database } from '../../src/store/db.js';
 import { expectError, projectState, UUID } from './api.js';
@@ -200,7 +201,7 @@ export function describeTransportErrors(op: Operation): void {
       beforeAll(async () => {
         // Nothing listens on port 1: every connection is refused at once.
         database = await openDatabase({ kind: 'postgres', url: 'postgres://postgres@127.0.0.1:1/none', poolSize: 1 });
-        app = await buildApp({ config: loadConfig({}), database, logger: createLogger('silent') });
+        app = await buildApp(await createContainer({ config: loadConfig({}), logger: createLogger('silent'), database }));
         await app.ready();
       });
       afterAll(async () => {

@@ -1,20 +1,17 @@
 import { sql } from 'drizzle-orm';
-import { expect, inject } from 'vitest';
+import { expect } from 'vitest';
+import type { Services } from '../../src/container.js';
 import { systemClock, type Clock } from '../../src/domain/clock.js';
-import { createLogger } from '../../src/logger.js';
-import { createServices, type Services } from '../../src/services.js';
 import { rowsOf } from '../../src/store/db.js';
-import { DeliveriesStore } from '../../src/store/deliveries.store.js';
 import { DEFAULT_WORKER_OPTIONS, DeliveryWorker } from '../../src/webhooks/delivery.worker.js';
 import { HttpSender } from '../../src/webhooks/http-sender.js';
-import { startWebhookRuntime, type WebhookRuntime } from '../../src/webhooks/runtime.js';
-import { systemResolver, type Resolver } from '../../src/webhooks/ssrf-guard.js';
-import { createHarness, onPostgres, type Harness, type Tenant } from './harness.js';
+import type { Resolver } from '../../src/webhooks/ssrf-guard.js';
+import { startWorkerRuntime, type WorkerRuntime } from '../../src/worker-runtime.js';
+import { createHarness, type Harness, type Tenant } from './harness.js';
 
 /**
- * The webhook suites' harness, on top of `createHarness`: the real app and database, plus a
- * delivery worker wired as the server wires it, confined to this file's tenants (test files
- * share one PostgreSQL database, and a worker must not deliver another file's events).
+ * The webhook suites' harness, on top of `createHarness`: the real app and its own database, plus
+ * a delivery worker wired as the server wires it (from the same container).
  *
  * With `manualClock` the worker, the services and the app share a clock that moves only when
  * the test says; it starts ten minutes ahead of the wall clock so that deliveries the database
@@ -51,15 +48,14 @@ export interface WebhookHarnessOptions {
 export interface WebhookHarness {
   h: Harness;
   clock: ManualClock | Clock;
-  /** Services wired with this harness's resolver (the app's own use the system resolver). */
+  /** The container's services: its clock and resolver are this harness's. */
   services: Services;
   worker: DeliveryWorker;
-  projectIds: Set<string>;
   tenant(): Promise<Tenant>;
   /** Advances the manual clock. */
   advance(ms: number): void;
-  /** The whole runtime (worker loop, wake-ups, sweeper) as the server starts it, for this file's tenants. */
-  startRuntime(options?: { pollMs?: number; sweepIntervalMs?: number; timeoutMs?: number; stopGraceMs?: number }): Promise<WebhookRuntime>;
+  /** The whole runtime (worker loop, wake-ups, sweeper) as the server starts it. */
+  startRuntime(options?: { pollMs?: number; sweepIntervalMs?: number; timeoutMs?: number; stopGraceMs?: number }): Promise<WorkerRuntime>;
   close(): Promise<void>;
 }
 
@@ -68,16 +64,14 @@ export async function createWebhookHarness(o: WebhookHarnessOptions = {}): Promi
   const h = await createHarness({
     env: { TENURE_WEBHOOK_ALLOW_PRIVATE: String(o.allowPrivate ?? true), ...o.env },
     clock,
+    resolve: o.resolve,
   });
-  const resolve = o.resolve ?? systemResolver;
-  const projectIds = new Set<string>();
-  const scope = () => [...projectIds];
-  const logger = createLogger('silent');
+  const { stores, resolve, logger } = h.container;
   const sender = new HttpSender();
   const random = o.random ?? Math.random;
   const timeoutMs = o.timeoutMs ?? DEFAULT_WORKER_OPTIONS.timeoutMs;
   const worker = new DeliveryWorker(
-    { store: new DeliveriesStore(h.database.db), sender, resolve, clock, random, logger },
+    { store: stores.deliveries, sender, resolve, clock, random, logger },
     {
       concurrency: h.config.webhooks.concurrency,
       perEndpoint: h.config.webhooks.endpointConcurrency,
@@ -86,39 +80,21 @@ export async function createWebhookHarness(o: WebhookHarnessOptions = {}): Promi
       timeoutMs,
       pollMs: DEFAULT_WORKER_OPTIONS.pollMs,
       batchSize: DEFAULT_WORKER_OPTIONS.batchSize,
-      projectIds: scope,
     },
   );
-  const runtimes: WebhookRuntime[] = [];
+  const runtimes: WorkerRuntime[] = [];
   return {
     h,
     clock,
-    services: createServices(h.database, h.config, clock, resolve),
+    services: h.services,
     worker,
-    projectIds,
-    async tenant() {
-      const t = await h.tenant();
-      projectIds.add(t.projectId);
-      return t;
-    },
+    tenant: () => h.tenant(),
     advance(ms) {
       if (!(clock instanceof ManualClock)) throw new Error('advance needs manualClock');
       clock.advance(ms);
     },
     async startRuntime(options = {}) {
-      const runtime = await startWebhookRuntime({
-        database: h.database,
-        config: h.config,
-        logger,
-        postgresUrl: onPostgres ? inject('databaseUrl') : null,
-        clock,
-        resolve,
-        random,
-        timeoutMs,
-        projectIds: scope,
-        stopGraceMs: 0,
-        ...options,
-      });
+      const runtime = await startWorkerRuntime(h.container, { random, timeoutMs, stopGraceMs: 0, ...options });
       runtimes.push(runtime);
       return runtime;
     },

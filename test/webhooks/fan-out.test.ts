@@ -128,7 +128,7 @@ describe('webhook fan-out', () => {
   it('imports fan out in the import statement, one delivery per imported membership', async () => {
     const t = await w.tenant();
     await createHook(t, 'http://127.0.0.1:9/import');
-    const inserted = await w.h.services.membershipsStore.importBatch(
+    const inserted = await w.h.container.stores.memberships.importBatch(
       t.projectId,
       Array.from({ length: 50 }, () => ({ userId: userId(), endDate: new Date(future(3).ms) })),
     );

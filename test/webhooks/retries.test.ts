@@ -46,9 +46,7 @@ describe('webhook retries', () => {
   });
   // The worker serves only the tenants of the running test (the clock moves by days here, and
   // an earlier test's retries would fall due too).
-  beforeEach(() => {
-    w.projectIds.clear();
-  });
+  beforeEach(() => w.h.reset());
 
   /** A membership.created event; the end date is a year ahead of the (moving) clock. */
   const event = (t: Tenant) => createMembership(t, { endDate: new Date(w.clock.now().getTime() + 365 * DAY).toISOString() });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Resolver } from '../../src/webhooks/ssrf-guard.js';
+import { systemResolver, type Resolver } from '../../src/webhooks/ssrf-guard.js';
 import { createMembership, expectError, webhookRows } from '../support/api.js';
 import { attemptRows, createHook, createWebhookHarness, deliveryRows, type WebhookHarness } from '../support/webhook-harness.js';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
@@ -10,7 +10,10 @@ import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
  * never followed.
  */
 
-/** Names this test controls. `rebind.example` answers a public address once, then loopback. */
+/**
+ * Names this test controls; any other name (localhost) is resolved by the system. `rebind.example`
+ * answers a public address once, then loopback.
+ */
 function testResolver(): Resolver {
   let rebindCalls = 0;
   return async (host) => {
@@ -22,6 +25,7 @@ function testResolver(): Resolver {
       'receiver.test': ['127.0.0.1'],
     };
     if (host === 'rebind.example') table[host] = rebindCalls++ === 0 ? ['93.184.215.14'] : ['127.0.0.1'];
+    if (host === 'localhost') return systemResolver(host);
     const found = table[host];
     if (!found) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
     return found.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));

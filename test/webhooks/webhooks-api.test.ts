@@ -24,9 +24,7 @@ describe('webhook management API', () => {
     await w.close();
     await receiver.close();
   });
-  beforeEach(() => {
-    w.projectIds.clear();
-  });
+  beforeEach(() => w.h.reset());
 
   const hooks = (t: Tenant) => `${t.base}/integrations/webhooks`;
   const get = (t: Tenant, url: string) => t.request({ method: 'GET', url });

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { Clock } from '../domain/clock.js';
-import type { ExpiryStore } from '../store/expiry.store.js';
+import type { Clock } from '../clock.js';
+import type { ExpiryStore } from '../../store/expiry.store.js';
 
 /**
  * Marks memberships whose end date has passed as expired, with their `membership.expired`
@@ -11,8 +11,6 @@ import type { ExpiryStore } from '../store/expiry.store.js';
 export interface ExpirySweeperOptions {
   intervalMs: number;
   batchSize: number;
-  /** Only these projects (tests share one database); null for all. */
-  projectIds: () => readonly string[] | null;
 }
 
 export class ExpirySweeper {
@@ -31,7 +29,7 @@ export class ExpirySweeper {
   async sweepOnce(): Promise<number> {
     let total = 0;
     for (;;) {
-      const n = await this.store.expireDue(this.clock.now(), this.options.batchSize, this.options.projectIds());
+      const n = await this.store.expireDue(this.clock.now(), this.options.batchSize);
       total += n;
       if (n < this.options.batchSize) return total;
     }

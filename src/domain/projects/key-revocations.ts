@@ -1,27 +1,35 @@
-import type { FastifyInstance } from 'fastify';
-import type { AuthService } from '../../../domain/projects/auth.service.js';
-import { REVOCATIONS_CHANNEL } from '../../../store/api-keys.store.js';
-import type { Database } from '../../../store/db.js';
-import { listenChannel, type Notifier } from '../../../webhooks/notifier.js';
+import type { Notifications } from '../../store/notifications.js';
+import { REVOCATIONS_CHANNEL } from '../../store/api-keys.store.js';
+import type { AuthService } from './auth.service.js';
 
 /**
- * Makes a revocation on any node stop the key on this one at once: LISTEN for the ids the
- * revoking transaction announces and drop them from this app's auth cache. After a
- * (re)connection notifications may have been missed, so the whole cache is dropped.
+ * Makes a key revoked on any node stop working on this one at once, not when its auth-cache entry
+ * expires. The revoking transaction announces the key's id (ApiKeysStore); this process LISTENs
+ * once, drops the key from its one auth cache, and tells its own subscribers (the live gateway
+ * closes that key's connections). After a (re)connection announcements may have been missed, so
+ * the whole cache is dropped and subscribers get `null`: "check every key".
  */
-export function registerRevocationListener(app: FastifyInstance, deps: { database: Database; auth: AuthService }): void {
-  let notifier: Notifier | null = null;
-  app.addHook('onReady', async () => {
-    const { database, auth } = deps;
-    notifier = await listenChannel(
-      database,
-      database.url,
-      REVOCATIONS_CHANNEL,
-      (keyId) => (keyId === null ? auth.invalidate() : auth.invalidateKeyId(keyId)),
-      app.log,
-    );
-  });
-  app.addHook('onClose', async () => {
-    await notifier?.close();
-  });
+export class KeyRevocations {
+  private readonly subscribers = new Set<(keyId: string | null) => void>();
+  private started: Promise<() => void> | null = null;
+
+  constructor(
+    private readonly notifications: Pick<Notifications, 'subscribe'>,
+    private readonly auth: AuthService,
+  ) {}
+
+  /** Starts listening; calling it again is harmless. */
+  async start(): Promise<void> {
+    await (this.started ??= this.notifications.subscribe(REVOCATIONS_CHANNEL, (keyId) => {
+      if (keyId === null) this.auth.invalidate();
+      else this.auth.invalidateKeyId(keyId);
+      for (const subscriber of this.subscribers) subscriber(keyId);
+    }));
+  }
+
+  /** `onRevoked(keyId)` after this node's cache forgot the key; `null` means any key may be revoked. */
+  subscribe(onRevoked: (keyId: string | null) => void): () => void {
+    this.subscribers.add(onRevoked);
+    return () => this.subscribers.delete(onRevoked);
+  }
 }
