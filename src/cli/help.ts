@@ -19,7 +19,7 @@ ${examples(
   'DATABASE_URL=postgres://tenure@db/tenure npx tenure serve',
 )}
 Run "npx tenure <command> --help" for a command's options. Configuration and operations:
-README.md and docs/operations.md.
+docs/configuration.md and docs/operations.md.
 `;
 
 export const COMMAND_HELP = {

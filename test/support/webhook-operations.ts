@@ -6,7 +6,7 @@ import type { Operation } from './operations.js';
 /**
  * The webhook management routes, described for the shared security and transport generators
  * (test/support/security.ts, transport.ts). Webhooks point at a name that does not resolve here,
- * which creation accepts (README "Webhooks"); nothing is ever sent in these suites.
+ * which creation accepts (docs/webhooks.md); nothing is ever sent in these suites.
  */
 
 const hooks = (t: Tenant) => `${t.base}/integrations/webhooks`;
