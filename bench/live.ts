@@ -1,5 +1,5 @@
 /**
- * Live-update benchmark (issue 5, item 6): latency from a REST change to its receipt by 1,000
+ * Live-update benchmark: latency from a REST change to its receipt by 1,000
  * connected socket.io-client clients, p50/p99, on embedded PGlite and on PostgreSQL + Redis.
  *
  *   npm run build && npx tsx bench/live.ts                                 # PGlite, then PostgreSQL + Redis
@@ -278,7 +278,7 @@ async function main(): Promise<void> {
       ),
     '',
     `Each backend ran ${ROUNDS} times (a fresh server and fresh clients each time), alternating with the other.`,
-    `Target (issue 5): p99 < 100 ms at 1,000 connected clients; median p99 of the runs: ${summary(rows)}.`,
+    `Target (docs/live-updates.md): p99 < 100 ms at 1,000 connected clients; median p99 of the runs: ${summary(rows)}.`,
     'The clients share the machine (2 CPUs) with the server: their own event handling is in the figures.',
     'The machine is shared and noisy: numbers vary from run to run.',
     '<!-- live:end -->',

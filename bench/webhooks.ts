@@ -1,5 +1,5 @@
 /**
- * Webhook delivery benchmark (issue 4, item 7): deliveries per second to a local receiver, and
+ * Webhook delivery benchmark: deliveries per second to a local receiver, and
  * commit-to-first-attempt latency (p50/p99), with 1 and 10 endpoints.
  *
  *   npm run build && npx tsx bench/webhooks.ts            # PGlite (in-process worker, as the server runs it)
@@ -278,7 +278,7 @@ async function main() {
         `| ${r.backend} | ${r.endpoints} | ${Math.round(r.perSecond)} | ${Math.round(r.startupMs)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.max.toFixed(1)} | ${r.latencyN} |`,
     ),
     '',
-    'Targets (issue 4): ≥ 2,000 deliveries/s; first attempt within 100 ms of commit at p99.',
+    'Targets: ≥ 2,000 deliveries/s; first attempt within 100 ms of commit at p99.',
     'Reading: one endpoint gets at most TENURE_WEBHOOK_ENDPOINT_CONCURRENCY requests at a time (8), which',
     'bounds the one-endpoint rate by design (a receiver is not flooded); several endpoints share the',
     "process's 64. PGlite is one single-threaded connection in the server's own process, shared by the",

@@ -14,7 +14,7 @@ export interface EventPayloads {
   'membership.deleted': { membership: MembershipView };
   /** Sent by `POST …/webhooks/{id}/test` to that one webhook. */
   'webhook.test': { message: string; webhook_id: string };
-  // Plans and targets (issue 6): the API's plan and target objects, as they are after the change
+  // Plans and targets: the API's plan and target objects, as they are after the change
   // (`plan.deleted` and `target.removed`: as they were). docs/plans-targets.md.
   'plan.created': { plan: PlanView };
   'plan.updated': { plan: PlanView };

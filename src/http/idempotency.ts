@@ -7,7 +7,7 @@ import { AppError } from '../domain/errors.js';
 import type { IdempotencyStore, StoredResponse } from '../store/idempotency.store.js';
 
 /**
- * `Idempotency-Key` on every POST under /v2/projects/:project_id (issue 6 item 6; the decisions are
+ * `Idempotency-Key` on every POST under /v2/projects/:project_id (the decisions are
  * written up in docs/idempotency-and-lists.md). Routes do not opt in: an onRoute hook gives each
  * such POST a header schema (so it is validated and documented in OpenAPI like any input) and
  * three hooks:
