@@ -1,4 +1,5 @@
-import { pino, type Logger, type LoggerOptions } from 'pino';
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import sonicBoom from 'sonic-boom';
 
 /**
  * Structured JSON logs. Secrets never reach them: request serializers log no headers, and the
@@ -93,15 +94,58 @@ export function loggerOptions(level: string): LoggerOptions {
  * Fastify logs two lines per request, and writing each line on its own (pino's default for stdout)
  * costs a write call and a thread-pool round trip per line: under load on a 2-core machine that
  * was 25–50 µs of CPU per `extend` request, 8–15% of the server's whole cost (`npm run bench`).
- * Lines leave in blocks of at least 4 KiB, or every 100 ms when traffic is light. pino flushes
- * synchronously when the process exits, so the fatal line logged before `process.exit(1)` is
- * never lost; only a SIGKILL can lose the last 100 ms.
+ * Lines leave in blocks of at least 4 KiB, or every 100 ms when traffic is light. What is still
+ * buffered is written synchronously when the process exits, so the fatal line logged before
+ * `process.exit(1)` is kept; only a SIGKILL can lose the last 100 ms.
+ *
+ * Logging never decides whether the process runs or ends. A write that fails (the reader of a
+ * stdout pipe went away: EPIPE; a full disk: ENOSPC) turns logging off instead of throwing out of
+ * an event, and the exit's last write is tried once on a failing descriptor, and for at most
+ * EXIT_FLUSH_MS on a full pipe. pino's own stdout destination (sonic-boom 4) retried a failing
+ * last write every 100 ms forever, inside the 'exit' event: a server whose stdout reader had gone
+ * released its port and lock on SIGTERM, then hung until SIGKILL. sonic-boom 5 throws instead.
  */
 const STDOUT_BLOCK_BYTES = 4096;
 const STDOUT_FLUSH_MS = 100;
+const EXIT_FLUSH_MS = 1000;
+
+let stdout: DestinationStream | undefined;
+
+/** One per process: every logger writing to fd 1 shares its buffer, so their lines never interleave mid-line. */
+function stdoutDestination(): DestinationStream {
+  if (stdout) return stdout;
+  let failed = false;
+  let giveUpAt = Infinity;
+  // sonic-boom is CommonJS: its class is both the module and the module's `SonicBoom` property.
+  const boom = new sonicBoom.SonicBoom({
+    fd: 1,
+    sync: false,
+    minLength: STDOUT_BLOCK_BYTES,
+    // A full pipe (a slow reader) is waited for while the process runs, not for long at its exit.
+    retryEAGAIN: () => Date.now() < giveUpAt,
+  });
+  const periodic = setInterval(() => boom.flush(), STDOUT_FLUSH_MS).unref();
+  boom.on('error', () => {
+    failed = true;
+    clearInterval(periodic);
+  });
+  process.once('exit', () => {
+    if (failed) return;
+    giveUpAt = Date.now() + EXIT_FLUSH_MS;
+    try {
+      boom.flushSync();
+    } catch {
+      // The descriptor is gone, and the last lines with it; the exit goes on.
+    }
+  });
+  stdout = {
+    write(line: string) {
+      if (!failed) boom.write(line);
+    },
+  };
+  return stdout;
+}
 
 export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {
-  const stream =
-    destination ?? pino.destination({ dest: 1, sync: false, minLength: STDOUT_BLOCK_BYTES, periodicFlush: STDOUT_FLUSH_MS });
-  return pino(loggerOptions(level), stream);
+  return pino(loggerOptions(level), destination ?? stdoutDestination());
 }
