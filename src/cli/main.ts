@@ -11,7 +11,7 @@ import { createLogger } from '../logger.js';
 import { serve } from '../server.js';
 import { DataDirLockedError } from '../store/data-dir-lock.js';
 import { startWorkerMetricsServer } from '../observability/worker-metrics.server.js';
-import { runWorker } from '../webhooks/worker.command.js';
+import { runWorker } from './worker.command.js';
 import { diagnose, formatFindings } from './doctor.command.js';
 import { COMMAND_HELP, PROGRAM_HELP } from './help.js';
 import { ImportProgress } from './import-progress.js';

@@ -1,6 +1,7 @@
 import { loadConfig } from '../config.js';
 import { createContainer } from '../container.js';
 import { createLogger } from '../logger.js';
+import { ignoreClosedStdio, shutdownRequested } from '../shutdown.js';
 import { startWorkerRuntime } from '../worker-runtime.js';
 
 /**
@@ -8,23 +9,21 @@ import { startWorkerRuntime } from '../worker-runtime.js';
  * dedicated worker nodes (run API nodes with TENURE_WORKER=false then). Embedded storage allows
  * one process, so with PGlite this is for when no server runs on the same DATA_DIR. Logs are JSON
  * lines on stdout, as the server's; SIGTERM or SIGINT stops it after attempts in flight finish
- * (up to TENURE_SHUTDOWN_TIMEOUT_MS).
+ * (up to TENURE_SHUTDOWN_TIMEOUT_MS), and it ends by the server's deadline whatever happens
+ * (src/shutdown.ts): a stop that hangs, a dead stdout pipe.
  */
 export async function runWorker(): Promise<void> {
+  ignoreClosedStdio();
   const config = loadConfig();
   const logger = createLogger(config.log.level);
   const container = await createContainer({ config, logger, open: { lockWaitMs: 0 } });
   try {
     const runtime = await startWorkerRuntime(container);
     logger.info({ storage: container.database.kind }, 'webhook worker running');
-    await new Promise<void>((resolve) => {
-      process.once('SIGTERM', resolve);
-      process.once('SIGINT', resolve);
-    });
-    logger.info('webhook worker stopping');
+    const signal = await shutdownRequested({ logger, timeoutMs: config.ops.shutdownTimeoutMs });
+    logger.info({ signal }, 'webhook worker stopping');
     await runtime.stop();
   } finally {
     await container.close();
   }
-  logger.flush();
 }
