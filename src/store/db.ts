@@ -13,6 +13,7 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
 import * as schema from './schema.js';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
+import { applyDefinitions, DEFINITIONS_FILE, definitionsPending, readDefinitions } from './definitions.js';
 
 /** The Drizzle database, whichever driver is underneath. */
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -27,11 +28,14 @@ export interface Database {
   readonly kind: 'pglite' | 'postgres';
   /** The PostgreSQL URL, for dedicated connections (LISTEN); null on embedded storage. */
   readonly url: string | null;
-  /** Applies pending migrations; safe to call from several nodes at once. */
+  /**
+   * Applies pending migrations, then the functions and triggers of drizzle/functions.sql if they
+   * changed; safe to call from several nodes at once.
+   */
   migrate(): Promise<void>;
   /** The whole embedded database as a tarball (PGlite only), for seeding test databases. */
   dump(): Promise<Blob>;
-  /** True when every migration in `drizzle/` is applied. */
+  /** True when every migration in `drizzle/` is applied, and drizzle/functions.sql too. */
   migrationsApplied(): Promise<boolean>;
   close(): Promise<void>;
 }
@@ -73,7 +77,10 @@ function openPglite(client: PGlite, lock: DataDirLock | null): Database {
     kind: 'pglite',
     url: null,
     // One process holds the data directory (the lock), so no migration lock is needed.
-    migrate: () => migratePglite(drizzlePglite({ client, schema }), { migrationsFolder }),
+    async migrate() {
+      await migratePglite(drizzlePglite({ client, schema }), { migrationsFolder });
+      await applyDefinitions(db, readDefinitions(migrationsFolder));
+    },
     migrationsApplied: () => migrationsApplied(db),
     dump: () => client.dumpDataDir('none'),
     async close() {
@@ -103,7 +110,9 @@ function openPostgres(url: string, poolSize: number): Database {
       await client.connect();
       try {
         await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
-        await migratePg(drizzlePg({ client, schema }), { migrationsFolder });
+        const migrator = drizzlePg({ client, schema });
+        await migratePg(migrator, { migrationsFolder });
+        await applyDefinitions(migrator as unknown as Db, readDefinitions(migrationsFolder));
       } finally {
         await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
         await client.end();
@@ -126,6 +135,7 @@ async function migrationsApplied(db: Db): Promise<boolean> {
 /**
  * Names of the migrations in `drizzle/` not yet recorded in `drizzle.__drizzle_migrations`, in
  * order (`/readyz`, `npx tenure doctor`). A database nothing was ever applied to has them all.
+ * When they are all applied but drizzle/functions.sql is not (or changed since), its name.
  */
 export async function pendingMigrations(db: Db): Promise<string[]> {
   const journal = JSON.parse(readFileSync(`${migrationsFolder}/meta/_journal.json`, 'utf8')) as { entries: { tag: string }[] };
@@ -140,7 +150,10 @@ export async function pendingMigrations(db: Db): Promise<string[]> {
     if (code === '3F000' || code === '42P01') return expected.map((m) => m.tag);
     throw err;
   }
-  return expected.filter((m) => !applied.has(m.hash)).map((m) => m.tag);
+  const pending = expected.filter((m) => !applied.has(m.hash)).map((m) => m.tag);
+  // Applying pending migrations applies the file too, so it is named only on its own.
+  if (pending.length === 0 && (await definitionsPending(db, readDefinitions(migrationsFolder)))) return [DEFINITIONS_FILE];
+  return pending;
 }
 
 /** Rows of a raw `db.execute` result; both drivers return `{ rows }`. */

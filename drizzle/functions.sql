@@ -1,0 +1,94 @@
+-- revision: 1
+--
+-- Every function and trigger of the database, as they are now: the one place to read and change
+-- them. `database.migrate()` applies this file after the migrations of this folder, under the same
+-- lock, in one transaction, whenever it differs from what the database last applied (recorded in
+-- drizzle.__tenure_definitions); so every statement must be repeatable: CREATE OR REPLACE.
+--
+-- To change a function or trigger: edit it here and add 1 to the revision above (a node running
+-- older code, seeing a newer revision applied, leaves it alone instead of putting its own back).
+-- No migration is needed, and the migrations that first created these (0002, 0003) stay as
+-- shipped: they are history, and this file has the last word. A change CREATE OR REPLACE cannot
+-- make (drop a function or trigger, rename a parameter, change a return type) needs a migration
+-- that drops the old object, and then its new definition here. test/storage/definitions.test.ts
+-- checks that a migrated database holds exactly what this file defines, on PGlite and PostgreSQL.
+--
+-- What they do (src/webhooks/README.md, docs/webhooks.md): an INSERT into `events` (always through
+-- src/store/outbox.ts, in the statement of the change it reports) fans each event out to the
+-- project's webhooks and wakes the live-update broadcasters; new deliveries wake the webhook
+-- workers. Being triggers, they hold for every writer of `events`, present and future.
+--
+-- Statements are separated as in the migrations, by the breakpoint marker line.
+
+-- The event body as webhooks carry it (DESIGN.md "Webhooks and events"), built once: these exact
+-- bytes are sent and signed on every attempt of every delivery of the event.
+CREATE OR REPLACE FUNCTION tenure_webhook_body(event_id uuid, type text, project_id uuid, emitted_at timestamptz, data jsonb)
+RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  SELECT '{"event_id":' || to_json(event_id)::text
+      || ',"type":' || to_json(type)::text
+      || ',"project_id":' || to_json(project_id)::text
+      || ',"emitted_at":' || (extract(epoch FROM emitted_at) * 1000)::bigint::text
+      || ',"data":' || data::text || '}'
+$$;
+--> statement-breakpoint
+-- The fan-out: in the transaction of the INSERT, each event's body is stored once and one delivery
+-- is created per enabled webhook of its project (only the target webhook when the event names one,
+-- as `webhook.test` does). Live-only events (the webhook-deliveries channel's own) are skipped:
+-- sending them to webhooks would make every delivery produce another.
+CREATE OR REPLACE FUNCTION tenure_webhook_fan_out() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  WITH targets AS (
+    SELECT e.id AS event_id, e.project_id, e.type, e.emitted_at, e.data, w.id AS webhook_id
+    FROM new_events e
+    -- FOR KEY SHARE: a webhook deleted concurrently is skipped, instead of failing the event's
+    -- whole transaction on the deliveries' foreign key.
+    CROSS JOIN LATERAL (
+      SELECT w.id FROM webhooks w
+      WHERE w.project_id = e.project_id AND w.enabled
+        AND (e.target_webhook_id IS NULL OR w.id = e.target_webhook_id)
+      FOR KEY SHARE
+    ) w
+    WHERE NOT e.live_only
+  ), payloads AS (
+    INSERT INTO webhook_payloads (event_id, body)
+    SELECT DISTINCT ON (t.event_id) t.event_id, tenure_webhook_body(t.event_id, t.type, t.project_id, t.emitted_at, t.data)
+    FROM targets t
+    ON CONFLICT (event_id) DO NOTHING
+  )
+  INSERT INTO webhook_deliveries (project_id, webhook_id, event_id)
+  SELECT t.project_id, t.webhook_id, t.event_id FROM targets t;
+  RETURN NULL;
+END $$;
+--> statement-breakpoint
+-- Once per statement, with all its new rows: an import of a thousand memberships fans out in one go.
+CREATE OR REPLACE TRIGGER tenure_webhook_fan_out AFTER INSERT ON events
+  REFERENCING NEW TABLE AS new_events
+  FOR EACH STATEMENT EXECUTE FUNCTION tenure_webhook_fan_out();
+--> statement-breakpoint
+-- New deliveries (from the fan-out or a replay) wake the workers: LISTEN on PostgreSQL, PGlite's
+-- in-process notification callback on embedded storage. Delivered at commit, never before.
+CREATE OR REPLACE FUNCTION tenure_webhook_wake() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM new_deliveries) THEN
+    PERFORM pg_notify('tenure_webhook_deliveries', '');
+  END IF;
+  RETURN NULL;
+END $$;
+--> statement-breakpoint
+CREATE OR REPLACE TRIGGER tenure_webhook_wake AFTER INSERT ON webhook_deliveries
+  REFERENCING NEW TABLE AS new_deliveries
+  FOR EACH STATEMENT EXECUTE FUNCTION tenure_webhook_wake();
+--> statement-breakpoint
+-- New events wake the live-update broadcasters (channel tenure_events), at commit, like the
+-- delivery wake-up above.
+CREATE OR REPLACE FUNCTION tenure_events_wake() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM new_events) THEN
+    PERFORM pg_notify('tenure_events', '');
+  END IF;
+  RETURN NULL;
+END $$;
+--> statement-breakpoint
+CREATE OR REPLACE TRIGGER tenure_events_wake AFTER INSERT ON events
+  REFERENCING NEW TABLE AS new_events
+  FOR EACH STATEMENT EXECUTE FUNCTION tenure_events_wake();
