@@ -247,8 +247,9 @@ export const webhooks = pgTable(
 );
 
 /**
- * The outbox: every state change writes its event here in the same transaction.
- * Webhook deliveries and live updates are fed from these rows; `seq` orders them.
+ * The outbox: every state change writes its event here in the same statement, always through
+ * src/store/outbox.ts (typed on the event catalogue). Webhook deliveries and live updates are fed
+ * from these rows; `seq` orders them.
  */
 export const events = pgTable(
   'events',
@@ -277,8 +278,8 @@ export const events = pgTable(
 );
 
 /**
- * Webhook delivery (src/webhooks/README.md). An AFTER INSERT trigger on `events` (migration
- * 0002_webhook_fan_out) writes, in the transaction of the event itself, the body once into
+ * Webhook delivery (src/webhooks/README.md). An AFTER INSERT trigger on `events`
+ * (drizzle/functions.sql) writes, in the transaction of the event itself, the body once into
  * `webhook_payloads` and one `webhook_deliveries` row per target webhook, then `pg_notify`s the
  * workers.
  */
