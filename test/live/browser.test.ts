@@ -2,17 +2,19 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createMembership } from '../support/api.js';
+import { launchChromium, needBrowser } from '../support/browser.js';
 import { future } from '../support/harness.js';
 import { createLiveHarness, type LiveHarness } from './live-harness.js';
 
 /**
- * docs/live-updates.md "From a browser", in a real headless Chromium (Debian's, driven by
- * playwright-core): a page served from another origin than the API gets a token minted server-
- * side, connects with the browser build of socket.io-client over WebSocket and over long-polling
- * (a cross-origin request: CORS must allow it), and receives an extend made over REST.
+ * docs/live-updates.md "From a browser", in a real headless Chromium (the machine's, driven by
+ * playwright-core: test/support/browser.ts): a page served from another origin than the API gets
+ * a token minted server-side, connects with the browser build of socket.io-client over WebSocket
+ * and over long-polling (a cross-origin request: CORS must allow it), and receives an extend made
+ * over REST.
  */
 
 /** What the page records, per transport (read in the page through `globalThis`: no DOM types here). */
@@ -39,7 +41,7 @@ const PAGE = `<!doctype html><meta charset="utf-8"><script src="/socket.io.min.j
 let lh: LiveHarness;
 let site: Server;
 let siteUrl: string;
-let browser: Browser;
+let browser: Browser | null;
 beforeAll(async () => {
   lh = await createLiveHarness();
   const bundle = await readFile(CLIENT_BUNDLE);
@@ -50,7 +52,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
   // "localhost" against the API's "127.0.0.1": another origin.
   siteUrl = `http://localhost:${(site.address() as AddressInfo).port}`;
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+  browser = await launchChromium(['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking']);
 });
 afterAll(async () => {
   await browser?.close();
@@ -58,13 +60,14 @@ afterAll(async () => {
   await lh?.close();
 });
 
-it('connects from a page of another origin with a minted token, over WebSocket and long-polling, and gets an extend', async () => {
+it('connects from a page of another origin with a minted token, over WebSocket and long-polling, and gets an extend', async (ctx) => {
+  const chromium = needBrowser(browser, ctx);
   const t = await lh.tenant();
   const m = await createMembership(t);
   const minted = await t.request({ method: 'POST', url: `${t.base}/integrations/live-updates/tokens` });
   expect(minted.statusCode, minted.body).toBe(200);
   const query = new URLSearchParams({ api: lh.url, token: minted.json().data.token, project: t.projectId });
-  const page = await browser.newPage();
+  const page = await chromium.newPage();
   try {
     await page.goto(`${siteUrl}/?${query.toString()}`);
     await page.waitForFunction(() => {

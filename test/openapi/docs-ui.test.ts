@@ -1,12 +1,13 @@
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, needBrowser } from '../support/browser.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { documentedOperations, type OpenApiDocument } from './openapi-support.js';
 
 /**
- * GET /docs in a real headless Chromium (Debian's, driven by playwright-core; no browser
- * download): the reference renders from this server alone — every request the page makes goes to
- * it — and lists every documented operation.
+ * GET /docs in a real headless Chromium (the machine's, driven by playwright-core, which downloads
+ * no browser: test/support/browser.ts): the reference renders from this server alone (every
+ * request the page makes goes to it) and lists every documented operation.
  */
 
 const CHROMIUM_ARGS = [
@@ -21,11 +22,11 @@ const CHROMIUM_ARGS = [
 
 let h: Harness;
 let origin: string;
-let browser: Browser;
+let browser: Browser | null;
 beforeAll(async () => {
   h = await createHarness();
   origin = await h.app.listen({ port: 0, host: '127.0.0.1' });
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  browser = await launchChromium(CHROMIUM_ARGS);
 });
 afterAll(async () => {
   await browser?.close();
@@ -34,11 +35,12 @@ afterAll(async () => {
 
 describe('GET /docs', () => {
   // A browser on two shared cores can be slow to parse Swagger UI's bundle: the timeouts give room.
-  it('renders the reference from this server alone and lists every operation', async () => {
+  it('renders the reference from this server alone and lists every operation', async (ctx) => {
+    const chromium = needBrowser(browser, ctx);
     const doc = (await (await fetch(`${origin}/openapi.json`)).json()) as OpenApiDocument;
     const operations = [...documentedOperations(doc).values()];
 
-    const page = await browser.newPage();
+    const page = await chromium.newPage();
     const requested: string[] = [];
     const problems: string[] = [];
     page.on('request', (request) => requested.push(request.url()));
