@@ -5,8 +5,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedDataDir } from '../ops/ops-support.js';
 
-/** The real binary (`npm test` builds dist/ first), run as a user would run `npx tenure`. */
+/** The real binary (`npm test` builds dist/ first), run as a user would run `npx tenure`, on embedded storage. */
 const BIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const run = promisify(execFile);
 
@@ -37,6 +38,8 @@ beforeAll(async () => {
     DATA_DIR: path.join(dir, 'data'),
     LOG_LEVEL: 'silent',
   };
+  // A migrated embedded database (test/storage/cli.storage.test.ts runs `migrate` itself).
+  await seedDataDir(env.DATA_DIR!);
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 

@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect, inject } from 'vitest';
-import { onPostgres } from '../support/harness.js';
+import { createTestDatabase, onPostgres } from '../support/harness.js';
 
 /**
  * Real processes for the operations suites (test/ops, test/cli): the built CLI (`npm test`
@@ -31,16 +31,31 @@ export async function tenure(env: NodeJS.ProcessEnv, ...args: string[]): Promise
   }
 }
 
-/** A scratch directory and an environment pointing tenure at this suite's storage. */
-export async function scratch(prefix: string): Promise<{ dir: string; env: Record<string, string>; remove(): Promise<void> }> {
+/**
+ * A scratch directory and an environment pointing tenure at storage of the test's own: on
+ * PostgreSQL a database copied from the run's migrated template (dropped by `remove()`); on
+ * embedded storage a DATA_DIR copied from the run's migrated one, so that the first command does
+ * not pay for creating the database (`empty: true` leaves DATA_DIR absent, as on a first start).
+ */
+export async function scratch(prefix: string, options: { empty?: boolean } = {}): Promise<{ dir: string; env: Record<string, string>; remove(): Promise<void> }> {
   const dir = await mkdtemp(path.join(tmpdir(), `tenure-${prefix}-`));
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    DATA_DIR: path.join(dir, 'data'),
-    LOG_LEVEL: 'silent',
-    ...(onPostgres ? { DATABASE_URL: inject('databaseUrl') } : {}),
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', DATA_DIR: path.join(dir, 'data'), LOG_LEVEL: 'silent' };
+  const database = onPostgres ? await createTestDatabase() : null;
+  if (database?.storage.kind === 'postgres') env.DATABASE_URL = database.storage.url;
+  else if (!options.empty) await seedDataDir(env.DATA_DIR!);
+  return {
+    dir,
+    env,
+    async remove() {
+      await database?.drop();
+      await rm(dir, { recursive: true, force: true });
+    },
   };
-  return { dir, env, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** Makes `dataDir` a migrated embedded database (a copy of the run's), as after `tenure migrate`. */
+export async function seedDataDir(dataDir: string): Promise<void> {
+  await cp(inject('pgliteDataDir'), dataDir, { recursive: true });
 }
 
 /** A project and a key made with the CLI, before any server holds the storage. */

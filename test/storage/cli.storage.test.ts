@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedDataDir } from '../ops/ops-support.js';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../support/harness.js';
 
 /**
@@ -39,6 +40,9 @@ beforeAll(async () => {
     database = await createTestDatabase();
     if (database.storage.kind !== 'postgres') throw new Error('expected a PostgreSQL database');
     env.DATABASE_URL = database.storage.url;
+  } else {
+    // As after a first start: every command migrates on opening, so `migrate` finds it done.
+    await seedDataDir(env.DATA_DIR!);
   }
 });
 afterAll(async () => {
@@ -58,6 +62,7 @@ describe(`tenure CLI on ${onPostgres ? 'PostgreSQL' : 'embedded storage'}`, () =
   // Embedded storage: one process at a time, refused plainly. PostgreSQL: shared, so it works.
   it(onPostgres ? 'works beside a running server on PostgreSQL' : 'says plainly, at once, when a running server holds the embedded data directory', async () => {
     const serverEnv = { ...env, DATA_DIR: path.join(dir, 'held'), PORT: '0', TENURE_DEMO_PROJECT: 'false', LOG_LEVEL: 'info' };
+    if (!onPostgres) await seedDataDir(serverEnv.DATA_DIR);
     const server: ChildProcess = spawn(process.execPath, [MAIN], { env: serverEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     try {
       await new Promise<void>((resolve, reject) => {

@@ -1,26 +1,45 @@
-import { rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { PGlite } from '@electric-sql/pglite';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../../src/store/db.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
+    /** A dump of a migrated database, for in-memory PGlite (`loadDataDir`). */
     pgliteSeed: string;
+    /** A migrated embedded data directory (a DATA_DIR) to copy for real server and CLI processes. */
+    pgliteDataDir: string;
   }
 }
 
 /**
- * Creating and migrating a PGlite database costs seconds; loading a dump of one costs a fraction.
- * Migrate once per run, and let every test file start its own in-memory database from the dump.
+ * Creating and migrating a PGlite database costs seconds (initdb, then the migrations); loading a
+ * dump of one costs a fraction. Migrate once per run: every in-process harness starts its own
+ * in-memory database from the dump, and every test that runs the built server or CLI copies a
+ * data directory made from the same dump, instead of each paying for initdb again.
  */
 export default async function setup(project: TestProject) {
+  const root = await mkdtemp(path.join(tmpdir(), 'tenure-test-seed-'));
   const database = await openDatabase({ kind: 'pglite-memory' });
-  await database.migrate();
-  const file = path.join(tmpdir(), `tenure-test-seed-${process.pid}-${randomBytes(4).toString('hex')}.tar`);
-  await writeFile(file, Buffer.from(await (await database.dump()).arrayBuffer()));
-  await database.close();
-  project.provide('pgliteSeed', file);
-  return () => rm(file, { force: true });
+  let dump: Blob;
+  try {
+    await database.migrate();
+    dump = await database.dump();
+  } finally {
+    await database.close();
+  }
+  const seed = path.join(root, 'seed.tar');
+  await writeFile(seed, Buffer.from(await dump.arrayBuffer()));
+
+  // The layout the server opens: <DATA_DIR>/pglite.
+  const dataDir = path.join(root, 'data');
+  await mkdir(dataDir);
+  const embedded = await PGlite.create(path.join(dataDir, 'pglite'), { loadDataDir: dump });
+  await embedded.close();
+
+  project.provide('pgliteSeed', seed);
+  project.provide('pgliteDataDir', dataDir);
+  return () => rm(root, { recursive: true, force: true });
 }

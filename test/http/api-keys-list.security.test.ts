@@ -1,4 +1,0 @@
-import { apiKeyList } from '../support/operations.keys.js';
-import { describeSecurity } from '../support/security.js';
-
-describeSecurity(apiKeyList);

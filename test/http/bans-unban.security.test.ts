@@ -1,4 +1,0 @@
-import { userUnban } from '../support/operations.keys.js';
-import { describeSecurity } from '../support/security.js';
-
-describeSecurity(userUnban);

@@ -1,4 +1,0 @@
-import { extendAll } from '../support/operations.js';
-import { describeSecurity } from '../support/security.js';
-
-describeSecurity(extendAll);

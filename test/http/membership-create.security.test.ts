@@ -1,4 +1,0 @@
-import { membershipCreate } from '../support/operations.js';
-import { describeSecurity } from '../support/security.js';
-
-describeSecurity(membershipCreate);

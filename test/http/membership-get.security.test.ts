@@ -1,4 +1,0 @@
-import { membershipGet } from '../support/operations.js';
-import { describeSecurity } from '../support/security.js';
-
-describeSecurity(membershipGet);

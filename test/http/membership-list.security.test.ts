@@ -1,4 +1,0 @@
-import { membershipList } from '../support/operations.js';
-import { describeSecurity } from '../support/security.js';
-
-describeSecurity(membershipList);

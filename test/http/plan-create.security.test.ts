@@ -1,4 +1,0 @@
-import { planCreate } from '../support/operations.catalogue.js';
-import { describeSecurity } from '../support/security.js';
-
-describeSecurity(planCreate);

@@ -1,6 +1,0 @@
-import { planList } from '../support/operations.catalogue.js';
-import { describePagingErrors } from '../support/paging.js';
-import { describeTransportErrors } from '../support/transport.js';
-
-describeTransportErrors(planList);
-describePagingErrors(planList);

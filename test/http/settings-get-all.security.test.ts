@@ -1,4 +1,0 @@
-import { settingsGetAll } from '../support/operations.keys.js';
-import { describeSecurity } from '../support/security.js';
-
-describeSecurity(settingsGetAll);

@@ -1,4 +1,0 @@
-import { settingsPatch } from '../support/operations.keys.js';
-import { describeSecurity } from '../support/security.js';
-
-describeSecurity(settingsPatch);

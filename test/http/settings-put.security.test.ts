@@ -1,4 +1,0 @@
-import { settingPut } from '../support/operations.keys.js';
-import { describeSecurity } from '../support/security.js';
-
-describeSecurity(settingPut);

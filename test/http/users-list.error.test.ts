@@ -1,6 +1,0 @@
-import { userList } from '../support/operations.keys.js';
-import { describePagingErrors } from '../support/paging.js';
-import { describeTransportErrors } from '../support/transport.js';
-
-describeTransportErrors(userList);
-describePagingErrors(userList);

@@ -1,4 +1,0 @@
-import { userList } from '../support/operations.keys.js';
-import { describeSecurity } from '../support/security.js';
-
-describeSecurity(userList);

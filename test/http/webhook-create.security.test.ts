@@ -1,4 +1,0 @@
-import { webhookCreate } from '../support/operations.js';
-import { describeSecurity } from '../support/security.js';
-
-describeSecurity(webhookCreate);
