@@ -6,7 +6,7 @@ import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createContainer, type Container } from './container.js';
 import { createLogger } from './logger.js';
-import { ignoreClosedStdio, shutdownRequested } from './shutdown.js';
+import { ignoreClosedStdio, shutdownBudget, shutdownRequested } from './shutdown.js';
 import { DataDirLockedError } from './store/data-dir-lock.js';
 import { startLiveUpdates } from './live/live-updates.js';
 import { startWorkerRuntime, type WorkerRuntime } from './worker-runtime.js';
@@ -45,7 +45,8 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     app.metrics.setLiveConnectionsSource(() => live.connectionCount());
     app.addHook('preClose', () => live.close());
     const address = await app.listen({ port: config.http.port, host: config.http.host });
-    if (config.webhooks.worker) runtime = await startWorkerRuntime(container);
+    const { drainMs } = shutdownBudget(config.ops.shutdownTimeoutMs);
+    if (config.webhooks.worker) runtime = await startWorkerRuntime(container, { stopGraceMs: drainMs });
     return {
       app,
       container,
@@ -53,7 +54,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       async close() {
         // HTTP and the delivery worker stop taking work at once; each finishes what it holds
         // until the deadline (the worker aborts its attempts then and gives their leases back).
-        await Promise.all([runtime?.stop(), closeHttp(app, config.ops.shutdownTimeoutMs, logger)]);
+        await Promise.all([runtime?.stop(), closeHttp(app, drainMs, logger)]);
         await container.close();
       },
     };

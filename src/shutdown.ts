@@ -2,18 +2,23 @@ import type { Logger } from 'pino';
 
 /**
  * How the long-running commands (`tenure serve`, `tenure worker`) end. The first SIGTERM or SIGINT
- * starts a clean stop: work in flight gets TENURE_SHUTDOWN_TIMEOUT_MS to finish, then connections
- * are cut and leases given back. From that signal on the process ends whatever happens: a close
- * that never settles, a dead stdout or stderr pipe, a failing log write. A second signal means
- * "now".
+ * starts a clean stop, and the process is gone within TENURE_SHUTDOWN_TIMEOUT_MS whatever happens:
+ * a close that never settles, a dead stdout or stderr pipe, a failing log write. A second signal
+ * means "now". Orchestrators size their kill timer on that one number, so it bounds the whole stop.
  */
 
 /**
- * After the shutdown timeout, the time left to cut connections, give leases back and release the
- * data directory lock (well under a second normally). Past it the process exits 1 without them:
- * a lock left behind goes stale by itself, and leases expire.
+ * The shutdown timeout, split: work in flight (requests, webhook attempts) may take `drainMs`; the
+ * rest, at least a quarter second and at most one, is kept to cut connections, give leases back
+ * and release the data directory lock (well under that normally). At `exitMs` the process exits 1
+ * without them: a lock left behind goes stale by itself, and leases expire. A timeout under a
+ * second still leaves the stop a second in all, so that 0 ("don't wait for work in flight") can
+ * end cleanly.
  */
-export const CLOSE_GRACE_MS = 5_000;
+export function shutdownBudget(timeoutMs: number): { drainMs: number; exitMs: number } {
+  const reserveMs = Math.min(1_000, Math.max(250, Math.floor(timeoutMs / 4)));
+  return { drainMs: Math.max(0, timeoutMs - reserveMs), exitMs: Math.max(timeoutMs, 1_000) };
+}
 
 export interface ShutdownOptions {
   logger: Logger;
@@ -38,8 +43,7 @@ export function ignoreClosedStdio(): void {
 
 /**
  * Resolves with the first SIGTERM or SIGINT. From then on a timer (unref'd, so it never holds a
- * process that has finished) exits 1 at `timeoutMs + CLOSE_GRACE_MS`, and a second signal exits 1
- * at once.
+ * process that has finished) exits 1 at the budget's `exitMs`, and a second signal exits 1 at once.
  */
 export function shutdownRequested({ logger, timeoutMs }: ShutdownOptions): Promise<NodeJS.Signals> {
   ignoreClosedStdio();
@@ -52,7 +56,7 @@ export function shutdownRequested({ logger, timeoutMs }: ShutdownOptions): Promi
         process.exit(1);
       }
       stopping = true;
-      const deadlineMs = timeoutMs + CLOSE_GRACE_MS;
+      const deadlineMs = shutdownBudget(timeoutMs).exitMs;
       setTimeout(() => {
         logger.error({ deadline_ms: deadlineMs }, 'shutdown did not finish in time; exiting without it');
         process.exit(1);

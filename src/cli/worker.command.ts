@@ -1,16 +1,16 @@
 import { loadConfig } from '../config.js';
 import { createContainer } from '../container.js';
 import { createLogger } from '../logger.js';
-import { ignoreClosedStdio, shutdownRequested } from '../shutdown.js';
+import { ignoreClosedStdio, shutdownBudget, shutdownRequested } from '../shutdown.js';
 import { startWorkerRuntime } from '../worker-runtime.js';
 
 /**
  * `npx tenure worker`: the delivery worker and expiry sweeper without the HTTP server, for
  * dedicated worker nodes (run API nodes with TENURE_WORKER=false then). Embedded storage allows
  * one process, so with PGlite this is for when no server runs on the same DATA_DIR. Logs are JSON
- * lines on stdout, as the server's; SIGTERM or SIGINT stops it after attempts in flight finish
- * (up to TENURE_SHUTDOWN_TIMEOUT_MS), and it ends by the server's deadline whatever happens
- * (src/shutdown.ts): a stop that hangs, a dead stdout pipe.
+ * lines on stdout, as the server's; SIGTERM or SIGINT stops it after attempts in flight finish,
+ * and it ends within TENURE_SHUTDOWN_TIMEOUT_MS whatever happens (src/shutdown.ts): a stop that
+ * hangs, a dead stdout pipe.
  */
 export async function runWorker(): Promise<void> {
   ignoreClosedStdio();
@@ -18,7 +18,7 @@ export async function runWorker(): Promise<void> {
   const logger = createLogger(config.log.level);
   const container = await createContainer({ config, logger, open: { lockWaitMs: 0 } });
   try {
-    const runtime = await startWorkerRuntime(container);
+    const runtime = await startWorkerRuntime(container, { stopGraceMs: shutdownBudget(config.ops.shutdownTimeoutMs).drainMs });
     logger.info({ storage: container.database.kind }, 'webhook worker running');
     const signal = await shutdownRequested({ logger, timeoutMs: config.ops.shutdownTimeoutMs });
     logger.info({ signal }, 'webhook worker stopping');

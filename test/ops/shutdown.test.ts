@@ -4,7 +4,7 @@ import { connect, type Socket } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLOSE_GRACE_MS } from '../../src/shutdown.js';
+import { shutdownBudget } from '../../src/shutdown.js';
 import { LiveClient } from '../live/live-harness.js';
 import { onPostgres } from '../support/harness.js';
 import { freePort, startServerProcess, type ServerProcess } from '../support/processes.js';
@@ -134,13 +134,12 @@ describe('graceful shutdown on SIGTERM', () => {
 });
 
 /**
- * A process whose output has nowhere to go still ends on SIGTERM, within the shutdown timeout
- * (plus the grace to release what it holds): a stdout or stderr pipe whose reader went away (a
+ * A process whose output has nowhere to go still ends on SIGTERM, within the shutdown timeout: a stdout or stderr pipe whose reader went away (a
  * log shipper restarted, a parent killed), and a log write that fails.
  */
 describe('shutdown with nowhere to write', () => {
   const TIMEOUT_MS = 2_000;
-  const LIMIT_MS = TIMEOUT_MS + CLOSE_GRACE_MS;
+  const LIMIT_MS = TIMEOUT_MS;
   const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
   const LOGGER = fileURLToPath(new URL('../../dist/logger.js', import.meta.url));
   let dir: Awaited<ReturnType<typeof scratch>>;
@@ -249,7 +248,7 @@ describe('shutdown with nowhere to write', () => {
       process.stderr.write('ready\\n');`;
     const p = start(['--input-type=module', '-e', script], {});
     await until(() => p.output().includes('ready'), 'the script to start');
-    const ended = await terminate(p, 100 + CLOSE_GRACE_MS);
+    const ended = await terminate(p, shutdownBudget(100).exitMs);
     expect(ended, p.output()).toMatchObject({ code: 1, signal: null });
     expect(p.output()).toContain('shutdown did not finish in time');
   }, 30_000);
