@@ -2,16 +2,15 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createMembership } from '../support/api.js';
-import { launchChromium, needBrowser } from '../support/browser.js';
+import { closeChromium, launchChromium, needBrowser, type LaunchedChromium } from '../support/browser.js';
 import { future } from '../support/harness.js';
 import { createLiveHarness, type LiveHarness } from './live-harness.js';
 
 /**
- * docs/live-updates.md "From a browser", in a real headless Chromium (the machine's, driven by
- * playwright-core: test/support/browser.ts): a page served from another origin than the API gets
+ * docs/live-updates.md "From a browser", in a real headless Chromium (the machine's or the one
+ * packaged in @sparticuz/chromium, driven by playwright-core: test/support/browser.ts): a page served from another origin than the API gets
  * a token minted server-side, connects with the browser build of socket.io-client over WebSocket
  * and over long-polling (a cross-origin request: CORS must allow it), and receives an extend made
  * over REST.
@@ -41,7 +40,7 @@ const PAGE = `<!doctype html><meta charset="utf-8"><script src="/socket.io.min.j
 let lh: LiveHarness;
 let site: Server;
 let siteUrl: string;
-let browser: Browser | null;
+let browser: LaunchedChromium | undefined;
 beforeAll(async () => {
   lh = await createLiveHarness();
   const bundle = await readFile(CLIENT_BUNDLE);
@@ -55,7 +54,7 @@ beforeAll(async () => {
   browser = await launchChromium(['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking']);
 });
 afterAll(async () => {
-  await browser?.close();
+  await closeChromium(browser);
   await new Promise((resolve) => site?.close(resolve));
   await lh?.close();
 });

@@ -1,12 +1,11 @@
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, needBrowser } from '../support/browser.js';
+import { closeChromium, launchChromium, needBrowser, type LaunchedChromium } from '../support/browser.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { documentedOperations, type OpenApiDocument } from './openapi-support.js';
 
 /**
- * GET /docs in a real headless Chromium (the machine's, driven by playwright-core, which downloads
- * no browser: test/support/browser.ts): the reference renders from this server alone (every
+ * GET /docs in a real headless Chromium (the machine's or the one packaged in @sparticuz/chromium,
+ * driven by playwright-core: test/support/browser.ts): the reference renders from this server alone (every
  * request the page makes goes to it) and lists every documented operation.
  */
 
@@ -22,14 +21,14 @@ const CHROMIUM_ARGS = [
 
 let h: Harness;
 let origin: string;
-let browser: Browser | null;
+let browser: LaunchedChromium | undefined;
 beforeAll(async () => {
   h = await createHarness();
   origin = await h.app.listen({ port: 0, host: '127.0.0.1' });
   browser = await launchChromium(CHROMIUM_ARGS);
 });
 afterAll(async () => {
-  await browser?.close();
+  await closeChromium(browser);
   await h?.close();
 });
 
