@@ -267,3 +267,18 @@ export const MALFORMED_INSTANTS: [string, unknown][] = [
   ['a date only', '2099-01-01'],
   ['false', false],
 ];
+
+/**
+ * Runs `check` for each labelled case in turn, and a failure names its case. For variants of one
+ * behaviour that share their set-up (a tenant, a prepared request), so a variant costs a request.
+ */
+export async function forEachCase<T>(cases: readonly (readonly [string, T])[], check: (value: T) => Promise<void>): Promise<void> {
+  for (const [label, value] of cases) {
+    try {
+      await check(value);
+    } catch (error) {
+      if (error instanceof Error) error.message = `${label}: ${error.message}`;
+      throw error;
+    }
+  }
+}

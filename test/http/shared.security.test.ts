@@ -1,0 +1,32 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createHarness, type Harness } from '../support/harness.js';
+import { operationName, projectOperations } from '../support/operations.all.js';
+import { projectRoutes } from '../support/routes.js';
+import { securityCases } from '../support/security.js';
+
+vi.mock('fastify', async (original) => (await import('../support/routes.js')).recordingFastify(await original()));
+
+/**
+ * What every project route shares in authentication and project access, proven once as a table
+ * over all of them on one harness: 401 without a key or with any key that is not a live one, 403
+ * for another project's key or another project's id, both before the body is read, and nothing
+ * changes when a request is refused. The rows are every route's Operation (found by file name,
+ * test/support/operations.all.ts), and the first test fails for a registered route that has none.
+ */
+
+let h: Harness;
+beforeAll(async () => {
+  h = await createHarness();
+});
+afterAll(() => h.close());
+
+it('has a row for every project route the app registers (and no row without a route)', () => {
+  const registered = projectRoutes(h.app)
+    .filter((r) => r.method !== 'HEAD')
+    .map((r) => operationName(r.method, r.url));
+  expect(projectOperations.map((op) => op.name)).toStrictEqual([...new Set(registered)].sort((a, b) => a.localeCompare(b)));
+});
+
+describe.each(projectOperations.map((op) => [op.name, op] as const))('%s', (_name, op) => {
+  securityCases(op, () => h);
+});
