@@ -2,9 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError, projectState } from '../support/api.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { apiKeyCreate } from '../support/operations.keys.js';
-import { describeTransportErrors } from '../support/transport.js';
-
-describeTransportErrors(apiKeyCreate);
 
 describe(`${apiKeyCreate.name}: errors`, () => {
   let h: Harness;

@@ -4,9 +4,6 @@ import { expectError, projectState } from '../support/api.js';
 import { createHarness, type Harness, type Tenant } from '../support/harness.js';
 import { createKey } from '../support/keys.js';
 import { apiKeyRevoke } from '../support/operations.keys.js';
-import { describeTransportErrors } from '../support/transport.js';
-
-describeTransportErrors(apiKeyRevoke);
 
 describe(`${apiKeyRevoke.name}: errors`, () => {
   let h: Harness;

@@ -3,9 +3,6 @@ import { expectError, projectState } from '../support/api.js';
 import { createHarness, userId, type Harness } from '../support/harness.js';
 import { ban } from '../support/keys.js';
 import { userUnban } from '../support/operations.keys.js';
-import { describeTransportErrors } from '../support/transport.js';
-
-describeTransportErrors(userUnban);
 
 describe(`${userUnban.name}: errors`, () => {
   let h: Harness;

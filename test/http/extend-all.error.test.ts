@@ -12,9 +12,6 @@ import {
 } from '../support/api.js';
 import { createHarness, future, type Harness } from '../support/harness.js';
 import { extendAll } from '../support/operations.js';
-import { describeTransportErrors } from '../support/transport.js';
-
-describeTransportErrors(extendAll);
 
 describe(`${extendAll.name}: errors`, () => {
   let h: Harness;

@@ -14,9 +14,6 @@ import {
 } from '../support/api.js';
 import { createHarness, future, userId, type Harness, type Tenant } from '../support/harness.js';
 import { extendOne } from '../support/operations.js';
-import { describeTransportErrors } from '../support/transport.js';
-
-describeTransportErrors(extendOne);
 
 describe(`${extendOne.name}: errors`, () => {
   let h: Harness;

@@ -3,9 +3,6 @@ import { ProjectsStore } from '../../src/store/projects.store.js';
 import { createMembership, expectError, membershipRow } from '../support/api.js';
 import { createHarness, future, type Harness } from '../support/harness.js';
 import { extendOne } from '../support/operations.js';
-import { describeSecurity } from '../support/security.js';
-
-describeSecurity(extendOne);
 
 describe(`${extendOne.name}: revocation without the key cache`, () => {
   let h: Harness;

@@ -13,9 +13,6 @@ import {
 } from '../support/api.js';
 import { createHarness, future, userId, type Harness } from '../support/harness.js';
 import { membershipCreate } from '../support/operations.js';
-import { describeTransportErrors } from '../support/transport.js';
-
-describeTransportErrors(membershipCreate);
 
 describe(`${membershipCreate.name}: errors`, () => {
   let h: Harness;

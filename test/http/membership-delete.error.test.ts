@@ -3,9 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMembership, expectError, failEventInserts, INTERNALS, projectState } from '../support/api.js';
 import { createHarness, type Harness, type Tenant } from '../support/harness.js';
 import { membershipDelete } from '../support/operations.js';
-import { describeTransportErrors } from '../support/transport.js';
-
-describeTransportErrors(membershipDelete);
 
 describe(`${membershipDelete.name}: errors`, () => {
   let h: Harness;

@@ -3,9 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMembership, expectError } from '../support/api.js';
 import { createHarness, type Harness, type Tenant } from '../support/harness.js';
 import { membershipGet } from '../support/operations.js';
-import { describeTransportErrors } from '../support/transport.js';
-
-describeTransportErrors(membershipGet);
 
 describe(`${membershipGet.name}: errors`, () => {
   let h: Harness;

@@ -2,11 +2,6 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { createMembership, expectError } from '../support/api.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { membershipList } from '../support/operations.js';
-import { describePagingErrors } from '../support/paging.js';
-import { describeTransportErrors } from '../support/transport.js';
-
-describeTransportErrors(membershipList);
-describePagingErrors(membershipList);
 
 describe(`${membershipList.name}: errors`, () => {
   let h: Harness;

@@ -3,9 +3,6 @@ import { expectError, projectState } from '../support/api.js';
 import { createPlan, planBody } from '../support/catalogue.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { planCreate } from '../support/operations.catalogue.js';
-import { describeTransportErrors } from '../support/transport.js';
-
-describeTransportErrors(planCreate);
 
 const PRICE = 'plan_price must be a non-negative decimal string with at most 2 fraction digits, e.g. "29.99"';
 const CURRENCY = 'plan_currency must be an ISO 4217 currency code of three upper-case letters, e.g. "USD"';

@@ -4,9 +4,6 @@ import { expectError, projectState } from '../support/api.js';
 import { createPlan } from '../support/catalogue.js';
 import { createHarness, type Harness, type Tenant } from '../support/harness.js';
 import { planDelete } from '../support/operations.catalogue.js';
-import { describeTransportErrors } from '../support/transport.js';
-
-describeTransportErrors(planDelete);
 
 describe(`${planDelete.name}: errors`, () => {
   let h: Harness;

@@ -4,9 +4,6 @@ import { expectError } from '../support/api.js';
 import { createPlan } from '../support/catalogue.js';
 import { createHarness, type Harness, type Tenant } from '../support/harness.js';
 import { planGet } from '../support/operations.catalogue.js';
-import { describeTransportErrors } from '../support/transport.js';
-
-describeTransportErrors(planGet);
 
 describe(`${planGet.name}: errors`, () => {
   let h: Harness;

@@ -4,9 +4,6 @@ import { expectError, projectState } from '../support/api.js';
 import { createPlan, createTarget } from '../support/catalogue.js';
 import { createHarness, type Harness, type Tenant } from '../support/harness.js';
 import { planTargetAdd } from '../support/operations.catalogue.js';
-import { describeTransportErrors } from '../support/transport.js';
-
-describeTransportErrors(planTargetAdd);
 
 type Ids = (t: Tenant, plan: string, target: string) => Promise<[string, string]>;
 

@@ -4,9 +4,6 @@ import { expectError, projectState } from '../support/api.js';
 import { createPlan } from '../support/catalogue.js';
 import { createHarness, type Harness, type Tenant } from '../support/harness.js';
 import { planUpdate } from '../support/operations.catalogue.js';
-import { describeTransportErrors } from '../support/transport.js';
-
-describeTransportErrors(planUpdate);
 
 const NOTHING = 'Provide at least one of plan_name, plan_price, plan_currency, plan_duration, plan_price_formatted, plan_data';
 

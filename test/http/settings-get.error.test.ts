@@ -2,9 +2,6 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { expectError } from '../support/api.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { settingGet } from '../support/operations.keys.js';
-import { describeTransportErrors } from '../support/transport.js';
-
-describeTransportErrors(settingGet);
 
 describe(`${settingGet.name}: errors`, () => {
   let h: Harness;

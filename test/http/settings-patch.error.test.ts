@@ -2,9 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError, projectState } from '../support/api.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { settingsPatch } from '../support/operations.keys.js';
-import { describeTransportErrors } from '../support/transport.js';
-
-describeTransportErrors(settingsPatch);
 
 describe(`${settingsPatch.name}: errors`, () => {
   let h: Harness;

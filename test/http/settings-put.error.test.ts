@@ -3,9 +3,6 @@ import { expectError, projectState } from '../support/api.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { SETTING_CASES } from '../support/keys.js';
 import { settingPut } from '../support/operations.keys.js';
-import { describeTransportErrors } from '../support/transport.js';
-
-describeTransportErrors(settingPut);
 
 describe(`${settingPut.name}: errors`, () => {
   let h: Harness;

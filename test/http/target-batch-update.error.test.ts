@@ -5,9 +5,6 @@ import { expectError, projectState } from '../support/api.js';
 import { createTarget } from '../support/catalogue.js';
 import { createHarness, type Harness, type Tenant } from '../support/harness.js';
 import { targetBatchUpdate } from '../support/operations.catalogue.js';
-import { describeTransportErrors } from '../support/transport.js';
-
-describeTransportErrors(targetBatchUpdate);
 
 const BODY = 'The body must be an array of 1 to 100 target updates';
 

@@ -4,9 +4,6 @@ import { expectError, projectState } from '../support/api.js';
 import { createTarget, targetBody } from '../support/catalogue.js';
 import { createHarness, type Harness, type Tenant } from '../support/harness.js';
 import { targetCreate } from '../support/operations.catalogue.js';
-import { describeTransportErrors } from '../support/transport.js';
-
-describeTransportErrors(targetCreate);
 
 const EXTERNAL = 'external_id must be the platform id: up to 20 digits (a leading - for Telegram chats) or a Telegram @username';
 

@@ -4,9 +4,6 @@ import { expectError } from '../support/api.js';
 import { createTarget } from '../support/catalogue.js';
 import { createHarness, type Harness, type Tenant } from '../support/harness.js';
 import { targetGet } from '../support/operations.catalogue.js';
-import { describeTransportErrors } from '../support/transport.js';
-
-describeTransportErrors(targetGet);
 
 describe(`${targetGet.name}: errors`, () => {
   let h: Harness;

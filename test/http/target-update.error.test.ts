@@ -4,9 +4,6 @@ import { expectError, projectState } from '../support/api.js';
 import { createTarget } from '../support/catalogue.js';
 import { createHarness, type Harness, type Tenant } from '../support/harness.js';
 import { targetUpdate } from '../support/operations.catalogue.js';
-import { describeTransportErrors } from '../support/transport.js';
-
-describeTransportErrors(targetUpdate);
 
 describe(`${targetUpdate.name}: errors`, () => {
   let h: Harness;

@@ -2,9 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError, projectState } from '../support/api.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { webhookCreate } from '../support/operations.js';
-import { describeTransportErrors } from '../support/transport.js';
-
-describeTransportErrors(webhookCreate);
 
 describe(`${webhookCreate.name}: errors`, () => {
   let h: Harness;

@@ -3,9 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhook, expectError, projectState, webhookRows } from '../support/api.js';
 import { createHarness, type Harness, type Tenant } from '../support/harness.js';
 import { webhookDelete } from '../support/operations.js';
-import { describeTransportErrors } from '../support/transport.js';
-
-describeTransportErrors(webhookDelete);
 
 describe(`${webhookDelete.name}: errors`, () => {
   let h: Harness;
