@@ -168,7 +168,7 @@ export async function projectState(h: Harness, projectId: string) {
     webhookRows(h, projectId),
     h.database.db.execute(sql`SELECT id, seq, type, data FROM events WHERE project_id = ${projectId} ORDER BY seq`),
     h.database.db.execute(sql`SELECT id, ${isoCol('updated_at')} AS updated_at FROM memberships WHERE project_id = ${projectId} ORDER BY id`),
-    // Plans, targets and their links, every column (plans and targets of issue 6).
+    // Plans, targets and their links, every column.
     h.database.db.execute(sql`SELECT
       (SELECT coalesce(jsonb_agg(to_jsonb(p) ORDER BY p.id), '[]') FROM plans p WHERE p.project_id = ${projectId}) AS plans,
       (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.id), '[]') FROM targets t WHERE t.project_id = ${projectId}) AS targets,

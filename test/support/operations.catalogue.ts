@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createPlan, createTarget, grant, planBody, targetBody } from './catalogue.js';
 import type { Operation } from './operations.js';
 
-/** The plan and target operations (issue 6), for the shared security and transport generators. */
+/** The plan and target operations, rows of the shared-behaviour table (test/http/shared.*.test.ts). */
 
 export const planList: Operation = {
   name: 'GET /v2/projects/{project_id}/plans',

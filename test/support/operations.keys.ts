@@ -2,7 +2,7 @@ import { userId } from './harness.js';
 import { ban, createKey, seedUser } from './keys.js';
 import type { Operation } from './operations.js';
 
-/** The API key, settings, users and bans operations (issue 6), for the shared security and transport generators. */
+/** The API key, settings, users and bans operations, rows of the shared-behaviour table (test/http/shared.*.test.ts). */
 
 export const apiKeyCreate: Operation = {
   name: 'POST /v2/projects/{project_id}/integrations/api-keys',

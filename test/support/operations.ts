@@ -3,8 +3,10 @@ import { createMembership, createWebhook } from './api.js';
 import { future, userId, type Harness, type Tenant } from './harness.js';
 
 /**
- * The operations under test, described once so that the shared generators (security and
- * transport errors) build the same requests every suite does.
+ * The operations under test, described once so that the shared-behaviour table
+ * (test/http/shared.*.test.ts), the OpenAPI conformance test and the route suites build the same
+ * requests. Export an Operation from any `*operations*.ts` or `*.operation.ts` file under test/
+ * and the table has a row for it (test/support/operations.all.ts).
  */
 export interface Operation {
   name: string;
@@ -13,7 +15,11 @@ export interface Operation {
   successStatus: number;
   /** Seeds what the request acts on in `t`'s project and returns a request that would succeed. */
   prepare(h: Harness, t: Tenant): Promise<{ url: string; payload?: unknown }>;
-  /** A body the route refuses with 422; proves 401/403 are decided before validation. */
+  /**
+   * A body the route refuses with 422; proves 401/403 are decided before validation. A route with
+   * a body sets it to get the table's body cases too (400, 415, 413, exactly 1 MiB, which pads a
+   * valid body with an ignored field).
+   */
   invalidPayload?: unknown;
   /** The `Allow` header a wrong method on this path gets (DESIGN.md: 405 with Allow). */
   allow: string;
