@@ -1,8 +1,9 @@
 import { defineConfig } from 'drizzle-kit';
 
-// `npm run db:generate` turns src/store/schema.ts into a new forward-only SQL migration in drizzle/.
+// `npm run db:generate` turns the tables in src/store/schema/ into a new forward-only SQL migration
+// in drizzle/. It reads the group files themselves: src/store/schema.ts only re-exports them.
 export default defineConfig({
   dialect: 'postgresql',
-  schema: './src/store/schema.ts',
+  schema: './src/store/schema/*.ts',
   out: './drizzle',
 });

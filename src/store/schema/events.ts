@@ -1,0 +1,136 @@
+import { sql } from 'drizzle-orm';
+import { bigint, boolean, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { tz } from './columns.js';
+import { projects } from './projects.js';
+
+/** Events and webhooks: the outbox, the endpoints, and the deliveries and attempts between them. */
+
+/**
+ * The outbox: every state change writes its event here in the same statement, always through
+ * src/store/outbox.ts (typed on the event catalogue). Webhook deliveries and live updates are fed
+ * from these rows; `seq` orders them.
+ */
+export const events = pgTable(
+  'events',
+  {
+    id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
+    seq: bigint('seq', { mode: 'number' }).notNull().generatedAlwaysAsIdentity(),
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    type: text('type').notNull(),
+    data: jsonb('data').notNull(),
+    emittedAt: tz('emitted_at').notNull().defaultNow(),
+    /** Null: every enabled webhook of the project gets the event. Set: only that one (`webhook.test`). */
+    targetWebhookId: uuid('target_webhook_id'),
+    /** True for events only live updates carry (the webhook-deliveries channel): never fanned out to webhooks. */
+    liveOnly: boolean('live_only').notNull().default(false),
+    /** When a node claimed the event for its live-update broadcast; null until then (broadcast once cluster-wide). */
+    broadcastAt: tz('broadcast_at'),
+  },
+  (t) => [
+    uniqueIndex('events_seq_key').on(t.seq),
+    index('events_project_seq_idx').on(t.projectId, t.seq),
+    index('events_unbroadcast_idx').on(t.seq).where(sql`broadcast_at IS NULL`),
+    index('events_emitted_idx').on(t.emittedAt),
+  ],
+);
+
+export const webhooks = pgTable(
+  'webhooks',
+  {
+    id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    url: text('url').notNull(),
+    /** 64 lowercase hex characters; kept because every delivery is signed with it. */
+    secret: text('secret').notNull(),
+    enabled: boolean('enabled').notNull().default(true),
+    createdAt: tz('created_at').notNull().defaultNow(),
+    updatedAt: tz('updated_at').notNull().defaultNow(),
+    /** After a rotation the old secret keeps signing, alongside the new one, until this expires. */
+    previousSecret: text('previous_secret'),
+    previousSecretExpiresAt: tz('previous_secret_expires_at'),
+    /** The first failed attempt since the last success; 5 days of only failures disable the endpoint. */
+    failingSince: tz('failing_since'),
+    disabledAt: tz('disabled_at'),
+    /** `manual` (the API) | `failing` (5 days of failures); null while enabled. */
+    disabledReason: text('disabled_reason'),
+  },
+  (t) => [index('webhooks_project_idx').on(t.projectId)],
+);
+
+/**
+ * Webhook delivery (src/webhooks/README.md). An AFTER INSERT trigger on `events`
+ * (drizzle/functions.sql) writes, in the transaction of the event itself, the body once into
+ * `webhook_payloads` and one `webhook_deliveries` row per target webhook, then `pg_notify`s the
+ * workers.
+ */
+export const webhookPayloads = pgTable('webhook_payloads', {
+  eventId: uuid('event_id')
+    .primaryKey()
+    .references(() => events.id, { onDelete: 'cascade' }),
+  /** The exact bytes every attempt of every delivery of this event sends and signs. */
+  body: text('body').notNull(),
+});
+
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    /** Deleting a webhook deletes its deliveries: pending ones are cancelled with it. */
+    webhookId: uuid('webhook_id')
+      .notNull()
+      .references(() => webhooks.id, { onDelete: 'cascade' }),
+    eventId: uuid('event_id')
+      .notNull()
+      .references(() => events.id, { onDelete: 'cascade' }),
+    /** `pending` | `delivered` | `failed` (dropped or retries exhausted) | `cancelled`. */
+    status: text('status').notNull().default('pending'),
+    /** Attempts started; a claim counts one, so it is also the fencing token of the lease. */
+    attempts: integer('attempts').notNull().default(0),
+    /** When a pending delivery may be claimed; while claimed, when its lease runs out. */
+    nextAttemptAt: tz('next_attempt_at').notNull().defaultNow(),
+    /** The worker holding the lease; null when nobody does. */
+    leasedBy: text('leased_by'),
+    /** The delivery this one replays (a replay is a new delivery of the same event). */
+    replayOf: uuid('replay_of'),
+    createdAt: tz('created_at').notNull().defaultNow(),
+    updatedAt: tz('updated_at').notNull().defaultNow(),
+    completedAt: tz('completed_at'),
+  },
+  (t) => [
+    index('webhook_deliveries_due_idx').on(t.nextAttemptAt).where(sql`status = 'pending'`),
+    index('webhook_deliveries_webhook_idx').on(t.webhookId, t.createdAt, t.id),
+    index('webhook_deliveries_event_idx').on(t.eventId),
+  ],
+);
+
+export const webhookDeliveryAttempts = pgTable(
+  'webhook_delivery_attempts',
+  {
+    id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
+    deliveryId: uuid('delivery_id')
+      .notNull()
+      .references(() => webhookDeliveries.id, { onDelete: 'cascade' }),
+    attempt: integer('attempt').notNull(),
+    attemptedAt: tz('attempted_at').notNull(),
+    durationMs: integer('duration_ms').notNull(),
+    /** The receiver's HTTP status; null when no response came (timeout, network, refused address). */
+    statusCode: integer('status_code'),
+    /** Null on success; else `http_status` | `redirect` | `timeout` | `connection` | `tls` | `dns` | `blocked_address`. */
+    errorClass: text('error_class'),
+    errorMessage: text('error_message'),
+    /** The start of the response body, capped (src/webhooks/http-sender.ts); never the whole body. */
+    responseExcerpt: text('response_excerpt'),
+    /** `delivered` | `retry` | `dropped` | `exhausted`. */
+    outcome: text('outcome').notNull(),
+    /** When the next attempt is due after this one; null when this attempt ended the delivery. */
+    nextAttemptAt: tz('next_attempt_at'),
+  },
+  (t) => [index('webhook_delivery_attempts_delivery_idx').on(t.deliveryId, t.attempt)],
+);

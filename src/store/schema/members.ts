@@ -1,0 +1,69 @@
+import { sql } from 'drizzle-orm';
+import { boolean, index, numeric, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { plans } from './catalogue.js';
+import { tz } from './columns.js';
+import { projects } from './projects.js';
+
+/** Members: the users a project has seen, the ones it banned, and their memberships. */
+
+/** The members a project has seen, recorded when a membership names them. */
+export const users = pgTable(
+  'users',
+  {
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    userId: text('user_id').notNull(),
+    firstName: text('first_name'),
+    username: text('username'),
+    isAdmin: boolean('is_admin').notNull().default(false),
+    balance: numeric('balance', { precision: 14, scale: 2 }).notNull().default('0'),
+    currency: text('currency').notNull().default('USD'),
+    firstSeen: tz('first_seen').notNull().defaultNow(),
+    lastSeen: tz('last_seen').notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.projectId, t.userId] }),
+    index('users_project_first_seen_idx').on(t.projectId, t.firstSeen, t.userId),
+  ],
+);
+
+/** Banned users: a banned user gets no new membership in the project. */
+export const bans = pgTable(
+  'bans',
+  {
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    userId: text('user_id').notNull(),
+    bannedAt: tz('banned_at').notNull().defaultNow(),
+    /** The API key id that banned the user. */
+    bannedBy: text('banned_by'),
+    reason: text('reason'),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.userId] })],
+);
+
+export const memberships = pgTable(
+  'memberships',
+  {
+    id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    userId: text('user_id').notNull(),
+    planId: uuid('plan_id').references(() => plans.id, { onDelete: 'set null' }),
+    startDate: tz('start_date').notNull().defaultNow(),
+    endDate: tz('end_date').notNull(),
+    /** `active` | `expired`; the expiry sweeper moves active rows past their end date to expired. */
+    status: text('status').notNull().default('active'),
+    createdAt: tz('created_at').notNull().defaultNow(),
+    updatedAt: tz('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('memberships_project_user_key').on(t.projectId, t.userId),
+    index('memberships_project_created_idx').on(t.projectId, t.createdAt, t.id),
+    // The expiry sweeper's scan: only active rows, by end date.
+    index('memberships_active_end_idx').on(t.endDate).where(sql`status = 'active'`),
+  ],
+);
