@@ -27,6 +27,10 @@ const projects: TestProjectInlineConfiguration[] = [
         'clients/typescript/test/**/*.test.ts',
       ],
       ...pglite,
+      // A fresh process per file costs more than most files' tests (loading the app's modules and
+      // PGlite again each time); every file makes its own harness and database, so the files of a
+      // worker share one process. vi.mock still applies per file.
+      isolate: false,
     },
   },
   { extends: true, test: { name: 'storage-pglite', include: ['test/storage/**/*.test.ts'], ...pglite } },
