@@ -11,8 +11,6 @@ declare module 'vitest' {
     pgTemplate: string;
     /** Every database of this run starts with it; teardown drops them all. */
     pgPrefix: string;
-    /** A migrated database of this run shared by whoever asks for it (prefer a database of your own). */
-    databaseUrl: string;
   }
 }
 
@@ -55,13 +53,9 @@ export default async function setup(project: TestProject) {
   // A template must have no sessions while it is copied: refuse them from now on.
   await admin(adminUrl, `ALTER DATABASE "${template}" WITH ALLOW_CONNECTIONS false`);
 
-  const shared = `${prefix}_shared`;
-  await admin(adminUrl, `CREATE DATABASE "${shared}" TEMPLATE "${template}"`);
-
   project.provide('pgAdminUrl', adminUrl);
   project.provide('pgTemplate', template);
   project.provide('pgPrefix', prefix);
-  project.provide('databaseUrl', urlOf(adminUrl, shared));
 
   return async () => {
     const rows = await admin<{ datname: string }>(adminUrl, 'SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [prefix]);
