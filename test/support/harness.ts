@@ -7,7 +7,6 @@ import { inject } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createContainer, type Container, type ContainerOptions, type Services } from '../../src/container.js';
-import type { Clock } from '../../src/domain/clock.js';
 import { createLogger } from '../../src/logger.js';
 import type { Database, StorageOptions } from '../../src/store/db.js';
 
