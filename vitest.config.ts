@@ -14,6 +14,9 @@ import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config
 
 const pglite = { env: { TENURE_TEST_STORAGE: 'pglite' }, globalSetup: ['test/support/pglite.global-setup.ts'] };
 const postgres = { env: { TENURE_TEST_STORAGE: 'postgres' }, globalSetup: ['test/support/postgres.global-setup.ts'] };
+// Storage and cluster files start servers, workers and listeners: each gets fresh modules (in a
+// reused process; see `poolOptions` below).
+const fresh = { poolOptions: { forks: { isolate: true } } };
 
 const projects: TestProjectInlineConfiguration[] = [
   { extends: true, test: { name: 'unit', include: ['src/**/*.test.ts'] } },
@@ -27,22 +30,18 @@ const projects: TestProjectInlineConfiguration[] = [
         'clients/typescript/test/**/*.test.ts',
       ],
       ...pglite,
-      // A fresh process per file costs more than most files' tests (loading the app's modules and
-      // PGlite again each time); every file makes its own harness and database, so the files of a
-      // worker share one process. vi.mock still applies per file.
-      isolate: false,
     },
   },
-  { extends: true, test: { name: 'storage-pglite', include: ['test/storage/**/*.test.ts'], ...pglite } },
+  { extends: true, test: { name: 'storage-pglite', include: ['test/storage/**/*.test.ts'], ...pglite, ...fresh } },
 ];
 
 if (process.env.DATABASE_URL) {
-  projects.push({ extends: true, test: { name: 'storage-postgres', include: ['test/storage/**/*.test.ts'], ...postgres } });
+  projects.push({ extends: true, test: { name: 'storage-postgres', include: ['test/storage/**/*.test.ts'], ...postgres, ...fresh } });
 }
 
 // Cluster tests start real server processes sharing PostgreSQL and Redis; they need both URLs.
 if (process.env.DATABASE_URL && process.env.REDIS_URL) {
-  projects.push({ extends: true, test: { name: 'cluster', include: ['test/cluster/**/*.test.ts'], ...postgres } });
+  projects.push({ extends: true, test: { name: 'cluster', include: ['test/cluster/**/*.test.ts'], ...postgres, ...fresh } });
 }
 
 export default defineConfig({
@@ -54,6 +53,11 @@ export default defineConfig({
     // Redis and child processes, so two files at a time overlap those waits.
     maxWorkers: 2,
     minWorkers: 1,
+    // A fresh process per file cost more than most files' tests (Node starting, the app's modules
+    // and PGlite loading again): the workers live on from file to file, one project after another.
+    // Every file makes its own harness and database; in unit and http files modules are shared
+    // too (vi.mock still applies per file).
+    poolOptions: { forks: { isolate: false } },
     projects,
   },
 });
