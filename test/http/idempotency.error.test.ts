@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { sendSuccess } from '../../src/http/envelope.js';
-import { createLogger } from '../../src/logger.js';
 import { expectError, projectState } from '../support/api.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { count, expectExecuted, expectReplayOf, keyRows, memberPayload, newKey, post } from '../support/idempotency.js';
