@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
 /**
@@ -18,20 +20,21 @@ const postgres = { env: { TENURE_TEST_STORAGE: 'postgres' }, globalSetup: ['test
 // reused process; see `poolOptions` below).
 const fresh = { poolOptions: { forks: { isolate: true } } };
 
+const HTTP_DIRS = ['test/http', 'test/openapi', 'test/ops', 'test/cli', 'test/live', 'test/webhooks', 'clients/typescript/test'];
+const httpFiles = HTTP_DIRS.flatMap((dir) =>
+  readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.test.ts'))
+    .map((f) => path.join(dir, f)),
+);
+// HTTP files share modules within a worker, so a file that mocks a module (vi.mock('fastify') to
+// record the routes) must load the app afresh: those run in a project of their own.
+const mocking = httpFiles.filter((f) => /\bvi\.mock\(/.test(readFileSync(f, 'utf8')));
+
 const projects: TestProjectInlineConfiguration[] = [
   { extends: true, test: { name: 'unit', include: ['src/**/*.test.ts'] } },
-  {
-    extends: true,
-    test: {
-      name: 'http',
-      // The typed client's tests run against a real tenure server too.
-      include: [
-        'test/{http,openapi,ops,cli,live,webhooks}/**/*.test.ts',
-        'clients/typescript/test/**/*.test.ts',
-      ],
-      ...pglite,
-    },
-  },
+  // The typed client's tests run against a real tenure server too.
+  { extends: true, test: { name: 'http', include: httpFiles.filter((f) => !mocking.includes(f)), ...pglite } },
+  { extends: true, test: { name: 'http-mocking', include: mocking, ...pglite, ...fresh } },
   { extends: true, test: { name: 'storage-pglite', include: ['test/storage/**/*.test.ts'], ...pglite, ...fresh } },
 ];
 
