@@ -1,9 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { ProjectsStore } from '../../src/store/projects.store.js';
 import { expectError, forEachCase, projectState } from './api.js';
-import { createHarness, type Harness, type Tenant } from './harness.js';
+import type { Harness, Tenant } from './harness.js';
 import { pathOf, type Operation } from './operations.js';
 
 /**
@@ -152,16 +152,4 @@ export function securityCases(op: Operation, harness: () => Harness): void {
       );
     });
   }
-}
-
-/** `op`'s security cases on a harness of their own, for a suite that runs them for a few operations of its own. */
-export function describeSecurity(op: Operation): void {
-  describe(`${op.name}: security`, () => {
-    let h: Harness;
-    beforeAll(async () => {
-      h = await createHarness();
-    });
-    afterAll(() => h.close());
-    securityCases(op, () => h);
-  });
 }

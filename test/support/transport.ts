@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, HTTPMethods } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createContainer } from '../../src/container.js';
 import { createLogger } from '../../src/logger.js';
 import { openDatabase } from '../../src/store/db.js';
 import { expectError, forEachCase, projectState, UUID } from './api.js';
-import { createHarness, type Harness, type Tenant } from './harness.js';
+import type { Harness, Tenant } from './harness.js';
 import { pathOf, type Operation } from './operations.js';
 import { unknownKey } from './security.js';
 
@@ -211,21 +211,5 @@ export function transportCases(op: Operation, harness: () => Harness, unreachabl
     });
     expectError(res, { status: 503, code: 'SERVICE_UNAVAILABLE', method: op.method, path: pathOf(url), message: 'The database is unavailable; retry later' });
     expect(res.body).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|5432|:1\b|postgres/i);
-  });
-}
-
-/** `op`'s transport cases on a harness of their own, for a suite that runs them for a few operations of its own. */
-export function describeTransportErrors(op: Operation): void {
-  describe(`${op.name}: transport errors`, () => {
-    let h: Harness;
-    let unreachable: Awaited<ReturnType<typeof unreachableApp>>;
-    beforeAll(async () => {
-      [h, unreachable] = await Promise.all([createHarness(), unreachableApp()]);
-    });
-    afterAll(async () => {
-      await unreachable?.close();
-      await h?.close();
-    });
-    transportCases(op, () => h, () => unreachable.app);
   });
 }
