@@ -21,6 +21,24 @@ declare module 'vitest' {
  * data directory made from the same dump, instead of each paying for initdb again.
  */
 export default async function setup(project: TestProject) {
+  // Several projects (http, http-mocking, storage-pglite) use this setup in one vitest process:
+  // they share one seed, made once, and the last to finish removes it.
+  const shared = ((globalThis as { tenurePgliteSeed?: Shared }).tenurePgliteSeed ??= { users: 0, made: makeSeed() });
+  shared.users++;
+  const { root, seed, dataDir } = await shared.made;
+  project.provide('pgliteSeed', seed);
+  project.provide('pgliteDataDir', dataDir);
+  return async () => {
+    if (--shared.users === 0) await rm(root, { recursive: true, force: true });
+  };
+}
+
+interface Shared {
+  users: number;
+  made: Promise<{ root: string; seed: string; dataDir: string }>;
+}
+
+async function makeSeed(): Promise<{ root: string; seed: string; dataDir: string }> {
   const root = await mkdtemp(path.join(tmpdir(), 'tenure-test-seed-'));
   const database = await openDatabase({ kind: 'pglite-memory' });
   let dump: Blob;
@@ -38,8 +56,5 @@ export default async function setup(project: TestProject) {
   await mkdir(dataDir);
   const embedded = await PGlite.create(path.join(dataDir, 'pglite'), { loadDataDir: dump });
   await embedded.close();
-
-  project.provide('pgliteSeed', seed);
-  project.provide('pgliteDataDir', dataDir);
-  return () => rm(root, { recursive: true, force: true });
+  return { root, seed, dataDir };
 }
