@@ -3,16 +3,11 @@ import { createReadStream } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { Command, CommanderError } from 'commander';
 import { ConfigError, loadConfig } from '../config.js';
-import { createContainer, type Container } from '../container.js';
+import type { Container } from '../container.js';
 import { AppError, type Result } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 import { importMemberships } from '../domain/memberships/membership-import.js';
-import { createLogger } from '../logger.js';
-import { serve } from '../server.js';
 import { DataDirLockedError } from '../store/data-dir-lock.js';
-import { startWorkerMetricsServer } from '../observability/worker-metrics.server.js';
-import { runWorker } from './worker.command.js';
-import { diagnose, formatFindings } from './doctor.command.js';
 import { COMMAND_HELP, PROGRAM_HELP } from './help.js';
 import { ImportProgress } from './import-progress.js';
 
@@ -35,6 +30,8 @@ function unwrap<T>(result: Result<T>): T {
 /** Runs one command on the container; the embedded data directory is never waited for. */
 async function withContainer<T>(fn: (container: Container) => Promise<T>): Promise<T> {
   const config = loadConfig();
+  // Storage and its drivers load only for the commands that use them, so `--help` answers at once.
+  const [{ createContainer }, { createLogger }] = await Promise.all([import('../container.js'), import('../logger.js')]);
   const container = await createContainer({ config, logger: createLogger(config.log.level), open: { lockWaitMs: 0 } });
   try {
     return await fn(container);
@@ -85,6 +82,9 @@ function buildProgram(): Command {
     .description('Start the HTTP server (what `npm start` runs)')
     .addHelpText('after', COMMAND_HELP.serve)
     .action(async () => {
+      // The server (Fastify, Socket.IO, the worker) loads only for the commands that run it: the
+      // others start in half the time.
+      const { serve } = await import('../server.js');
       await serve();
     });
 
@@ -94,6 +94,10 @@ function buildProgram(): Command {
     .addHelpText('after', COMMAND_HELP.worker)
     .action(async () => {
       const { http, ops } = loadConfig();
+      const [{ startWorkerMetricsServer }, { runWorker }] = await Promise.all([
+        import('../observability/worker-metrics.server.js'),
+        import('./worker.command.js'),
+      ]);
       const metrics = ops.workerMetricsPort
         ? await startWorkerMetricsServer({ host: http.host, port: ops.workerMetricsPort, token: ops.metricsToken })
         : null;
@@ -158,6 +162,7 @@ function buildProgram(): Command {
     .description('Check configuration, database, migrations and Redis; say what is wrong and how to fix it')
     .addHelpText('after', COMMAND_HELP.doctor)
     .action(async () => {
+      const { diagnose, formatFindings } = await import('./doctor.command.js');
       const findings = await diagnose();
       const ok = findings.every((f) => f.status !== 'fail');
       // Like every command: one JSON document on stdout. The same findings, as a report for people, on stderr.
