@@ -11,6 +11,7 @@ import { extendOneLoad, type LoadResult } from './lib/load.js';
 import { startServer, stopAll, type Server } from './lib/processes.js';
 import { seedTenant } from './lib/seed.js';
 import { alternate, median } from './lib/stats.js';
+import { measuredCommit } from './lib/report.js';
 
 /**
  * The rate limiter's cost (issue: rate limits): full-stack `PATCH …/memberships/{user_id}/extend`
@@ -114,7 +115,7 @@ async function writeSection(runs: Record<Mode, LoadResult[]>, nsPerRequest: numb
     BEGIN,
     '## Rate limiter cost',
     '',
-    'Command: `npm run bench` (this section: `tsx bench/limits.ts`) · ' + new Date().toISOString(),
+    `Command: \`npm run bench\` (this section: \`tsx bench/limits.ts\`) · commit: ${measuredCommit()} · ${new Date().toISOString()}`,
     '',
     `Full-stack \`PATCH …/memberships/{user_id}/extend\` on PostgreSQL, ${cfg.connections} connections, ` +
       `${cfg.rounds} alternating rounds of ${cfg.durationS} s after a ${cfg.warmupS} s warm-up; limits raised so nothing is ` +

@@ -25,6 +25,7 @@ import { startServer, stopAll, type Server } from './lib/processes.js';
 import { seedTenant, type Tenant } from './lib/seed.js';
 import { alternate, median } from './lib/stats.js';
 import { askThread } from './lib/threads.js';
+import { measuredCommit } from './lib/report.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
@@ -262,7 +263,7 @@ async function main(): Promise<void> {
     '<!-- live:begin (written by `npx tsx bench/live.ts`) -->',
     '## Live updates',
     '',
-    `Command: \`npx tsx bench/live.ts\` (after \`npm run build\`) · date: ${new Date().toISOString()} · whole run: ${Math.round((Date.now() - began) / 1000)} s`,
+    `Command: \`npx tsx bench/live.ts\` (after \`npm run build\`) · commit: ${measuredCommit()} · date: ${new Date().toISOString()} · whole run: ${Math.round((Date.now() - began) / 1000)} s`,
     '',
     `- nproc: ${os.cpus().length}; node ${process.version}; the server is \`node dist/main.js\`; ${CLIENTS} socket.io-client clients (WebSocket) in ${THREADS} worker threads of the bench process, all subscribed to \`memberships\` of one project`,
     `- ${EXTENDS} extends (after ${WARMUP} of warm-up), one at a time at ${RATE}/s, over REST to the same server`,

@@ -27,6 +27,7 @@ import { openDatabase, rowsOf, type Database } from '../src/store/db.js';
 import { createContainer } from '../src/container.js';
 import { startWorkerRuntime } from '../src/worker-runtime.js';
 import { askThread } from './lib/threads.js';
+import { measuredCommit } from './lib/report.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
@@ -264,7 +265,7 @@ async function main() {
     '<!-- webhooks:begin (written by `npx tsx bench/webhooks.ts`) -->',
     '## Webhook delivery',
     '',
-    `Command: \`npx tsx bench/webhooks.ts\` (after \`npm run build\`) · date: ${new Date().toISOString()} · whole run: ${Math.round((Date.now() - began) / 1000)} s`,
+    `Command: \`npx tsx bench/webhooks.ts\` (after \`npm run build\`) · commit: ${measuredCommit()} · date: ${new Date().toISOString()} · whole run: ${Math.round((Date.now() - began) / 1000)} s`,
     '',
     `- nproc: ${os.cpus().length}; node ${process.version}; receiver: node:http in a worker thread, answering 204`,
     `- worker settings (the defaults): ${config.webhooks.concurrency} attempts in flight per process, ${config.webhooks.endpointConcurrency} per endpoint`,

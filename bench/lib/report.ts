@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import type { LoadResult } from './load.js';
 import { median } from './stats.js';
@@ -5,6 +6,16 @@ import { median } from './stats.js';
 /** Renders bench/RESULTS.md from one run's figures. */
 
 export type Side = 'full' | 'raw' | 'bare';
+
+/** The commit measured (with `+changes` when the tree differs from it), for each section's header. */
+export function measuredCommit(): string {
+  const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8' }).trim();
+  try {
+    return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--', 'src', 'drizzle', 'package.json') ? '+changes' : ''}`;
+  } catch {
+    return 'unknown';
+  }
+}
 
 /** One measured run: the load figures and the server process's CPU time per request. */
 export interface RunResult extends LoadResult {
@@ -108,7 +119,7 @@ export async function writeResults(file: string, r: Report): Promise<string> {
   const lines = [
     '# tenure benchmark results',
     '',
-    `Command: \`${r.command}\` · date: ${r.date.toISOString()} · whole run: ${Math.round(r.elapsedS)} s`,
+    `Command: \`${r.command}\` · commit: ${measuredCommit()} · date: ${r.date.toISOString()} · whole run: ${Math.round(r.elapsedS)} s`,
     '',
     ...Object.entries(r.facts).map(([k, v]) => `- ${k}: ${v}`),
     `- settings: ${Object.entries(r.settings)
