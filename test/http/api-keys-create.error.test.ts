@@ -1,14 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectError, projectState } from '../support/api.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { useHarness } from '../support/harness.js';
 import { apiKeyCreate } from '../support/operations.keys.js';
 
 describe(`${apiKeyCreate.name}: errors`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   const LABEL = 'label must be 1 to 200 characters';
 

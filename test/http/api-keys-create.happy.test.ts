@@ -1,17 +1,13 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { rowsOf } from '../../src/store/db.js';
 import { expectSuccess, ISO_MS, UUID } from '../support/api.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { useHarness } from '../support/harness.js';
 import { apiKeyCreate } from '../support/operations.keys.js';
 
 describe(`${apiKeyCreate.name}: happy`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   it('answers 200 with the secret once and its metadata; created_by is the calling key', async () => {
     const t = await h.tenant();

@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectSuccess } from '../support/api.js';
-import { createHarness, type Harness, type Tenant } from '../support/harness.js';
+import { useHarness, type Tenant } from '../support/harness.js';
 import { createKey } from '../support/keys.js';
 import { apiKeyList } from '../support/operations.keys.js';
 
 describe(`${apiKeyList.name}: happy`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   const list = (t: Tenant, query = '') => t.request({ method: 'GET', url: `${t.base}/integrations/api-keys${query}` });
 

@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectError, projectState } from '../support/api.js';
-import { createHarness, userId, type Harness } from '../support/harness.js';
+import { useHarness, userId } from '../support/harness.js';
 import { ban } from '../support/keys.js';
 import { userBan } from '../support/operations.keys.js';
 
 describe(`${userBan.name}: errors`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   it('answers 409 for a user already banned; the first ban is kept as it was', async () => {
     const t = await h.tenant();

@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createMembership, expectError, expectSuccess, ISO_MS, membershipRows } from '../support/api.js';
-import { createHarness, future, userId, type Harness, type Tenant } from '../support/harness.js';
+import { future, useHarness, userId, type Tenant } from '../support/harness.js';
 import { listUsers, seedUser } from '../support/keys.js';
 import { userBan } from '../support/operations.keys.js';
 
 describe(`${userBan.name}: happy`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   const pathFor = (t: Tenant, id: string) => `${t.base}/ban/${id}`;
 

@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectError, projectState } from '../support/api.js';
-import { createHarness, userId, type Harness } from '../support/harness.js';
+import { useHarness, userId } from '../support/harness.js';
 import { ban } from '../support/keys.js';
 import { userUnban } from '../support/operations.keys.js';
 
 describe(`${userUnban.name}: errors`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   it.each([
     ['a user who was never banned', async () => userId()],

@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { UUID } from '../support/api.js';
-import { createHarness, userId, type Harness } from '../support/harness.js';
+import { useHarness, userId } from '../support/harness.js';
 import { ban, listUsers, seedUser } from '../support/keys.js';
 import { userUnban } from '../support/operations.keys.js';
 
 describe(`${userUnban.name}: happy`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   it('answers 204 without a body and lets the user get a membership again', async () => {
     const t = await h.tenant();

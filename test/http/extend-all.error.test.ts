@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   createMembership,
   expectError,
@@ -10,15 +10,11 @@ import {
   MALFORMED_INSTANTS,
   projectState,
 } from '../support/api.js';
-import { createHarness, future, type Harness } from '../support/harness.js';
+import { future, useHarness } from '../support/harness.js';
 import { extendAll } from '../support/operations.js';
 
 describe(`${extendAll.name}: errors`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   /** A tenant with two memberships (one expired), the path, and the project's state before. */
   async function project() {

@@ -12,15 +12,11 @@ import {
   MALFORMED_INSTANTS,
   projectState,
 } from '../support/api.js';
-import { createHarness, future, userId, type Harness, type Tenant } from '../support/harness.js';
+import { createHarness, future, useHarness, userId, type Harness, type Tenant } from '../support/harness.js';
 import { extendOne } from '../support/operations.js';
 
 describe(`${extendOne.name}: errors`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   const pathFor = (t: Tenant, user: string) => `${t.base}/memberships/${user}/extend`;
 

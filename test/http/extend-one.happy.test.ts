@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   createMembership,
   END_DATES_SET,
@@ -8,15 +8,11 @@ import {
   membershipRow,
   projectState,
 } from '../support/api.js';
-import { createHarness, future, type Harness, type Tenant } from '../support/harness.js';
+import { future, useHarness, type Tenant } from '../support/harness.js';
 import { extendOne } from '../support/operations.js';
 
 describe(`${extendOne.name}: happy`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   const pathFor = (t: Tenant, user: string) => `${t.base}/memberships/${user}/extend`;
 

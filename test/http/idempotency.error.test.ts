@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { sendSuccess } from '../../src/http/envelope.js';
 import { expectError, projectState } from '../support/api.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { createHarness, useHarness, type Harness } from '../support/harness.js';
 import { count, expectExecuted, expectReplayOf, keyRows, memberPayload, newKey, post } from '../support/idempotency.js';
 import { concreteUrl, projectRoutes } from '../support/routes.js';
 
@@ -12,11 +12,7 @@ const KEY_RULE = 'Idempotency-Key must be 1 to 255 printable ASCII characters';
 const OTHER_REQUEST = /already used with a different request/;
 
 describe('Idempotency-Key: refusals', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   it.each([
     ['256 characters', 'k'.repeat(256)],
@@ -145,11 +141,7 @@ describe('Idempotency-Key: a repeat while the first request is still running', (
 });
 
 describe('Idempotency-Key: every project POST takes it, present and future', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   it('finds the POST routes (the list below is not empty and includes the known ones)', () => {
     const posts = projectRoutes(h.app).filter((r) => r.method === 'POST').map((r) => r.url);

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createMembership, eventRows, failEventInserts, webhookRows } from '../support/api.js';
 import { createPlan, createTarget, planBody, targetBody } from '../support/catalogue.js';
-import { createHarness, future, type Harness } from '../support/harness.js';
+import { future, useHarness } from '../support/harness.js';
 import { count, expectExecuted, expectReplayOf, keyRows, memberPayload, newKey, post } from '../support/idempotency.js';
 
 /**
@@ -9,11 +9,7 @@ import { count, expectExecuted, expectReplayOf, keyRows, memberPayload, newKey, 
  * first response byte for byte; what is stored and what releases the key.
  */
 describe('Idempotency-Key: replays and what is stored', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   it('replays POST /memberships byte for byte with Idempotent-Replayed: true; one membership, one event', async () => {
     const t = await h.tenant();

@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { rowsOf } from '../../src/store/db.js';
 import { createMembership, createWebhook, expectError } from '../support/api.js';
 import { planBody, targetBody } from '../support/catalogue.js';
-import { createHarness, future, userId, type Harness, type Tenant } from '../support/harness.js';
+import { future, useHarness, userId, type Harness, type Tenant } from '../support/harness.js';
 import { MALFORMED_PAGING } from '../support/paging.js';
 import { projectRoutes } from '../support/routes.js';
 
@@ -174,11 +174,7 @@ const CASES: ListCase[] = [
 
 const withQuery = (url: string, query: string) => `${url}${url.includes('?') ? '&' : '?'}${query}`;
 
-let h: Harness;
-beforeAll(async () => {
-  h = await createHarness();
-});
-afterAll(() => h.close());
+const h = useHarness();
 
 it('covers every list route the app registers (a GET whose query takes limit and offset)', () => {
   const paged = projectRoutes(h.app)

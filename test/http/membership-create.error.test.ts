@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   createMembership,
   expectError,
@@ -11,15 +11,11 @@ import {
   MALFORMED_INSTANTS,
   projectState,
 } from '../support/api.js';
-import { createHarness, future, userId, type Harness } from '../support/harness.js';
+import { future, useHarness, userId } from '../support/harness.js';
 import { membershipCreate } from '../support/operations.js';
 
 describe(`${membershipCreate.name}: errors`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   /** A tenant, its memberships path and its state before the request. */
   async function project() {

@@ -1,14 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventRows, expectSuccess, insertPlan, ISO_MS, membershipRows, UUID } from '../support/api.js';
-import { createHarness, future, userId, type Harness, type Tenant } from '../support/harness.js';
+import { future, useHarness, userId, type Tenant } from '../support/harness.js';
 import { membershipCreate } from '../support/operations.js';
 
 describe(`${membershipCreate.name}: happy`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   const pathFor = (t: Tenant) => `${t.base}/memberships`;
 

@@ -1,14 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createMembership, eventRows, expireMembership, membershipRows, UUID } from '../support/api.js';
-import { createHarness, future, type Harness, type Tenant } from '../support/harness.js';
+import { future, useHarness, type Tenant } from '../support/harness.js';
 import { membershipDelete } from '../support/operations.js';
 
 describe(`${membershipDelete.name}: happy`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   const pathFor = (t: Tenant, id: string) => `${t.base}/memberships/${id}`;
 

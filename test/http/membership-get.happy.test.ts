@@ -1,16 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createMembership, expectSuccess, expireMembership, insertPlan } from '../support/api.js';
-import { createHarness, future, type Harness, type Tenant } from '../support/harness.js';
+import { future, useHarness, type Tenant } from '../support/harness.js';
 import { membershipGet } from '../support/operations.js';
 
 const RETRIEVED = 'Membership retrieved successfully';
 
 describe(`${membershipGet.name}: happy`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   const pathFor = (t: Tenant, id: string) => `${t.base}/memberships/${id}`;
 

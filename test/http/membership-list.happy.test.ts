@@ -1,18 +1,14 @@
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { MembershipView } from '../../src/domain/memberships/membership.view.js';
 import { createMembership, expectSuccess, expireMembership } from '../support/api.js';
-import { createHarness, future, type Harness, type Tenant } from '../support/harness.js';
+import { future, useHarness, type Tenant } from '../support/harness.js';
 import { membershipList } from '../support/operations.js';
 
 const LISTED = 'All memberships retrieved successfully';
 
 describe(`${membershipList.name}: happy`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   const pathFor = (t: Tenant) => `${t.base}/memberships`;
 

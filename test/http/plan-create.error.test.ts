@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectError, projectState } from '../support/api.js';
 import { createPlan, planBody } from '../support/catalogue.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { useHarness } from '../support/harness.js';
 import { planCreate } from '../support/operations.catalogue.js';
 
 const PRICE = 'plan_price must be a non-negative decimal string with at most 2 fraction digits, e.g. "29.99"';
@@ -10,11 +10,7 @@ const DURATION = 'plan_duration must read "N hour|day|week|month|year[s]" with N
 const NAME = 'plan_name must be a non-blank string of at most 200 characters';
 
 describe(`${planCreate.name}: errors`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   /** Sends `payload` to a project that already has a plan; answers 422 with `message`; nothing changes. */
   async function expect422(payload: unknown, message: string | RegExp) {

@@ -1,17 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventRows, expectSuccess, UUID } from '../support/api.js';
 import { getPlan, planBody } from '../support/catalogue.js';
-import { createHarness, type Harness, type Tenant } from '../support/harness.js';
+import { useHarness, type Tenant } from '../support/harness.js';
 import { planCreate } from '../support/operations.catalogue.js';
 
 const CREATED = 'Plan created successfully';
 
 describe(`${planCreate.name}: happy`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   async function create(t: Tenant, payload: unknown) {
     const path = `${t.base}/plans`;

@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createMembership, eventRows, expectError, membershipRows } from '../support/api.js';
 import { createPlan, createTarget, getTarget, grant, planDeletedAt } from '../support/catalogue.js';
-import { createHarness, type Harness, type Tenant } from '../support/harness.js';
+import { useHarness, type Tenant } from '../support/harness.js';
 import { planDelete } from '../support/operations.catalogue.js';
 
 describe(`${planDelete.name}: happy`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   const del = (t: Tenant, planId: string) => t.request({ method: 'DELETE', url: `${t.base}/plans/${planId}` });
 

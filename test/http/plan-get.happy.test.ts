@@ -1,17 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectSuccess } from '../support/api.js';
 import { createPlan, createTarget, grant } from '../support/catalogue.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { useHarness } from '../support/harness.js';
 import { planGet } from '../support/operations.catalogue.js';
 
 const RETRIEVED = 'Plan retrieved successfully';
 
 describe(`${planGet.name}: happy`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   it('answers the plan as created', async () => {
     const t = await h.tenant();

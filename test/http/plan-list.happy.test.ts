@@ -1,19 +1,15 @@
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { PlanView } from '../../src/domain/plans/plan.view.js';
 import { expectSuccess } from '../support/api.js';
 import { createPlan, createTarget, getPlan, grant, spreadCreation } from '../support/catalogue.js';
-import { createHarness, type Harness, type Tenant } from '../support/harness.js';
+import { useHarness, type Tenant } from '../support/harness.js';
 import { planList } from '../support/operations.catalogue.js';
 
 const LISTED = 'Plans retrieved successfully';
 
 describe(`${planList.name}: happy`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   /** Creates `n` plans with creation times a minute apart; returns them newest first. */
   async function seed(t: Tenant, n: number): Promise<PlanView[]> {

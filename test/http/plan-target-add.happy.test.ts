@@ -1,17 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventRows, expectSuccess } from '../support/api.js';
 import { createPlan, createTarget, getPlan, getTarget } from '../support/catalogue.js';
-import { createHarness, type Harness, type Tenant } from '../support/harness.js';
+import { useHarness, type Tenant } from '../support/harness.js';
 import { planTargetAdd } from '../support/operations.catalogue.js';
 
 const ADDED = 'Target added to plan successfully';
 
 describe(`${planTargetAdd.name}: happy`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   async function add(t: Tenant, planId: string, targetId: string) {
     const path = `${t.base}/plans/${planId}/targets/${targetId}`;

@@ -1,18 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectError, projectState } from '../support/api.js';
 import { createPlan, createTarget, grant } from '../support/catalogue.js';
-import { createHarness, type Harness, type Tenant } from '../support/harness.js';
+import { useHarness, type Tenant } from '../support/harness.js';
 import { planTargetRemove } from '../support/operations.catalogue.js';
 
 type Ids = (t: Tenant, plan: string, target: string) => Promise<[string, string]>;
 
 describe(`${planTargetRemove.name}: errors`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   /** Deletes the link for ids chosen by `ids` from a plan granting a target; nothing may change. */
   async function refused(ids: Ids, want: { status: number; code: string; message: unknown }) {

@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventRows } from '../support/api.js';
 import { createPlan, createTarget, getPlan, getTarget, grant } from '../support/catalogue.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { useHarness } from '../support/harness.js';
 import { planTargetRemove } from '../support/operations.catalogue.js';
 
 describe(`${planTargetRemove.name}: happy`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   it('answers 204 without a body; the plan no longer grants the target, the others stay', async () => {
     const t = await h.tenant();

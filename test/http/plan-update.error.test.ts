@@ -1,18 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectError, projectState } from '../support/api.js';
 import { createPlan } from '../support/catalogue.js';
-import { createHarness, type Harness, type Tenant } from '../support/harness.js';
+import { useHarness, type Tenant } from '../support/harness.js';
 import { planUpdate } from '../support/operations.catalogue.js';
 
 const NOTHING = 'Provide at least one of plan_name, plan_price, plan_currency, plan_duration, plan_price_formatted, plan_data';
 
 describe(`${planUpdate.name}: errors`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   /** PATCHes a plan of a fresh project (or `planId`); checks the answer and that nothing changed. */
   async function refused(

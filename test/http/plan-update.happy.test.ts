@@ -1,17 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventRows, expectSuccess } from '../support/api.js';
 import { createPlan, createTarget, getPlan, grant } from '../support/catalogue.js';
-import { createHarness, type Harness, type Tenant } from '../support/harness.js';
+import { useHarness, type Tenant } from '../support/harness.js';
 import { planUpdate } from '../support/operations.catalogue.js';
 
 const UPDATED = 'Plan updated successfully';
 
 describe(`${planUpdate.name}: happy`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   async function patch(t: Tenant, planId: string, payload: object) {
     const path = `${t.base}/plans/${planId}`;

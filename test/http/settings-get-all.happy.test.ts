@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectSuccess } from '../support/api.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { useHarness } from '../support/harness.js';
 import { DEFAULTS } from '../support/keys.js';
 import { settingsGetAll } from '../support/operations.keys.js';
 
 describe(`${settingsGetAll.name}: happy`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   it('answers every setting with its documented default on a new project', async () => {
     const t = await h.tenant();

@@ -1,14 +1,10 @@
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { expectError } from '../support/api.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { useHarness } from '../support/harness.js';
 import { settingGet } from '../support/operations.keys.js';
 
 describe(`${settingGet.name}: errors`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   it.each(['dark_mode', 'DEFAULT_LANGUAGE', 'constructor', '__proto__', 'toString'])('answers 404 "Setting not found: %s"', async (key) => {
     const t = await h.tenant();

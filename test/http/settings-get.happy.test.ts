@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectSuccess } from '../support/api.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { useHarness } from '../support/harness.js';
 import { DEFAULTS } from '../support/keys.js';
 import { settingGet } from '../support/operations.keys.js';
 
 describe(`${settingGet.name}: happy`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   it.each(Object.entries(DEFAULTS))('answers {%s: <default>} on a new project', async (key, value) => {
     const t = await h.tenant();

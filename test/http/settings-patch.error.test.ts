@@ -1,14 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectError, projectState } from '../support/api.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { useHarness } from '../support/harness.js';
 import { settingsPatch } from '../support/operations.keys.js';
 
 describe(`${settingsPatch.name}: errors`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   /** A project with one stored setting, its path and its state. */
   async function project() {

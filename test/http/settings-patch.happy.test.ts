@@ -1,14 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness, type Tenant } from '../support/harness.js';
+import { describe, expect, it } from 'vitest';
+import { useHarness, type Tenant } from '../support/harness.js';
 import { DEFAULTS } from '../support/keys.js';
 import { settingsPatch } from '../support/operations.keys.js';
 
 describe(`${settingsPatch.name}: happy`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   const patch = (t: Tenant, payload: object) => t.request({ method: 'PATCH', url: `${t.base}/settings`, payload });
   const all = async (t: Tenant) => (await t.request({ method: 'GET', url: `${t.base}/settings` })).json().data;

@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectError, projectState } from '../support/api.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { useHarness } from '../support/harness.js';
 import { SETTING_CASES } from '../support/keys.js';
 import { settingPut } from '../support/operations.keys.js';
 
 describe(`${settingPut.name}: errors`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   async function refused(key: string, payload: unknown, want: { status: number; code: string; message: string }) {
     const t = await h.tenant();

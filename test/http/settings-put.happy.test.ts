@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { UUID } from '../support/api.js';
-import { createHarness, type Harness, type Tenant } from '../support/harness.js';
+import { useHarness, type Tenant } from '../support/harness.js';
 import { SETTING_CASES } from '../support/keys.js';
 import { settingPut } from '../support/operations.keys.js';
 
 describe(`${settingPut.name}: happy`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   const put = (t: Tenant, key: string, value: unknown) => t.request({ method: 'PUT', url: `${t.base}/settings/${key}`, payload: { value } });
   const get = async (t: Tenant, key: string) => (await t.request({ method: 'GET', url: `${t.base}/settings/${key}` })).json().data[key];

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { expectError, forEachCase } from '../support/api.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { useHarness } from '../support/harness.js';
 import { operationName, projectOperations } from '../support/operations.all.js';
 import { concreteUrl, projectRoutes } from '../support/routes.js';
 import { securityCases } from '../support/security.js';
@@ -16,11 +16,7 @@ vi.mock('fastify', async (original) => (await import('../support/routes.js')).re
  * for a registered route that has none.
  */
 
-let h: Harness;
-beforeAll(async () => {
-  h = await createHarness();
-});
-afterAll(() => h.close());
+const h = useHarness();
 
 it('has a row for every project route the app registers (and no row without a route)', () => {
   const registered = projectRoutes(h.app)

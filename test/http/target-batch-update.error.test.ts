@@ -1,19 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { TargetView } from '../../src/domain/targets/target.view.js';
 import { expectError, projectState } from '../support/api.js';
 import { createTarget } from '../support/catalogue.js';
-import { createHarness, type Harness, type Tenant } from '../support/harness.js';
+import { useHarness, type Tenant } from '../support/harness.js';
 import { targetBatchUpdate } from '../support/operations.catalogue.js';
 
 const BODY = 'The body must be an array of 1 to 100 target updates';
 
 describe(`${targetBatchUpdate.name}: errors`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   /**
    * Sends `batch(t, [a, b, c])` for three targets of a fresh project. The batch is all or nothing:

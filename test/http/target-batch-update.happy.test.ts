@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventRows, expectSuccess } from '../support/api.js';
 import { createTarget, getTarget } from '../support/catalogue.js';
-import { createHarness, type Harness, type Tenant } from '../support/harness.js';
+import { useHarness, type Tenant } from '../support/harness.js';
 import { targetBatchUpdate } from '../support/operations.catalogue.js';
 
 describe(`${targetBatchUpdate.name}: happy`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   async function patch(t: Tenant, payload: object) {
     const path = `${t.base}/targets`;

@@ -1,18 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectError, projectState } from '../support/api.js';
 import { createTarget, targetBody } from '../support/catalogue.js';
-import { createHarness, type Harness, type Tenant } from '../support/harness.js';
+import { useHarness, type Tenant } from '../support/harness.js';
 import { targetCreate } from '../support/operations.catalogue.js';
 
 const EXTERNAL = 'external_id must be the platform id: up to 20 digits (a leading - for Telegram chats) or a Telegram @username';
 
 describe(`${targetCreate.name}: errors`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   /** Posts `payload(t)` to a project that has a target; checks the answer and that nothing changed. */
   async function refused(payload: (t: Tenant) => Promise<unknown> | unknown, want: { status: number; code: string; message: unknown }) {

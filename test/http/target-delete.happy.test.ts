@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createMembership, eventRows, expectError } from '../support/api.js';
 import { createPlan, createTarget, getPlan, grant } from '../support/catalogue.js';
-import { createHarness, type Harness, type Tenant } from '../support/harness.js';
+import { useHarness, type Tenant } from '../support/harness.js';
 import { targetDelete } from '../support/operations.catalogue.js';
 
 describe(`${targetDelete.name}: happy`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   const del = (t: Tenant, targetId: string) => t.request({ method: 'DELETE', url: `${t.base}/targets/${targetId}` });
 

@@ -1,18 +1,14 @@
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createMembership, expectSuccess, expireMembership } from '../support/api.js';
 import { createPlan, createTarget, getTarget, grant } from '../support/catalogue.js';
-import { createHarness, type Harness, type Tenant } from '../support/harness.js';
+import { useHarness, type Tenant } from '../support/harness.js';
 import { targetGet } from '../support/operations.catalogue.js';
 
 const RETRIEVED = 'Target retrieved successfully';
 
 describe(`${targetGet.name}: happy`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   it('answers total 1 and data an array of one target', async () => {
     const t = await h.tenant();

@@ -1,19 +1,15 @@
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { TargetView } from '../../src/domain/targets/target.view.js';
 import { createMembership, expectSuccess } from '../support/api.js';
 import { createPlan, createTarget, getTarget, grant, spreadCreation } from '../support/catalogue.js';
-import { createHarness, type Harness, type Tenant } from '../support/harness.js';
+import { useHarness, type Tenant } from '../support/harness.js';
 import { targetList } from '../support/operations.catalogue.js';
 
 const LISTED = 'Targets retrieved successfully';
 
 describe(`${targetList.name}: happy`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   /** Creates `n` targets with creation times a minute apart; returns them newest first. */
   async function seed(t: Tenant, n: number): Promise<TargetView[]> {

@@ -1,16 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectError, projectState } from '../support/api.js';
 import { createTarget } from '../support/catalogue.js';
-import { createHarness, type Harness, type Tenant } from '../support/harness.js';
+import { useHarness, type Tenant } from '../support/harness.js';
 import { targetUpdate } from '../support/operations.catalogue.js';
 
 describe(`${targetUpdate.name}: errors`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   /** PATCHes a target of a fresh project (or `targetId`); checks the answer and that nothing changed. */
   async function refused(

@@ -1,17 +1,13 @@
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { rowsOf } from '../../src/store/db.js';
 import { eventRows, expectError, projectState } from '../support/api.js';
-import { createHarness, future, userId, type Harness, type Tenant } from '../support/harness.js';
+import { future, useHarness, userId, type Tenant } from '../support/harness.js';
 import { listUsers } from '../support/keys.js';
 
 /** Memberships record their users (issue 6 item 5): user_name on create, the users row, the membership view. */
 describe('POST /v2/projects/{project_id}/memberships: users', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   const create = (t: Tenant, payload: object) => t.request({ method: 'POST', url: `${t.base}/memberships`, payload });
 

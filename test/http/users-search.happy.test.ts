@@ -1,14 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness, type Tenant } from '../support/harness.js';
+import { describe, expect, it } from 'vitest';
+import { useHarness, type Tenant } from '../support/harness.js';
 import { seedUser } from '../support/keys.js';
 import { userSearch } from '../support/operations.keys.js';
 
 describe(`${userSearch.name}: happy`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   async function search(t: Tenant, term: string, extra = '') {
     const res = await t.request({ method: 'GET', url: `${t.base}/users/search?search=${encodeURIComponent(term)}${extra}` });

@@ -1,16 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventRows, expectSuccess, UUID, webhookRows } from '../support/api.js';
-import { createHarness, type Harness, type Tenant } from '../support/harness.js';
+import { createHarness, useHarness, type Harness, type Tenant } from '../support/harness.js';
 import { webhookCreate } from '../support/operations.js';
 
 const HEX_SECRET = /^[0-9a-f]{64}$/;
 
 describe(`${webhookCreate.name}: happy`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   const pathFor = (t: Tenant) => `${t.base}/integrations/webhooks`;
 

@@ -1,14 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createWebhook, expectError, expectSuccess, webhookRows } from '../support/api.js';
-import { createHarness, type Harness, type Tenant } from '../support/harness.js';
+import { useHarness, type Tenant } from '../support/harness.js';
 import { webhookDelete } from '../support/operations.js';
 
 describe(`${webhookDelete.name}: happy`, () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   const pathFor = (t: Tenant, id: string) => `${t.base}/integrations/webhooks/${id}`;
 

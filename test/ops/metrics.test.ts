@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMembership, UUID } from '../support/api.js';
-import { createHarness, future, userId, type Harness } from '../support/harness.js';
+import { future, useHarness, userId, type Harness } from '../support/harness.js';
 import { createHook, createWebhookHarness, type WebhookHarness } from '../support/webhook-harness.js';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
 
@@ -101,11 +101,7 @@ describe('GET /metrics', () => {
 });
 
 describe('rate-limit rejections', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness({ env: { TENURE_RATE_LIMIT_KEY: '1', TENURE_SUSPENSION: 'false' } });
-  });
-  afterAll(() => h.close());
+  const h = useHarness({ env: { TENURE_RATE_LIMIT_KEY: '1', TENURE_SUSPENSION: 'false' } });
 
   it('are counted by the policy that refused', async () => {
     const t = await h.tenant();
@@ -119,11 +115,7 @@ describe('rate-limit rejections', () => {
 
 describe('TENURE_METRICS_TOKEN', () => {
   const token = 'metrics-token-0123456789abcdef';
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness({ env: { TENURE_METRICS_TOKEN: token } });
-  });
-  afterAll(() => h.close());
+  const h = useHarness({ env: { TENURE_METRICS_TOKEN: token } });
 
   it.each([
     ['no Authorization', {}],

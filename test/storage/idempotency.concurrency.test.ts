@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventRows, expectError, webhookRows } from '../support/api.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { useHarness } from '../support/harness.js';
 import { count, expectReplayOf, keyRows, memberPayload, newKey, post } from '../support/idempotency.js';
 
 /**
@@ -28,11 +28,7 @@ function expectOneExecution(responses: LightMyRequestResponse[], path: string): 
 }
 
 describe('Idempotency-Key: concurrent duplicates', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   it(`${N} identical POST /memberships at once: one runs, one membership, one event`, async () => {
     const t = await h.tenant();

@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { rowsOf } from '../../src/store/db.js';
 import { LiveEventsStore } from '../../src/store/live-events.store.js';
-import { createHarness, type Harness, type Tenant } from '../support/harness.js';
+import { useHarness, type Tenant } from '../support/harness.js';
 
 /**
  * Pruning (docs/live-updates.md "Configuration"): only the webhook-deliveries channel's own
@@ -10,11 +10,7 @@ import { createHarness, type Harness, type Tenant } from '../support/harness.js'
  * other event stays, since webhook deliveries and their history hang on it.
  */
 
-let h: Harness;
-beforeAll(async () => {
-  h = await createHarness();
-});
-afterAll(() => h.close());
+const h = useHarness();
 
 async function insert(t: Tenant, type: string, o: { liveOnly: boolean; ageHours: number; broadcast: boolean }): Promise<string> {
   const [row] = rowsOf<{ id: string }>(

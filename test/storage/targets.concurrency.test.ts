@@ -1,20 +1,16 @@
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { rowsOf } from '../../src/store/db.js';
 import { eventRows } from '../support/api.js';
 import { createPlan, createTarget, getPlan, getTarget, targetBody } from '../support/catalogue.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { useHarness } from '../support/harness.js';
 
 /**
  * Plans and targets under concurrent requests (on PostgreSQL these really interleave): the locks
  * taken by the stores keep each outcome one of the serial ones, and no request fails with a 500.
  */
 describe('plans and targets: concurrent requests', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness();
 
   const count = async (query: ReturnType<typeof sql>) => rowsOf<{ n: number }>(await h.database.db.execute(query))[0]!.n;
 

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { sql } from 'drizzle-orm';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createContainer, type Container, type ContainerOptions, type Services } from '../../src/container.js';
@@ -173,6 +173,29 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       await testDb.drop();
     },
   };
+}
+
+/**
+ * A test file's one line of set-up (`const h = useHarness()`): the harness is created before the
+ * file's (or the enclosing describe's) tests and closed after them. `h` stands for it inside tests
+ * and hooks; touching it outside them is a mistake and says so.
+ */
+export function useHarness(options: HarnessOptions = {}): Harness {
+  let current: Harness | undefined;
+  beforeAll(async () => {
+    current = await createHarness(options);
+  });
+  afterAll(async () => {
+    await current?.close();
+    current = undefined;
+  });
+  return new Proxy({} as Harness, {
+    get(_target, property) {
+      if (!current) throw new Error('useHarness(): the harness exists inside tests and hooks only');
+      const value: unknown = Reflect.get(current, property);
+      return typeof value === 'function' ? value.bind(current) : value;
+    },
+  });
 }
 
 /** A future instant `days` from now, in both accepted forms. */
