@@ -1,28 +1,15 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seedDataDir } from '../ops/ops-support.js';
+import { tenure as runCli, seedDataDir } from '../ops/ops-support.js';
 
 /** The real binary (`npm test` builds dist/ first), run as a user would run `npx tenure`, on embedded storage. */
-const BIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
-const run = promisify(execFile);
 
 let dir: string;
 let env: NodeJS.ProcessEnv;
 
-async function tenure(...args: string[]) {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], { env, timeout: 60_000 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const tenure = (...args: string[]) => runCli(env, ...args);
 
 async function newProject(name = 'cli test'): Promise<string> {
   const res = await tenure('project', 'create', '--name', name);

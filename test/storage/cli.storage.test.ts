@@ -1,11 +1,10 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seedDataDir } from '../ops/ops-support.js';
+import { tenure as runCli, seedDataDir } from '../ops/ops-support.js';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../support/harness.js';
 
 /**
@@ -14,23 +13,13 @@ import { createTestDatabase, onPostgres, type TestDatabase } from '../support/ha
  * embedded storage, whose data directory one process holds at a time, and shared on PostgreSQL.
  */
 
-const BIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
-const run = promisify(execFile);
 
 let dir: string;
 let env: NodeJS.ProcessEnv;
 let database: TestDatabase | null = null;
 
-async function tenure(...args: string[]) {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], { env, timeout: 60_000 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const tenure = (...args: string[]) => runCli(env, ...args);
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'tenure-cli-storage-'));

@@ -1,14 +1,12 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { onPostgres } from '../support/harness.js';
+import { createTestDatabase, onPostgres } from '../support/harness.js';
 import { eventually } from '../support/webhook-harness.js';
 import { startReceiver, verifyProductSignature, type ReceivedRequest, type Receiver } from '../support/webhook-receiver.js';
 
@@ -49,7 +47,7 @@ describe(`at-least-once delivery across a crash (${onPostgres ? 'PostgreSQL' : '
     dir = await mkdtemp(path.join(tmpdir(), 'tenure-crash-'));
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    const { DATABASE_URL: admin, ...rest } = process.env;
+    const { DATABASE_URL: _admin, ...rest } = process.env;
     env = {
       ...rest,
       PORT: String(port),
@@ -62,21 +60,9 @@ describe(`at-least-once delivery across a crash (${onPostgres ? 'PostgreSQL' : '
       TENURE_WEBHOOK_ENDPOINT_CONCURRENCY: String(STALLED),
     };
     if (onPostgres) {
-      const name = `tenure_crash_${process.pid}_${randomBytes(4).toString('hex')}`;
-      const sql = async (text: string) => {
-        const client = new pg.Client({ connectionString: admin });
-        await client.connect();
-        try {
-          await client.query(text);
-        } finally {
-          await client.end();
-        }
-      };
-      await sql(`CREATE DATABASE "${name}"`);
-      dropDatabase = () => sql(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      const url = new URL(admin!);
-      url.pathname = `/${name}`;
-      env.DATABASE_URL = url.toString();
+      const database = await createTestDatabase();
+      dropDatabase = database.drop;
+      if (database.storage.kind === 'postgres') env.DATABASE_URL = database.storage.url;
     }
     const tenure = async (...args: string[]) => JSON.parse((await run(process.execPath, [BIN, ...args], { env, timeout: 60_000 })).stdout);
     const created = (await tenure('project', 'create', '--name', 'crash test')) as { id: string };
