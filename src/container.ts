@@ -100,7 +100,6 @@ export interface ContainerOptions {
   open?: OpenOptions;
   clock?: Clock;
   resolve?: Resolver;
-  limiter?: RateLimiter;
 }
 
 export async function createContainer(o: ContainerOptions): Promise<Container> {
@@ -118,7 +117,7 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
 
   const stores = createStores(database);
   const services = createServices(stores, config, clock, resolve);
-  let limiter = o.limiter ?? null;
+  let limiter: RateLimiter | null = null;
   let notifications: Notifications | null = null;
   const lazyNotifications = () => (notifications ??= createNotifications(database, logger));
   const keyRevocations = new KeyRevocations({ subscribe: (channel, handler) => lazyNotifications().subscribe(channel, handler) }, services.auth);

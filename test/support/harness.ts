@@ -84,7 +84,7 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export interface HarnessOptions extends Partial<Pick<ContainerOptions, 'clock' | 'resolve' | 'limiter' | 'logger'>> {
+export interface HarnessOptions extends Partial<Pick<ContainerOptions, 'clock' | 'resolve' | 'logger'>> {
   env?: Record<string, string>;
 }
 
@@ -131,7 +131,6 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     storage: testDb.storage,
     clock: options.clock,
     resolve: options.resolve,
-    limiter: options.limiter,
   });
   await container.listen();
   const app = await buildApp(container);

@@ -1,6 +1,5 @@
 import { sql } from 'drizzle-orm';
 import { expect } from 'vitest';
-import type { Services } from '../../src/container.js';
 import { systemClock, type Clock } from '../../src/domain/clock.js';
 import { rowsOf } from '../../src/store/db.js';
 import { DEFAULT_WORKER_OPTIONS, DeliveryWorker } from '../../src/webhooks/delivery.worker.js';
@@ -48,8 +47,6 @@ export interface WebhookHarnessOptions {
 export interface WebhookHarness {
   h: Harness;
   clock: ManualClock | Clock;
-  /** The container's services: its clock and resolver are this harness's. */
-  services: Services;
   worker: DeliveryWorker;
   tenant(): Promise<Tenant>;
   /** Advances the manual clock. */
@@ -86,7 +83,6 @@ export async function createWebhookHarness(o: WebhookHarnessOptions = {}): Promi
   return {
     h,
     clock,
-    services: h.services,
     worker,
     tenant: () => h.tenant(),
     advance(ms) {

@@ -62,7 +62,7 @@ describe('SSRF guard with private targets refused (the default)', () => {
     ['private6.example', 'fd00::1'],
   ])('refuses a name resolving to a private address (%s → %s)', async (host, address) => {
     const t = await w.tenant();
-    const created = await w.services.webhooks.create(t.projectId, `https://${host}/hook`);
+    const created = await w.h.services.webhooks.create(t.projectId, `https://${host}/hook`);
     expect(created.ok).toBe(false);
     expect(created.ok ? null : [created.error.code, created.error.message]).toStrictEqual([
       'VALIDATION_ERROR',
@@ -72,13 +72,13 @@ describe('SSRF guard with private targets refused (the default)', () => {
 
   it('accepts a public name, and a name that does not resolve (yet)', async () => {
     const t = await w.tenant();
-    expect((await w.services.webhooks.create(t.projectId, 'https://public.example/hook')).ok).toBe(true);
-    expect((await w.services.webhooks.create(t.projectId, 'https://not-yet.example/hook')).ok).toBe(true);
+    expect((await w.h.services.webhooks.create(t.projectId, 'https://public.example/hook')).ok).toBe(true);
+    expect((await w.h.services.webhooks.create(t.projectId, 'https://not-yet.example/hook')).ok).toBe(true);
   });
 
   it('checks again at send: a name that now resolves to loopback is a failed attempt, nothing is sent', async () => {
     const t = await w.tenant();
-    const created = await w.services.webhooks.create(t.projectId, 'https://rebind.example/hook');
+    const created = await w.h.services.webhooks.create(t.projectId, 'https://rebind.example/hook');
     expect(created.ok).toBe(true);
     await createMembership(t);
     await w.worker.drain();
@@ -97,7 +97,7 @@ describe('SSRF guard with private targets refused (the default)', () => {
 
   it('records a name that does not resolve at send as a dns failure, retried', async () => {
     const t = await w.tenant();
-    expect((await w.services.webhooks.create(t.projectId, 'https://not-yet.example/hook')).ok).toBe(true);
+    expect((await w.h.services.webhooks.create(t.projectId, 'https://not-yet.example/hook')).ok).toBe(true);
     await createMembership(t);
     await w.worker.drain();
     const [delivery] = await deliveryRows(w.h, t.projectId);

@@ -228,7 +228,7 @@ describe('webhook management API', () => {
         sql.raw(`CREATE TRIGGER ${name} BEFORE UPDATE ON webhooks FOR EACH ROW WHEN (NEW.id = '${hook.id}'::uuid) EXECUTE FUNCTION ${name}()`),
       );
       try {
-        const failed = await w.services.webhooks.rotateSecret(t.projectId, hook.id).then(
+        const failed = await w.h.services.webhooks.rotateSecret(t.projectId, hook.id).then(
           () => null,
           (err: unknown) => err as Error,
         );
