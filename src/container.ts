@@ -15,6 +15,7 @@ import { LiveTokenService } from './live/live-tokens.js';
 import { createRateLimiter } from './ratelimit/create-limiter.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
 import { ApiKeysStore } from './store/api-keys.store.js';
+import { BulkExtendStore } from './store/bulk-extend.store.js';
 import { openDatabase, type Database, type OpenOptions, type StorageOptions } from './store/db.js';
 import { DeliveriesStore } from './store/deliveries.store.js';
 import { DeliveryLogStore } from './store/delivery-log.store.js';
@@ -45,6 +46,7 @@ export interface Stores {
   settings: SettingsStore;
   users: UsersStore;
   memberships: MembershipsStore;
+  bulkExtend: BulkExtendStore;
   expiry: ExpiryStore;
   plans: PlansStore;
   targets: TargetsStore;
@@ -153,6 +155,7 @@ function createStores(database: Database): Stores {
     settings: new SettingsStore(db),
     users: new UsersStore(db),
     memberships: new MembershipsStore(db),
+    bulkExtend: new BulkExtendStore(db),
     expiry: new ExpiryStore(db),
     plans: new PlansStore(db),
     targets: new TargetsStore(db),
@@ -174,7 +177,7 @@ function createServices(stores: Stores, config: Config, clock: Clock, resolve: R
     apiKeys: new ApiKeysService(stores.apiKeys, projects, auth),
     settings: new SettingsService(stores.settings),
     users: new UsersService(stores.users),
-    memberships: new MembershipsService(stores.memberships, clock),
+    memberships: new MembershipsService(stores.memberships, clock, stores.bulkExtend),
     webhooks: new WebhooksService(stores.webhooks, stores.deliveryLog, clock, {
       allowPrivate: config.webhooks.allowPrivate,
       maxPerProject: config.webhooks.maxPerProject,

@@ -8,3 +8,4 @@ export { apiKeys, idempotencyKeys, instanceSecrets, projects, settings } from '.
 export { plans, planTargets, targets } from './schema/catalogue.js';
 export { bans, memberships, users } from './schema/members.js';
 export { events, webhookDeliveries, webhookDeliveryAttempts, webhookPayloads, webhooks } from './schema/events.js';
+export { bulkExtendJobs } from './schema/bulk-extend.js';

@@ -1,3 +1,4 @@
+import type { BulkExtendJob, BulkExtendStore } from '../../store/bulk-extend.store.js';
 import type { MembershipsStore } from '../../store/memberships.store.js';
 import type { Clock } from '../clock.js';
 import { AppError, fail, ok, type Result } from '../errors.js';
@@ -11,11 +12,23 @@ export interface EndDateSet {
 
 const err = <T>(e: AppError): Result<T> => ({ ok: false, error: e });
 
+/**
+ * Memberships set per batch of a bulk extend. A batch holds its members' row locks until it
+ * commits: a few thousand rows take some milliseconds, so a single extend of one of them waits
+ * at most that long, while a million members still take only a few hundred commits.
+ */
+export const BULK_EXTEND_BATCH = 5_000;
+/** A running job without a batch for this long has lost its runner (a batch takes milliseconds). */
+export const BULK_EXTEND_STALE_MS = 30_000;
+/** Finished jobs are kept this long (a record of each call), then deleted. */
+const BULK_EXTEND_KEEP_MS = 7 * 86_400_000;
+
 /** The rules of memberships; every change writes its outbox event in the store's same statement. */
 export class MembershipsService {
   constructor(
     private readonly store: MembershipsStore,
     private readonly clock: Clock,
+    private readonly bulk: BulkExtendStore,
   ) {}
 
   /** Spec 4.1: sets one user's end date (reactivating an expired membership). */
@@ -27,12 +40,39 @@ export class MembershipsService {
     return ok({ total: 1, newEndDate: endDate });
   }
 
-  /** Spec 4.2: sets the end date of every membership of the project; `total` is how many. */
+  /**
+   * Spec 4.2: sets the end date of every membership of the project (expired ones become active
+   * again); `total` is how many. Runs as a job of short batches (src/store/bulk-extend.store.ts):
+   * the memberships created before the call are covered, one event is written when the last batch
+   * commits, and a later call for the project supersedes this one (it then answers with every
+   * membership it covered, as if it had finished just before the later call began). If the call
+   * fails part way, the job stays recorded and `resumeBulkExtends` finishes it.
+   */
   async extendAll(projectId: string, extend: unknown): Promise<Result<EndDateSet>> {
     const endDate = parseFutureInstant(extend, this.clock.now(), 'extend');
     if (endDate instanceof AppError) return err(endDate);
-    const total = await this.store.extendAll(projectId, endDate);
+    const job = await this.bulk.start(projectId, endDate);
+    const total = await this.runBulkExtend(job);
     return ok({ total, newEndDate: endDate });
+  }
+
+  /**
+   * Finishes the bulk extends whose runner is gone (a crash, a restart, a call that failed part
+   * way): those running without a batch for `staleMs`. The worker runtime calls it at start and
+   * then periodically. Returns how many it finished.
+   */
+  async resumeBulkExtends(staleMs = BULK_EXTEND_STALE_MS): Promise<number> {
+    const jobs = await this.bulk.claimStale(staleMs, BULK_EXTEND_KEEP_MS);
+    for (const job of jobs) await this.runBulkExtend(job);
+    return jobs.length;
+  }
+
+  /** Runs the job's batches until it is over (done here or by another runner, or superseded); its total. */
+  private async runBulkExtend(job: BulkExtendJob): Promise<number> {
+    for (;;) {
+      const progress = await this.bulk.runBatch(job, BULK_EXTEND_BATCH);
+      if (progress.status !== 'running') return progress.total;
+    }
   }
 
   async create(
