@@ -1,4 +1,4 @@
--- revision: 1
+-- revision: 2
 --
 -- Every function and trigger of the database, as they are now: the one place to read and change
 -- them. `database.migrate()` applies this file after the migrations of this folder, under the same
@@ -15,8 +15,10 @@
 --
 -- What they do (src/webhooks/README.md, docs/webhooks.md): an INSERT into `events` (always through
 -- src/store/outbox.ts, in the statement of the change it reports) fans each event out to the
--- project's webhooks and wakes the live-update broadcasters; new deliveries wake the webhook
--- workers. Being triggers, they hold for every writer of `events`, present and future.
+-- project's webhooks. Being a trigger, it holds for every writer of `events`, present and future.
+-- Waking the broadcasters and the delivery workers is not done here: a pg_notify inside the
+-- writing transaction serialises commits (migration 0004 dropped those triggers); the writer's
+-- process signals after commit instead (src/store/wakeups.ts).
 --
 -- Statements are separated as in the migrations, by the breakpoint marker line.
 
@@ -64,31 +66,3 @@ END $$;
 CREATE OR REPLACE TRIGGER tenure_webhook_fan_out AFTER INSERT ON events
   REFERENCING NEW TABLE AS new_events
   FOR EACH STATEMENT EXECUTE FUNCTION tenure_webhook_fan_out();
---> statement-breakpoint
--- New deliveries (from the fan-out or a replay) wake the workers: LISTEN on PostgreSQL, PGlite's
--- in-process notification callback on embedded storage. Delivered at commit, never before.
-CREATE OR REPLACE FUNCTION tenure_webhook_wake() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF EXISTS (SELECT 1 FROM new_deliveries) THEN
-    PERFORM pg_notify('tenure_webhook_deliveries', '');
-  END IF;
-  RETURN NULL;
-END $$;
---> statement-breakpoint
-CREATE OR REPLACE TRIGGER tenure_webhook_wake AFTER INSERT ON webhook_deliveries
-  REFERENCING NEW TABLE AS new_deliveries
-  FOR EACH STATEMENT EXECUTE FUNCTION tenure_webhook_wake();
---> statement-breakpoint
--- New events wake the live-update broadcasters (channel tenure_events), at commit, like the
--- delivery wake-up above.
-CREATE OR REPLACE FUNCTION tenure_events_wake() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF EXISTS (SELECT 1 FROM new_events) THEN
-    PERFORM pg_notify('tenure_events', '');
-  END IF;
-  RETURN NULL;
-END $$;
---> statement-breakpoint
-CREATE OR REPLACE TRIGGER tenure_events_wake AFTER INSERT ON events
-  REFERENCING NEW TABLE AS new_events
-  FOR EACH STATEMENT EXECUTE FUNCTION tenure_events_wake();

@@ -24,7 +24,7 @@ import { IdempotencyStore } from './store/idempotency.store.js';
 import { InstanceSecretsStore } from './store/instance-secrets.store.js';
 import { LiveEventsStore } from './store/live-events.store.js';
 import { MembershipsStore } from './store/memberships.store.js';
-import { createNotifications, type Notifications } from './store/notifications.js';
+import type { Notifications } from './store/notifications.js';
 import { PlansStore } from './store/plans.store.js';
 import { ProjectsStore } from './store/projects.store.js';
 import { SettingsStore } from './store/settings.store.js';
@@ -83,12 +83,12 @@ export interface Container {
   readonly services: Services;
   /** The REST rate limiter the config asks for; its Redis connection opens on first use. */
   readonly limiter: RateLimiter;
-  /** This process's LISTEN connection, shared by every subscriber; opened on first subscription. */
+  /** The database's LISTEN connection, shared by every subscriber; opened on first subscription. */
   readonly notifications: Notifications;
   readonly keyRevocations: KeyRevocations;
   /** Starts the listeners a serving process needs (key revocations from other nodes). */
   listen(): Promise<void>;
-  /** Stops the listeners and the limiter, then closes the database if the container opened it. */
+  /** Stops the listeners and the limiter, then closes the database (and its LISTEN connection) if the container opened it. */
   close(): Promise<void>;
 }
 
@@ -109,7 +109,7 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
   const clock = o.clock ?? systemClock;
   const resolve = o.resolve ?? systemResolver;
   const ownsDatabase = o.database === undefined;
-  const database = o.database ?? (await openDatabase(o.storage ?? storageOf(config), o.open));
+  const database = o.database ?? (await openDatabase(o.storage ?? storageOf(config), { logger, ...o.open }));
   try {
     if (ownsDatabase) await database.migrate();
   } catch (err) {
@@ -120,9 +120,7 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
   const stores = createStores(database);
   const services = createServices(stores, config, clock, resolve);
   let limiter: RateLimiter | null = null;
-  let notifications: Notifications | null = null;
-  const lazyNotifications = () => (notifications ??= createNotifications(database, logger));
-  const keyRevocations = new KeyRevocations({ subscribe: (channel, handler) => lazyNotifications().subscribe(channel, handler) }, services.auth);
+  const keyRevocations = new KeyRevocations({ subscribe: (channel, handler) => database.notifications.subscribe(channel, handler) }, services.auth);
 
   return {
     config,
@@ -136,12 +134,12 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
       return (limiter ??= createRateLimiter(config, logger));
     },
     get notifications() {
-      return lazyNotifications();
+      return database.notifications;
     },
     keyRevocations,
     listen: () => keyRevocations.start(),
     async close() {
-      await Promise.all([notifications?.close(), limiter?.close()]);
+      await Promise.all([keyRevocations.stop(), limiter?.close()]);
       if (ownsDatabase) await database.close();
     },
   };

@@ -1,6 +1,5 @@
 import type { Container } from './container.js';
 import { ExpirySweeper } from './domain/memberships/expiry.sweeper.js';
-import { DELIVERIES_CHANNEL } from './store/notifications.js';
 import { DEFAULT_WORKER_OPTIONS, DeliveryWorker } from './webhooks/delivery.worker.js';
 import { HttpSender } from './webhooks/http-sender.js';
 
@@ -51,8 +50,8 @@ export async function startWorkerRuntime(c: Container, o: WorkerRuntimeOptions =
   });
   let unsubscribe: () => void;
   try {
-    // A `null` (a reconnection, notifications possibly missed) wakes the worker too.
-    unsubscribe = await c.notifications.subscribe(DELIVERIES_CHANNEL, () => worker.wake());
+    // New deliveries committed by any process (a reconnection of the listener wakes it too).
+    unsubscribe = await c.database.wakeups.subscribe('deliveries', () => worker.wake());
   } catch (err) {
     await sender.close();
     throw err;

@@ -5,7 +5,6 @@ import type { Logger } from 'pino';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { Server, type Socket } from 'socket.io';
 import type { Container } from '../container.js';
-import { EVENTS_CHANNEL } from '../store/notifications.js';
 import { Broadcaster } from './broadcaster.js';
 import { channelOf } from './channels.js';
 import { MemoryConnectionCap, RedisConnectionCap, type ConnectionCap } from './connection-cap.js';
@@ -149,7 +148,7 @@ export async function startLiveUpdates(server: HttpServer, c: Container, o: Live
   );
   const unsubscribers: (() => void)[] = [];
   try {
-    unsubscribers.push(await c.notifications.subscribe(EVENTS_CHANNEL, () => broadcaster.wake()));
+    unsubscribers.push(await c.database.wakeups.subscribe('events', () => broadcaster.wake()));
     // A revocation on any node ends the key here at once: the process's auth cache has forgotten
     // it (KeyRevocations) and its connections close. After a reconnection notifications may have
     // been missed (`null`): check every connection.

@@ -11,9 +11,12 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
+import type { Logger } from 'pino';
 import * as schema from './schema.js';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
 import { applyDefinitions, DEFINITIONS_FILE, definitionsPending, readDefinitions } from './definitions.js';
+import { EmbeddedNotifications, PostgresNotifications, type Notifications } from './notifications.js';
+import { wakingDb, Wakeups } from './wakeups.js';
 
 /** The Drizzle database, whichever driver is underneath. */
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -24,10 +27,15 @@ export type StorageOptions =
   | { kind: 'postgres'; url: string; poolSize: number };
 
 export interface Database {
+  /** What stores write through: a write of outbox rows wakes their readers after commit (`wakeups`). */
   readonly db: Db;
   readonly kind: 'pglite' | 'postgres';
   /** The PostgreSQL URL, for dedicated connections (LISTEN); null on embedded storage. */
   readonly url: string | null;
+  /** Wake-ups after commits of events and deliveries, in this process and, on PostgreSQL, in the others. */
+  readonly wakeups: Wakeups;
+  /** LISTEN/NOTIFY on this database: one connection, opened at the first subscription, closed with the handle. */
+  readonly notifications: Notifications;
   /**
    * Applies pending migrations, then the functions and triggers of drizzle/functions.sql if they
    * changed; safe to call from several nodes at once.
@@ -45,7 +53,11 @@ export interface OpenOptions {
   lockWaitMs?: number;
   /** Called if the data-directory lock is lost while open (another process could then write). */
   onLockCompromised?: (err: Error) => void;
+  /** Where a lost LISTEN connection or a failed wake-up is reported. */
+  logger?: Pick<Logger, 'warn'>;
 }
+
+const silent: Pick<Logger, 'warn'> = { warn: () => undefined };
 
 const migrationsFolder = fileURLToPath(new URL('../../drizzle', import.meta.url));
 // Any fixed number: all tenure nodes agree on it so only one migrates at a time.
@@ -54,14 +66,14 @@ const MIGRATION_LOCK_ID = 7_346_221_001;
 export async function openDatabase(storage: StorageOptions, options: OpenOptions = {}): Promise<Database> {
   switch (storage.kind) {
     case 'postgres':
-      return openPostgres(storage.url, storage.poolSize);
+      return openPostgres(storage.url, storage.poolSize, options.logger ?? silent);
     case 'pglite-memory':
-      return openPglite(await PGlite.create(storage.seed ? { loadDataDir: storage.seed } : {}), null);
+      return openPglite(await PGlite.create(storage.seed ? { loadDataDir: storage.seed } : {}), null, options.logger ?? silent);
     case 'pglite': {
       await mkdir(storage.dataDir, { recursive: true });
       const lock = await acquireDataDirLock(storage.dataDir, options);
       try {
-        return openPglite(await PGlite.create(path.join(storage.dataDir, 'pglite')), lock);
+        return openPglite(await PGlite.create(path.join(storage.dataDir, 'pglite')), lock, options.logger ?? silent);
       } catch (err) {
         await lock.release();
         throw err;
@@ -70,12 +82,19 @@ export async function openDatabase(storage: StorageOptions, options: OpenOptions
   }
 }
 
-function openPglite(client: PGlite, lock: DataDirLock | null): Database {
+function openPglite(client: PGlite, lock: DataDirLock | null, logger: Pick<Logger, 'warn'>): Database {
   const db = drizzlePglite({ client, schema }) as unknown as Db;
+  // One process holds the database: wake-ups stay in it.
+  const wakeups = new Wakeups((err) => logger.warn({ err }, 'wake-up failed'));
+  let notifications: Notifications | null = null;
   return {
-    db,
+    db: wakingDb(db, (topics) => wakeups.written(topics)),
     kind: 'pglite',
     url: null,
+    wakeups,
+    get notifications() {
+      return (notifications ??= new EmbeddedNotifications(client));
+    },
     // One process holds the data directory (the lock), so no migration lock is needed.
     async migrate() {
       await migratePglite(drizzlePglite({ client, schema }), { migrationsFolder });
@@ -84,13 +103,15 @@ function openPglite(client: PGlite, lock: DataDirLock | null): Database {
     migrationsApplied: () => migrationsApplied(db),
     dump: () => client.dumpDataDir('none'),
     async close() {
+      await wakeups.flush();
+      await notifications?.close();
       await client.close();
       await lock?.release();
     },
   };
 }
 
-function openPostgres(url: string, poolSize: number): Database {
+function openPostgres(url: string, poolSize: number, logger: Pick<Logger, 'warn'>): Database {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
@@ -101,10 +122,22 @@ function openPostgres(url: string, poolSize: number): Database {
   // An idle client losing its connection emits here; without a listener node would crash.
   pool.on('error', () => undefined);
   const db = drizzlePg({ client: pool, schema }) as unknown as Db;
+  let notifications: PostgresNotifications | null = null;
+  const listener = () => (notifications ??= new PostgresNotifications(url, logger));
+  const wakeups = new Wakeups((err) => logger.warn({ err }, 'could not notify other processes of a write; their polls will'));
+  // Other processes hear of this one's writes by a NOTIFY sent after commit, on its own statement.
+  wakeups.connect({
+    send: async (channel, payload) => void (await pool.query('SELECT pg_notify($1, $2)', [channel, payload])),
+    listen: (channel, handler) => listener().subscribe(channel, handler),
+  });
   return {
-    db,
+    db: wakingDb(db, (topics) => wakeups.written(topics)),
     kind: 'postgres',
     url,
+    wakeups,
+    get notifications() {
+      return listener();
+    },
     async migrate() {
       const client = new pg.Client({ connectionString: url, application_name: 'tenure-migrate' });
       await client.connect();
@@ -120,7 +153,11 @@ function openPostgres(url: string, poolSize: number): Database {
     },
     migrationsApplied: () => migrationsApplied(db),
     dump: () => Promise.reject(new Error('dump is for embedded storage only')),
-    close: () => pool.end(),
+    async close() {
+      await wakeups.flush();
+      await notifications?.close();
+      await pool.end();
+    },
   };
 }
 

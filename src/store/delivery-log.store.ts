@@ -1,6 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { rowsOf, type Db } from './db.js';
 import { iso } from './memberships.store.js';
+import { markWrites } from './wakeups.js';
 
 /**
  * The webhook delivery log as the API shows it (each delivery with its attempts), and replays: a
@@ -79,13 +80,13 @@ export class DeliveryLogStore {
    * once, when the webhook is enabled. Null when there is no such delivery or webhook enabled.
    */
   async replayOne(projectId: string, webhookId: string, deliveryId: string, now: Date): Promise<string | null> {
-    const result = await this.db.execute(sql`
+    const result = await this.db.execute(markWrites(sql`
       INSERT INTO webhook_deliveries (project_id, webhook_id, event_id, next_attempt_at, replay_of, created_at, updated_at)
       SELECT d.project_id, d.webhook_id, d.event_id, ${now}::timestamptz, d.id, ${now}::timestamptz, ${now}::timestamptz
       FROM webhook_deliveries d
       JOIN LATERAL (SELECT w.id FROM webhooks w WHERE w.id = d.webhook_id AND w.enabled FOR KEY SHARE) w ON true
       WHERE d.project_id = ${projectId} AND d.webhook_id = ${webhookId} AND d.id = ${deliveryId}
-      RETURNING id`);
+      RETURNING id`, ['deliveries']));
     return rowsOf<{ id: string }>(result)[0]?.id ?? null;
   }
 
@@ -96,7 +97,7 @@ export class DeliveryLogStore {
    * webhook existed get their body stored now, by the same function the fan-out uses.
    */
   async replayRange(projectId: string, webhookId: string, since: Date, until: Date, now: Date): Promise<number | null> {
-    const result = await this.db.execute(sql`
+    const result = await this.db.execute(markWrites(sql`
       WITH hook AS (
         SELECT id FROM webhooks WHERE id = ${webhookId} AND project_id = ${projectId} AND enabled FOR KEY SHARE
       ), ev AS (
@@ -113,7 +114,7 @@ export class DeliveryLogStore {
         SELECT ${projectId}, hook.id, ev.id, ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz FROM ev CROSS JOIN hook
         RETURNING 1
       )
-      SELECT (SELECT count(*) FROM hook)::int AS hooks, (SELECT count(*) FROM ins)::int AS n`);
+      SELECT (SELECT count(*) FROM hook)::int AS hooks, (SELECT count(*) FROM ins)::int AS n`, ['deliveries']));
     const row = rowsOf<{ hooks: number; n: number }>(result)[0]!;
     return row.hooks === 0 ? null : row.n;
   }

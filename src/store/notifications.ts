@@ -1,11 +1,13 @@
+import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import type { Database } from './db.js';
 
 /**
- * Database notifications (LISTEN/NOTIFY) for every subscriber of a process, over one connection.
- * Triggers and stores call `pg_notify` inside the writing transaction, so a notification arrives
- * at commit: never before the rows are visible, and never for a rolled-back change.
+ * Database notifications (LISTEN/NOTIFY) for every subscriber of a database handle (one per
+ * process), over one connection: `Database.notifications`. A `pg_notify` inside a writing
+ * transaction arrives at commit (never before the rows are visible, never for a rolled-back
+ * change), but it serialises that commit with every other notifying one: only rare writes do it
+ * (a key revocation). Frequent ones signal after commit instead (src/store/wakeups.ts).
  *
  * - PostgreSQL: one dedicated connection LISTENs on every channel anyone subscribed to (a pooled
  *   connection could be handed to a query mid-wait). It is opened at the first subscription, so
@@ -16,27 +18,12 @@ import type { Database } from './db.js';
  * `null` then and must resynchronise (the worker polls, the key cache clears, the broadcaster claims).
  */
 
-/** Wakes the delivery worker: deliveries were inserted (trigger on `webhook_deliveries`). */
-export const DELIVERIES_CHANNEL = 'tenure_webhook_deliveries';
-/** Wakes the live broadcaster: events were inserted (trigger on `events`). */
-export const EVENTS_CHANNEL = 'tenure_events';
-
 export type NotificationHandler = (payload: string | null) => void;
 
 export interface Notifications {
   /** Calls `handler` with each payload on `channel` (a plain identifier); resolves once listening. */
   subscribe(channel: string, handler: NotificationHandler): Promise<() => void>;
   close(): Promise<void>;
-}
-
-interface PgliteLike {
-  listen(channel: string, callback: (payload: string) => void): Promise<() => Promise<void>>;
-}
-
-export function createNotifications(database: Database, logger: Pick<Logger, 'warn'>): Notifications {
-  if (database.kind === 'pglite') return new EmbeddedNotifications(database);
-  if (!database.url) throw new Error('LISTEN needs the PostgreSQL URL');
-  return new PostgresNotifications(database.url, logger);
 }
 
 class Subscribers {
@@ -73,19 +60,15 @@ class Subscribers {
 }
 
 /** PGlite delivers NOTIFY to callbacks registered on its one connection. */
-class EmbeddedNotifications implements Notifications {
+export class EmbeddedNotifications implements Notifications {
   private readonly subscribers = new Subscribers();
   private readonly unlisten = new Map<string, Promise<() => Promise<void>>>();
 
-  constructor(private readonly database: Database) {}
+  constructor(private readonly client: Pick<PGlite, 'listen'>) {}
 
   async subscribe(channel: string, handler: NotificationHandler): Promise<() => void> {
     const { first, remove } = this.subscribers.add(channel, handler);
-    if (first) {
-      const client = (this.database.db as unknown as { $client?: PgliteLike }).$client;
-      if (!client || typeof client.listen !== 'function') throw new Error('embedded database without notifications');
-      this.unlisten.set(channel, client.listen(channel, (payload) => this.subscribers.dispatch(channel, payload)));
-    }
+    if (first) this.unlisten.set(channel, this.client.listen(channel, (payload) => this.subscribers.dispatch(channel, payload)));
     await this.unlisten.get(channel);
     return () => {
       if (!remove()) return;
@@ -103,7 +86,7 @@ class EmbeddedNotifications implements Notifications {
 }
 
 /** One `pg.Client` LISTENing on every subscribed channel, reconnecting with backoff. */
-class PostgresNotifications implements Notifications {
+export class PostgresNotifications implements Notifications {
   private readonly subscribers = new Subscribers();
   private client: pg.Client | null = null;
   /** The channels `client` LISTENs on. */

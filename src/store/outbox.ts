@@ -1,11 +1,14 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { EVENT_TYPES, type EventPayloads, type EventType } from '../domain/events.js';
+import { markWrites } from './wakeups.js';
 
 /**
  * The outbox: the one way a store writes to `events`. Each helper returns an `INSERT INTO events`
  * fragment that the store places in the same statement as the change it announces (usually a CTE
  * beside the UPDATE it reports), so the change and its event commit together or not at all. The
- * triggers in drizzle/functions.sql then fan the event out to webhooks and wake the listeners.
+ * trigger in drizzle/functions.sql then fans the event out to webhooks; the fragment is marked so
+ * that, once the statement carrying it commits, the writer's process wakes the live broadcasters
+ * and the delivery workers (src/store/wakeups.ts).
  *
  * The payload is keyed on the event catalogue (`EventPayloads`): every key of the event's data
  * must be given, no other key may be, and each value is an `SQL<T>` of the catalogue's type for
@@ -82,7 +85,8 @@ export function insertEvents(rows: readonly [EventRows, ...EventRows[]]): SQL {
     return sql`VALUES (${list})`;
   });
   const body = selects.length === 1 ? selects[0]! : sql.join(selects.map((s) => sql`(${s})`), sql` UNION ALL `);
-  return sql`INSERT INTO events (${sql.raw(columns.join(', '))}) ${body}`;
+  // Events wake the broadcasters, and the deliveries their fan-out made wake the workers.
+  return markWrites(sql`INSERT INTO events (${sql.raw(columns.join(', '))}) ${body}`, ['events', 'deliveries']);
 }
 
 /** `jsonb_build_object('key', value, …)`; the order of keys does not matter (jsonb sorts them). */

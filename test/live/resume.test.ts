@@ -5,6 +5,7 @@ import { rowsOf } from '../../src/store/db.js';
 import { createMembership } from '../support/api.js';
 import { future, type Tenant } from '../support/harness.js';
 import { createLiveHarness, type LiveClient, type LiveHarness } from './live-harness.js';
+import { markWrites } from '../../src/store/wakeups.js';
 
 /**
  * Resume (issue 5, item 3, "beyond the original"): a subscribe with `after: <event_id>` first
@@ -73,7 +74,7 @@ describe('resume with after', () => {
     const { t, m, seen } = await seenOne();
     // While disconnected: two extends, a plan event (another channel) and another project's extend.
     await extend(t, m.user_id, 41);
-    await lh.h.database.db.execute(sql`INSERT INTO events (project_id, type, data) VALUES (${t.projectId}, 'plan.created', '{"plan": {}}'::jsonb)`);
+    await lh.h.database.db.execute(markWrites(sql`INSERT INTO events (project_id, type, data) VALUES (${t.projectId}, 'plan.created', '{"plan": {}}'::jsonb)`, ['events']));
     await extend(t, m.user_id, 42);
     const other = await lh.tenant();
     await extend(other, (await createMembership(other)).user_id, 40);
@@ -111,7 +112,7 @@ describe('resume with after', () => {
   it('accepts an event of another channel of the project as the resume point', async () => {
     const { t, m } = await seenOne();
     const [planEvent] = rowsOf<{ id: string }>(
-      await lh.h.database.db.execute(sql`INSERT INTO events (project_id, type, data) VALUES (${t.projectId}, 'plan.created', '{"plan": {}}'::jsonb) RETURNING id`),
+      await lh.h.database.db.execute(markWrites(sql`INSERT INTO events (project_id, type, data) VALUES (${t.projectId}, 'plan.created', '{"plan": {}}'::jsonb) RETURNING id`, ['events'])),
     );
     await ageBroadcasts(t, planEvent!.id);
     await extend(t, m.user_id, 44);
@@ -149,7 +150,7 @@ describe('resume refused', () => {
     // Not subscribed: an extend does not arrive, while a plain subscribe afterwards works.
     await extend(t, m.user_id, 41);
     expect(await c.act({ action: 'subscribe', channel: 'plans' }, 'subscribed')).toStrictEqual({ type: 'subscribed', channel: 'plans' });
-    await lh.h.database.db.execute(sql`INSERT INTO events (project_id, type, data) VALUES (${t.projectId}, 'plan.created', '{"plan": {}}'::jsonb)`);
+    await lh.h.database.db.execute(markWrites(sql`INSERT INTO events (project_id, type, data) VALUES (${t.projectId}, 'plan.created', '{"plan": {}}'::jsonb)`, ['events']));
     await eventOf(c, 'plan.created');
     expect(c.events().map((e) => e.event)).toStrictEqual(['plan.created']);
   });

@@ -7,6 +7,7 @@ import { rowsOf } from '../../src/store/db.js';
 import { createMembership } from '../support/api.js';
 import { future, type Tenant } from '../support/harness.js';
 import { createLiveHarness, LiveClient, type LiveHarness } from '../live/live-harness.js';
+import { markWrites } from '../../src/store/wakeups.js';
 
 /**
  * The broadcaster's claim (one UPDATE … RETURNING over a SKIP LOCKED subquery): several
@@ -28,7 +29,7 @@ async function extend(t: Tenant, userId: string, days: number) {
 /** Writes an event the way a service's outbox insert does. */
 async function insertEvent(t: Tenant, type: string, data: Record<string, unknown>): Promise<string> {
   const [row] = rowsOf<{ id: string }>(
-    await lh.h.database.db.execute(sql`INSERT INTO events (project_id, type, data) VALUES (${t.projectId}, ${type}, ${JSON.stringify(data)}::jsonb) RETURNING id`),
+    await lh.h.database.db.execute(markWrites(sql`INSERT INTO events (project_id, type, data) VALUES (${t.projectId}, ${type}, ${JSON.stringify(data)}::jsonb) RETURNING id`, ['events'])),
   );
   return row!.id;
 }

@@ -27,6 +27,13 @@ export class KeyRevocations {
     }));
   }
 
+  /** Stops listening (the subscribers stay, and hear nothing more). */
+  async stop(): Promise<void> {
+    const started = this.started;
+    this.started = null;
+    (await started?.catch(() => null))?.();
+  }
+
   /** `onRevoked(keyId)` after this node's cache forgot the key; `null` means any key may be revoked. */
   subscribe(onRevoked: (keyId: string | null) => void): () => void {
     this.subscribers.add(onRevoked);

@@ -64,8 +64,8 @@ export const webhooks = pgTable(
 /**
  * Webhook delivery (src/webhooks/README.md). An AFTER INSERT trigger on `events`
  * (drizzle/functions.sql) writes, in the transaction of the event itself, the body once into
- * `webhook_payloads` and one `webhook_deliveries` row per target webhook, then `pg_notify`s the
- * workers.
+ * `webhook_payloads` and one `webhook_deliveries` row per target webhook; after commit the writer's
+ * process wakes the workers (src/store/wakeups.ts).
  */
 export const webhookPayloads = pgTable('webhook_payloads', {
   eventId: uuid('event_id')
