@@ -1,6 +1,8 @@
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { startBulkExtendResumer } from '../../src/domain/memberships/bulk-extend.resumer.js';
+import { createLogger } from '../../src/logger.js';
 import type { BulkExtendJob } from '../../src/store/bulk-extend.store.js';
 import { rowsOf } from '../../src/store/db.js';
 import { createMembership, eventRows, failEventInserts, membershipRows } from '../support/api.js';
@@ -186,6 +188,23 @@ describe('bulk extend: a job of short batches', () => {
     expect(await store().progress(job.id)).toStrictEqual({ status: 'done', total: 5 });
     expect(await service().resumeBulkExtends(0)).toBe(0);
     expect(await bulkEvents(t)).toHaveLength(1);
+  });
+
+  it('the resumer the worker runtime runs finishes a job whose runner is gone, at its start', async () => {
+    const t = await h.tenant();
+    await seed(t, 3);
+    const target = future(49).iso;
+    const job = await store().start(t.projectId, new Date(target));
+    await store().runBatch(job, 2);
+    // Its last batch a minute ago: the process that ran it is gone.
+    await h.database.db.execute(sql`UPDATE bulk_extend_jobs SET heartbeat_at = now() - interval '1 minute' WHERE id = ${job.id}`);
+    const resumer = startBulkExtendResumer(service(), createLogger('silent'), 60_000);
+    try {
+      await eventually(async () => (await store().progress(job.id)).status === 'done', 'the job is finished');
+    } finally {
+      await resumer.stop();
+    }
+    expect((await bulkEvents(t)).map((e) => e.data)).toStrictEqual([{ total: 3, new_end_date: target }]);
   });
 
   it('covers the memberships created before it started; one created during the job keeps its own end date', async () => {
