@@ -1,4 +1,5 @@
 import type { Container } from './container.js';
+import { startBulkExtendResumer } from './domain/memberships/bulk-extend.resumer.js';
 import { ExpirySweeper } from './domain/memberships/expiry.sweeper.js';
 import { DEFAULT_WORKER_OPTIONS, DeliveryWorker } from './webhooks/delivery.worker.js';
 import { HttpSender } from './webhooks/http-sender.js';
@@ -58,12 +59,13 @@ export async function startWorkerRuntime(c: Container, o: WorkerRuntimeOptions =
   }
   worker.start();
   sweeper.start();
+  const bulkResumer = startBulkExtendResumer(c.services.memberships, c.logger);
   const stopGraceMs = o.stopGraceMs ?? c.config.ops.shutdownTimeoutMs;
   return {
     worker,
     sweeper,
     async stop() {
-      await Promise.all([worker.stop(stopGraceMs), sweeper.stop()]);
+      await Promise.all([worker.stop(stopGraceMs), sweeper.stop(), bulkResumer.stop()]);
       unsubscribe();
       await sender.close();
     },
