@@ -10,7 +10,7 @@ import { insertEvent } from './outbox.js';
  */
 
 export interface ExtendedMembership {
-  membership: MembershipView;
+  /** The end date before the change, as the API shows instants. */
   previousEndDate: string;
 }
 
@@ -75,10 +75,10 @@ export class MembershipsStore {
         data: { membership: membershipJson('full_row'), previous_end_date: iso(sql`full_row.previous_end_date`) },
         from: sql`FROM full_row`,
       })})
-      SELECT ${membershipJson('full_row')} AS membership, ${iso(sql.raw('full_row.previous_end_date'))} AS previous_end_date
-      FROM full_row`);
-    const row = rowsOf<{ membership: MembershipView; previous_end_date: string }>(result)[0];
-    return row ? { membership: row.membership, previousEndDate: row.previous_end_date } : null;
+      SELECT ${iso(sql.raw('full_row.previous_end_date'))} AS previous_end_date FROM full_row`);
+    // The API answers with the new date only; the membership itself goes out in the event.
+    const row = rowsOf<{ previous_end_date: string }>(result)[0];
+    return row ? { previousEndDate: row.previous_end_date } : null;
   }
 
   /**
