@@ -5,7 +5,7 @@ import type { LiveEventsStore } from '../store/live-events.store.js';
 /**
  * Broadcasts each committed event once, cluster-wide. Every node runs one; it is woken by the
  * `events` wake-up (src/store/wakeups.ts: after the commit of events written by any process, at
- * most once per 10 ms) and by a slow safety poll, claims unbroadcast rows with SKIP LOCKED (LiveEventsStore.claim), hands them
+ * most once per 25 ms) and by a slow safety poll, claims unbroadcast rows with SKIP LOCKED (LiveEventsStore.claim), hands them
  * to `emit` and marks them, in one transaction. With the Redis adapter, `emit` reaches the
  * sockets of every node, so whichever node claims an event, every subscriber gets it once.
  */

@@ -33,7 +33,7 @@ export const WAKE_CHANNELS: Readonly<Record<WakeTopic, string>> = {
 };
 
 /** The most frequent a subscriber is woken, and a process notifies the others, per topic. */
-export const WAKE_INTERVAL_MS = 10;
+export const WAKE_INTERVAL_MS = 25;
 
 const marks = new WeakMap<SQL, readonly WakeTopic[]>();
 
