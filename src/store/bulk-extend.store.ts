@@ -7,12 +7,16 @@ import { insertEvent } from './outbox.js';
  * Bulk extends as durable jobs (table `bulk_extend_jobs`, docs/memberships.md "Bulk extend"). One
  * UPDATE over every membership of a project would hold every member's row lock until it commits
  * (seconds at a million members), so a single extend of any member would wait for all of it.
- * Instead a job sets the memberships in batches taken in (created_at, id) order, the order of the
- * index `memberships_project_created_idx`: each batch is one statement, its own transaction,
- * that sets the batch's rows and advances the job's cursor together, so a member's row is locked
- * only while its batch runs, and a crash loses at most a batch that then rolls back. The batch
- * that finds nothing left marks the job done and writes the call's one `membership.bulk-extended`
- * event, in the same statement: the event is written once, whoever runs the last batch.
+ * Instead a job sets the memberships in batches taken in user_id order, the order of the unique
+ * index `memberships_project_user_key`: each batch is one statement, its own transaction, that
+ * sets the batch's rows and advances the job's cursor together, so a member's row is locked only
+ * while its batch runs, and a crash loses at most a batch that then rolls back. The batch that
+ * finds fewer than a batch left sets them, marks the job done and writes the call's one
+ * `membership.bulk-extended` event, in the same statement: the event is written once, whoever
+ * runs the last batch. (Why user_id, one column, and not (created_at, id): PostgreSQL before 18
+ * stops a btree scan on the first column of a row comparison only, so the upper bound
+ * `(created_at, id) <= (…)` of a batch of memberships sharing one created_at, as an import makes
+ * them, did not end the scan: every batch read the rest of the project's index.)
  *
  * What a job covers: the memberships of the project created at or before its `boundary` (the
  * start of the call); one created later keeps the end date it was created with. A second bulk
@@ -35,9 +39,6 @@ export interface BulkExtendProgress {
   total: number;
 }
 
-/** Above every uuid: the upper bound of the last batch. */
-const MAX_UUID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
-
 export class BulkExtendStore {
   constructor(private readonly db: Db) {}
 
@@ -54,8 +55,7 @@ export class BulkExtendStore {
           UPDATE bulk_extend_jobs j SET status = 'superseded', finished_at = now(), heartbeat_at = now(),
             total = j.total + (
               SELECT count(*)::int FROM memberships m
-              WHERE m.project_id = j.project_id AND (m.created_at, m.id) > (j.cursor_created_at, j.cursor_id)
-                AND m.created_at <= j.boundary)
+              WHERE m.project_id = j.project_id AND m.user_id > j.cursor_user_id AND m.created_at <= j.boundary)
           WHERE j.project_id = ${projectId} AND j.status = 'running'
           RETURNING j.project_id, j.total, j.end_date
         ), ev AS (${insertEvent('membership.bulk-extended', {
@@ -75,32 +75,34 @@ export class BulkExtendStore {
   /**
    * Runs the job's next batch of up to `batchSize` memberships, in one statement: locks the job
    * row (so two runners of one job take turns, each from the cursor the other left), finds the
-   * batch's last key, sets the memberships between the cursor and it, and advances the cursor.
+   * batch's last user_id, sets the memberships after the cursor up to it that the job covers,
+   * and advances the cursor.
    * When nothing is left the job is marked done and its event written. A job that is no longer
    * running (done by another runner, or superseded) is left as it is. Returns the job's state after.
    */
   async runBatch(job: BulkExtendJob, batchSize: number): Promise<BulkExtendProgress> {
     // The job's values are read through scalar subqueries (evaluated once, before the scans) so
-    // that the memberships scans are plain index range scans of memberships_project_created_idx.
+    // that the memberships scans are plain index range scans of memberships_project_user_key. The
+    // batch ends at its last user_id; the last batch, at the project's greatest one.
     const j = (column: string) => sql.raw(`(SELECT ${column} FROM job)`);
-    const after = sql`(m.project_id = ${job.projectId} AND (m.created_at, m.id) > (${j('cursor_created_at')}, ${j('cursor_id')})
-      AND m.created_at <= ${j('boundary')})`;
     const result = await this.db.execute(sql`
       WITH job AS MATERIALIZED (
         SELECT * FROM bulk_extend_jobs WHERE id = ${job.id} AND status = 'running' FOR UPDATE
       ), last_key AS MATERIALIZED (
-        SELECT m.created_at, m.id FROM memberships m WHERE ${after}
-        ORDER BY m.created_at, m.id OFFSET ${batchSize - 1} LIMIT 1
+        SELECT user_id FROM memberships
+        WHERE project_id = ${job.projectId} AND user_id > ${j('cursor_user_id')}
+        ORDER BY user_id OFFSET ${batchSize - 1} LIMIT 1
       ), upd AS (
         UPDATE memberships m SET end_date = ${j('end_date')}, status = 'active', updated_at = now()
-        WHERE ${after} AND (m.created_at, m.id) <= (
-          coalesce((SELECT created_at FROM last_key), 'infinity'::timestamptz),
-          coalesce((SELECT id FROM last_key), ${MAX_UUID}::uuid))
+        WHERE m.project_id = ${job.projectId} AND m.user_id > ${j('cursor_user_id')}
+          AND m.user_id <= coalesce(
+            (SELECT user_id FROM last_key),
+            (SELECT max(user_id) FROM memberships WHERE project_id = ${job.projectId}))
+          AND m.created_at <= ${j('boundary')}
         RETURNING 1
       ), adv AS (
         UPDATE bulk_extend_jobs b SET
-          cursor_created_at = coalesce((SELECT created_at FROM last_key), b.cursor_created_at),
-          cursor_id = coalesce((SELECT id FROM last_key), b.cursor_id),
+          cursor_user_id = coalesce((SELECT user_id FROM last_key), b.cursor_user_id),
           total = b.total + (SELECT count(*)::int FROM upd),
           status = CASE WHEN EXISTS (SELECT 1 FROM last_key) THEN 'running' ELSE 'done' END,
           finished_at = CASE WHEN EXISTS (SELECT 1 FROM last_key) THEN NULL ELSE now() END,

@@ -24,11 +24,11 @@ export const bulkExtendJobs = pgTable(
      */
     boundary: tz('boundary').notNull().defaultNow(),
     /**
-     * The keyset cursor: memberships are taken in (created_at, id) order, and every one at or
-     * before this pair has been set. It starts below every membership.
+     * The keyset cursor: memberships are taken in user_id order (the index
+     * `memberships_project_user_key`), and every one up to this user_id has been set. It starts
+     * below every user_id.
      */
-    cursorCreatedAt: tz('cursor_created_at').notNull().default(sql`'-infinity'`),
-    cursorId: uuid('cursor_id').notNull().default(sql`'00000000-0000-0000-0000-000000000000'`),
+    cursorUserId: text('cursor_user_id').notNull().default(''),
     /** Memberships set so far; when finished, the call's `total` (and its event's). */
     total: integer('total').notNull().default(0),
     /** `running` | `done` | `superseded` (a later bulk extend of the project took over). */
