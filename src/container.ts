@@ -23,6 +23,7 @@ import { ExpiryStore } from './store/expiry.store.js';
 import { IdempotencyStore } from './store/idempotency.store.js';
 import { InstanceSecretsStore } from './store/instance-secrets.store.js';
 import { LiveEventsStore } from './store/live-events.store.js';
+import { MembershipImportStore } from './store/membership-import.store.js';
 import { MembershipsStore } from './store/memberships.store.js';
 import type { Notifications } from './store/notifications.js';
 import { PlansStore } from './store/plans.store.js';
@@ -46,6 +47,7 @@ export interface Stores {
   settings: SettingsStore;
   users: UsersStore;
   memberships: MembershipsStore;
+  membershipImport: MembershipImportStore;
   bulkExtend: BulkExtendStore;
   expiry: ExpiryStore;
   plans: PlansStore;
@@ -117,7 +119,7 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
     throw err;
   }
 
-  const stores = createStores(database);
+  const stores = createStores(database, clock);
   const services = createServices(stores, config, clock, resolve);
   let limiter: RateLimiter | null = null;
   const keyRevocations = new KeyRevocations({ subscribe: (channel, handler) => database.notifications.subscribe(channel, handler) }, services.auth);
@@ -145,14 +147,15 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
   };
 }
 
-function createStores(database: Database): Stores {
+function createStores(database: Database, clock: Clock): Stores {
   const { db } = database;
   return {
     projects: new ProjectsStore(db),
     apiKeys: new ApiKeysStore(db),
     settings: new SettingsStore(db),
     users: new UsersStore(db),
-    memberships: new MembershipsStore(db),
+    memberships: new MembershipsStore(db, clock),
+    membershipImport: new MembershipImportStore(database),
     bulkExtend: new BulkExtendStore(db),
     expiry: new ExpiryStore(db),
     plans: new PlansStore(db),
