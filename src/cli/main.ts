@@ -6,7 +6,7 @@ import { ConfigError, loadConfig } from '../config.js';
 import type { Container } from '../container.js';
 import { AppError, type Result } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
-import { importMemberships } from '../domain/memberships/membership-import.js';
+import { DEFAULT_BATCH, importMemberships } from '../domain/memberships/membership-import.js';
 import { DataDirLockedError } from '../store/data-dir-lock.js';
 import { COMMAND_HELP, PROGRAM_HELP } from './help.js';
 import { ImportProgress } from './import-progress.js';
@@ -115,7 +115,7 @@ function buildProgram(): Command {
     .description('Import user_id,end_date rows from a CSV file; prints what was inserted and each rejected line')
     .requiredOption('--project <id>', 'the project id')
     .requiredOption('--file <path>', 'the CSV file (an optional header line user_id,end_date is skipped)')
-    .option('--batch-size <n>', 'rows per insert statement', '5000')
+    .option('--batch-size <n>', 'rows per chunk (one transaction: COPY, then one insert statement)', String(DEFAULT_BATCH))
     .option('--progress', 'print progress on stderr even when it is not a terminal')
     .option('--no-progress', 'print no progress, even on a terminal')
     .addHelpText('after', COMMAND_HELP.membershipImport)
@@ -143,7 +143,7 @@ function buildProgram(): Command {
               })
             : null;
           let last = { rows: 0, inserted: 0 };
-          const report = await importMemberships(stores.memberships, opts.project, input, {
+          const report = await importMemberships(stores.membershipImport, opts.project, input, {
             batchSize,
             onProgress: (rows, inserted) => {
               last = { rows, inserted };
