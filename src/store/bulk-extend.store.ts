@@ -85,7 +85,7 @@ export class BulkExtendStore {
     // that the memberships scans are plain index range scans of memberships_project_user_key. The
     // batch ends at its last user_id; the last batch, at the project's greatest one.
     const j = (column: string) => sql.raw(`(SELECT ${column} FROM job)`);
-    const result = await this.db.execute(sql`
+    const batch = sql`
       WITH job AS MATERIALIZED (
         SELECT * FROM bulk_extend_jobs WHERE id = ${job.id} AND status = 'running' FOR UPDATE
       ), last_key AS MATERIALIZED (
@@ -114,8 +114,17 @@ export class BulkExtendStore {
         data: { total: sql<number>`total`, new_end_date: iso(sql`end_date`) },
         from: sql`FROM adv WHERE status = 'done'`,
       })})
-      SELECT status, total FROM adv`);
-    const row = rowsOf<BulkExtendProgress>(result)[0];
+      SELECT status, total FROM adv`;
+    const row = await this.db.transaction(async (tx) => {
+      // A batch's commit need not wait for its WAL to reach the disk: a crash can lose only
+      // batches whose cursor is lost with them, which the resume then runs again. The row locks
+      // are released sooner. The last batch (the event, the job done) commits durably, so the
+      // answer and the event are never undone.
+      await tx.execute(sql`SET LOCAL synchronous_commit = off`);
+      const progress = rowsOf<BulkExtendProgress>(await tx.execute(batch))[0];
+      if (progress?.status === 'done') await tx.execute(sql`SET LOCAL synchronous_commit = on`);
+      return progress;
+    });
     return row ?? this.progress(job.id);
   }
 
