@@ -12,8 +12,8 @@ import type { TargetView } from '../domain/targets/target.view.js';
 /**
  * `SELECT` of `source` (a table or CTE with the targets columns) plus its two computed counts.
  * plan_count: plans not deleted that grant it. participant_count: distinct users with an active
- * membership (status active and end date ahead) on any plan granting it: a deleted plan's members
- * keep their access until their end date, so they still count.
+ * membership (end date ahead: the stored `status` is the expiry sweeper's marker, never read) on any
+ * plan granting it: a deleted plan's members keep their access until their end date, so they still count.
  */
 export const withCounts = (source: string) =>
   sql.raw(`SELECT s.*,
@@ -21,7 +21,7 @@ export const withCounts = (source: string) =>
       WHERE c_pt.target_id = s.id AND c_p.deleted_at IS NULL)::int AS plan_count,
     (SELECT count(DISTINCT c_m.user_id) FROM plan_targets c_pt JOIN memberships c_m ON c_m.plan_id = c_pt.plan_id
       WHERE c_pt.target_id = s.id AND c_m.project_id = s.project_id
-        AND c_m.status = 'active' AND c_m.end_date > now())::int AS participant_count
+        AND c_m.end_date > now())::int AS participant_count
     FROM ${source} s`);
 
 /** The target object of a relation `alias` made by `withCounts`. */

@@ -1,4 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
+import { systemClock, type Clock } from '../domain/clock.js';
 import type { MembershipView } from '../domain/memberships/membership.view.js';
 import { affectedOf, rowsOf, type Db } from './db.js';
 import { insertEvent } from './outbox.js';
@@ -22,8 +23,13 @@ export const iso = (column: SQL) => sql<string>`to_char(${column} AT TIME ZONE '
  * statement as the change, and the API returns the very same object, so the two cannot drift.
  * `alias` names a relation with the memberships columns plus plan_name, plan_duration,
  * user_first_name and user_username (see withPlan). `user_name` is null when neither is known.
+ *
+ * `status` is derived from the end date against `now`, the app's clock (docs/memberships.md
+ * "Status and expiry"): a membership reads `expired` from the instant its end date passes, whether
+ * or not the sweeper has written its `membership.expired` event yet. The stored `status` column is
+ * the sweeper's marker only and is never shown.
  */
-export const membershipJson = (alias: string) => {
+export const membershipJson = (alias: string, now: Date) => {
   const c = (name: string) => sql.raw(`${alias}.${name}`);
   return sql<MembershipView>`jsonb_build_object(
     'membership_id', ${c('id')}, 'user_id', ${c('user_id')}, 'plan_id', ${c('plan_id')},
@@ -31,8 +37,12 @@ export const membershipJson = (alias: string) => {
     'user_name', CASE WHEN ${c('user_first_name')} IS NULL AND ${c('user_username')} IS NULL THEN NULL
                  ELSE jsonb_build_object('first_name', ${c('user_first_name')}, 'username', ${c('user_username')}) END,
     'plan_name', ${c('plan_name')}, 'plan_duration', ${c('plan_duration')},
-    'subscription_id', NULL, 'subscription_status', NULL, 'status', ${c('status')})`;
+    'subscription_id', NULL, 'subscription_status', NULL, 'status', ${membershipStatus(c('end_date'), now)})`;
 };
+
+/** `active` while the end date is ahead of `now`, `expired` from the end date on (the sweeper's `end_date <= now`). */
+export const membershipStatus = (endDate: SQL, now: Date) =>
+  sql<MembershipView['status']>`CASE WHEN ${endDate} > ${now.toISOString()}::timestamptz THEN 'active' ELSE 'expired' END`;
 
 /**
  * Joins the plan and user columns the view copies onto rows of the CTE `source`. `users` names the
@@ -46,9 +56,25 @@ export const withPlan = (source: string, users = 'users') =>
      LEFT JOIN ${users} u ON u.project_id = s.project_id AND u.user_id = s.user_id`,
   );
 
-/** One event of `type` per row of `full_row` (see withPlan), carrying that membership. */
-export const membershipEvent = (type: 'membership.created' | 'membership.expired' | 'membership.deleted') =>
-  insertEvent(type, { projectId: sql`project_id`, data: { membership: membershipJson('full_row') }, from: sql`FROM full_row` });
+/**
+ * withPlan for large batches of rows read from the tables (the expiry sweep): one index lookup per
+ * row. Given a CTE of thousands of rows the planner prefers hashing the whole users table, which
+ * for 10,000 rows of a 200,000-member project took longer than the lookups and grows with the
+ * project; `LIMIT 1` keeps each lateral subquery a per-row lookup (a plain join would be flattened
+ * back into the hash join).
+ */
+export const withPlanPerRow = (source: string) =>
+  sql.raw(
+    `SELECT s.*, p.name AS plan_name, p.duration AS plan_duration, u.first_name AS user_first_name, u.username AS user_username
+     FROM ${source} s
+     LEFT JOIN LATERAL (SELECT name, duration FROM plans WHERE plans.id = s.plan_id LIMIT 1) p ON true
+     LEFT JOIN LATERAL (SELECT first_name, username FROM users
+                        WHERE users.project_id = s.project_id AND users.user_id = s.user_id LIMIT 1) u ON true`,
+  );
+
+/** One event of `type` per row of `full_row` (see withPlan), carrying that membership as of `now`. */
+export const membershipEvent = (type: 'membership.created' | 'membership.expired' | 'membership.deleted', now: Date) =>
+  insertEvent(type, { projectId: sql`project_id`, data: { membership: membershipJson('full_row', now) }, from: sql`FROM full_row` });
 
 export interface NewMembership {
   userId: string;
@@ -58,8 +84,16 @@ export interface NewMembership {
   userName?: { first_name?: string | null; username?: string | null };
 }
 
+/**
+ * The store is given the app's clock (src/domain/clock.ts) because every membership object it
+ * builds, answers and events alike, shows the status as of that clock: the clock the services
+ * validate end dates with and the sweeper expires by, so a test's fake clock moves all three.
+ */
 export class MembershipsStore {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   /** Sets one member's end date and reactivates them; null when the user has no membership. */
   async extendOne(projectId: string, userId: string, endDate: Date): Promise<ExtendedMembership | null> {
@@ -72,7 +106,7 @@ export class MembershipsStore {
         RETURNING m.*, old.end_date AS previous_end_date
       ), full_row AS (${withPlan('upd')}), ev AS (${insertEvent('membership.extended', {
         projectId: sql`project_id`,
-        data: { membership: membershipJson('full_row'), previous_end_date: iso(sql`full_row.previous_end_date`) },
+        data: { membership: membershipJson('full_row', this.clock.now()), previous_end_date: iso(sql`full_row.previous_end_date`) },
         from: sql`FROM full_row`,
       })})
       SELECT ${iso(sql.raw('full_row.previous_end_date'))} AS previous_end_date FROM full_row`);
@@ -108,6 +142,7 @@ export class MembershipsStore {
    */
   async create(projectId: string, input: NewMembership): Promise<MembershipView | 'banned' | 'exists'> {
     const name = input.userName ?? {};
+    const now = this.clock.now();
     const result = await this.db.execute(sql`
       WITH banned AS (
         SELECT EXISTS (SELECT 1 FROM bans WHERE project_id = ${projectId} AND user_id = ${input.userId}) AS yes
@@ -125,8 +160,8 @@ export class MembershipsStore {
           username = CASE WHEN ${'username' in name}::boolean THEN excluded.username ELSE users.username END,
           last_seen = now()
         RETURNING project_id, user_id, first_name, username
-      ), full_row AS (${withPlan('ins', 'usr')}), ev AS (${membershipEvent('membership.created')})
-      SELECT (SELECT ${membershipJson('full_row')} FROM full_row) AS membership, (SELECT yes FROM banned) AS banned`);
+      ), full_row AS (${withPlan('ins', 'usr')}), ev AS (${membershipEvent('membership.created', now)})
+      SELECT (SELECT ${membershipJson('full_row', now)} FROM full_row) AS membership, (SELECT yes FROM banned) AS banned`);
     const row = rowsOf<{ membership: MembershipView | null; banned: boolean }>(result)[0]!;
     if (row.membership) return row.membership;
     return row.banned ? 'banned' : 'exists';
@@ -152,14 +187,14 @@ export class MembershipsStore {
         INSERT INTO users (project_id, user_id) SELECT project_id, user_id FROM ins
         ON CONFLICT (project_id, user_id) DO UPDATE SET last_seen = now()
         RETURNING project_id, user_id, first_name, username
-      ), full_row AS (${withPlan('ins', 'usr')}), ev AS (${membershipEvent('membership.created')})
+      ), full_row AS (${withPlan('ins', 'usr')}), ev AS (${membershipEvent('membership.created', this.clock.now())})
       SELECT user_id FROM full_row`);
     return new Set(rowsOf<{ user_id: string }>(result).map((r) => r.user_id));
   }
 
   async get(projectId: string, membershipId: string): Promise<MembershipView | null> {
     const result = await this.db.execute(sql`
-      SELECT ${membershipJson('full_row')} AS membership FROM (${withPlan('memberships')}) full_row
+      SELECT ${membershipJson('full_row', this.clock.now())} AS membership FROM (${withPlan('memberships')}) full_row
       WHERE full_row.project_id = ${projectId} AND full_row.id = ${membershipId}`);
     return rowsOf<{ membership: MembershipView }>(result)[0]?.membership ?? null;
   }
@@ -174,7 +209,7 @@ export class MembershipsStore {
       : sql`m.project_id = ${projectId}`;
     const [page, count] = await Promise.all([
       this.db.execute(sql`
-        SELECT ${membershipJson('full_row')} AS membership FROM (
+        SELECT ${membershipJson('full_row', this.clock.now())} AS membership FROM (
           SELECT m.*, p.name AS plan_name, p.duration AS plan_duration, u.first_name AS user_first_name, u.username AS user_username
           FROM memberships m LEFT JOIN plans p ON p.id = m.plan_id
           LEFT JOIN users u ON u.project_id = m.project_id AND u.user_id = m.user_id
@@ -195,7 +230,7 @@ export class MembershipsStore {
     const result = await this.db.execute(sql`
       WITH del AS (
         DELETE FROM memberships WHERE project_id = ${projectId} AND id = ${membershipId} RETURNING *
-      ), full_row AS (${withPlan('del')}), ev AS (${membershipEvent('membership.deleted')})
+      ), full_row AS (${withPlan('del')}), ev AS (${membershipEvent('membership.deleted', this.clock.now())})
       SELECT id FROM full_row`);
     return rowsOf(result).length > 0;
   }

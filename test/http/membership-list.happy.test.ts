@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import type { MembershipView } from '../../src/domain/memberships/membership.view.js';
+import { rowsOf } from '../../src/store/db.js';
 import { createMembership, expectSuccess, expireMembership } from '../support/api.js';
 import { future, useHarness, type Tenant } from '../support/harness.js';
 import { membershipList } from '../support/operations.js';
@@ -107,6 +108,27 @@ describe(`${membershipList.name}: happy`, () => {
       total: 2,
       message: LISTED,
       data: [newest, { ...oldest, status: 'expired', membership_end_date: end }],
+    });
+  });
+
+  it('shows a membership past its end date as expired before the sweeper has marked it', async () => {
+    const t = await h.tenant();
+    const [newest, oldest] = await seed(t, 2);
+    // The end date a second ago, the stored status left `active`: between the end date and the sweep.
+    const [row] = rowsOf<{ end_date: string; status: string }>(
+      await h.database.db.execute(sql`
+        UPDATE memberships SET end_date = date_trunc('milliseconds', now() - interval '1 second')
+        WHERE id = ${oldest!.membership_id}
+        RETURNING to_char(end_date AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS end_date, status`),
+    );
+    expect(row!.status).toBe('active');
+    const { res, path } = await list(t);
+    expectSuccess(res, {
+      method: 'GET',
+      path,
+      total: 2,
+      message: LISTED,
+      data: [newest, { ...oldest, status: 'expired', membership_end_date: row!.end_date }],
     });
   });
 

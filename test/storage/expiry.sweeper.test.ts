@@ -22,8 +22,9 @@ describe('expiry sweeper', () => {
   afterAll(() => w.close());
   beforeEach(() => w.h.reset());
 
-  const sweeper = (store = new ExpiryStore(w.h.database.db), batchSize = 1000) =>
-    new ExpirySweeper(store, w.clock, createLogger('silent'), { intervalMs: 60_000, batchSize });
+  const sweeper = (store = new ExpiryStore(w.h.database.db), batchSize = 1000, lanes?: number) =>
+    new ExpirySweeper(store, w.clock, createLogger('silent'), { intervalMs: 60_000, batchSize, ...(lanes ? { lanes } : {}) });
+  const expiredEvents = async (t: Tenant) => (await eventRows(w.h, t.projectId)).filter((e) => e.type === 'membership.expired');
   const endingIn = (t: Tenant, ms: number) => createMembership(t, { endDate: new Date(w.clock.now().getTime() + ms).toISOString() });
 
   it('expires a membership once its end date passes, with a membership.expired event delivered like any other', async () => {
@@ -68,6 +69,44 @@ describe('expiry sweeper', () => {
     expect(expired).toHaveLength(40);
     const ids = expired.map((e) => (e.data as { membership: { membership_id: string } }).membership.membership_id);
     expect(new Set(ids)).toStrictEqual(new Set(members.map((m) => m.membership_id)));
+  });
+
+  it('shows a membership expired from its end date on, by the app clock, before any sweep: GET, list and later events', async () => {
+    const t = await w.tenant();
+    const m = await endingIn(t, DAY);
+    const get = async () => (await t.request({ method: 'GET', url: `${t.base}/memberships/${m.membership_id}` })).json().data;
+    const list = async () => (await t.request({ method: 'GET', url: `${t.base}/memberships` })).json().data;
+    w.advance(DAY - 1);
+    expect(await get()).toStrictEqual(m);
+    w.advance(1);
+    const expired = { ...m, status: 'expired' };
+    expect(await get()).toStrictEqual(expired);
+    expect(await list()).toStrictEqual([expired]);
+    // Nothing swept: the stored marker still says active, and no expired event exists yet.
+    expect((await membershipRow(w.h, t.projectId, m.user_id))?.status).toBe('active');
+    expect(await expiredEvents(t)).toHaveLength(0);
+    // An event written later carries the membership as the API shows it at that instant.
+    const del = await t.request({ method: 'DELETE', url: `${t.base}/memberships/${m.membership_id}` });
+    expect(del.statusCode, del.body).toBe(204);
+    const deleted = (await eventRows(w.h, t.projectId)).filter((e) => e.type === 'membership.deleted');
+    expect(deleted.map((e) => e.data)).toStrictEqual([{ membership: expired }]);
+    // A deleted membership is not announced as expired afterwards.
+    expect(await sweeper().sweepOnce()).toBe(0);
+  });
+
+  it('drains a backlog larger than a batch in one sweep, one event per membership, with one lane or several', async () => {
+    const t = await w.tenant();
+    await Promise.all(Array.from({ length: 25 }, () => endingIn(t, DAY)));
+    w.advance(DAY);
+    expect(await sweeper(undefined, 4, 1).sweepOnce()).toBe(25);
+    expect(await expiredEvents(t)).toHaveLength(25);
+
+    const u = await w.tenant();
+    const more = await Promise.all(Array.from({ length: 25 }, () => endingIn(u, DAY)));
+    w.advance(DAY);
+    expect(await sweeper(undefined, 4, 3).sweepOnce()).toBe(25);
+    const ids = (await expiredEvents(u)).map((e) => (e.data as { membership: { membership_id: string } }).membership.membership_id);
+    expect(ids.sort()).toStrictEqual(more.map((m) => m.membership_id).sort());
   });
 
   it('lets a later extend make the membership active again; its next expiry is announced again', async () => {

@@ -3,20 +3,32 @@ import type { Clock } from '../clock.js';
 import type { ExpiryStore } from '../../store/expiry.store.js';
 
 /**
- * Marks memberships whose end date has passed as expired, with their `membership.expired`
- * events (src/store/expiry.store.ts says why each expiry is announced exactly once across
- * nodes). Runs every `intervalMs`, in batches, so one sweep never holds many row locks.
+ * Writes the `membership.expired` event of every membership whose end date has passed
+ * (src/store/expiry.store.ts says why each expiry is announced exactly once across nodes).
+ * Readers do not wait for it: a membership reads expired from its end date on (docs/memberships.md).
+ *
+ * A sweep drains everything due: a full batch is followed at once by the next, and `lanes`
+ * batches run side by side (they claim disjoint rows), so a backlog of 200,000 expiries at one
+ * instant is written at the database's pace; `intervalMs` is only the wait after a sweep that
+ * found the backlog empty. Batches bound how many row locks one transaction holds.
  */
 
 export interface ExpirySweeperOptions {
   intervalMs: number;
   batchSize: number;
+  /**
+   * Batches in flight at once (default 2): on PostgreSQL the database works on one batch while
+   * the other commits; on PGlite (one connection) they simply take turns.
+   */
+  lanes?: number;
 }
 
 export class ExpirySweeper {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<unknown> = Promise.resolve();
   private stopped = true;
+  /** Set by stop(): a running sweep ends after its batches in flight instead of draining the backlog. */
+  private stopping = false;
 
   constructor(
     private readonly store: ExpiryStore,
@@ -27,21 +39,28 @@ export class ExpirySweeper {
 
   /** One sweep: expires everything due now, batch after batch. Returns how many expired. */
   async sweepOnce(): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const n = await this.store.expireDue(this.clock.now(), this.options.batchSize);
-      total += n;
-      if (n < this.options.batchSize) return total;
-    }
+    const lane = async () => {
+      let total = 0;
+      for (;;) {
+        const n = await this.store.expireDue(this.clock.now(), this.options.batchSize);
+        total += n;
+        // A short batch: nothing left that this lane could claim (what another lane holds, it writes).
+        if (n < this.options.batchSize || this.stopping) return total;
+      }
+    };
+    const counts = await Promise.all(Array.from({ length: Math.max(1, this.options.lanes ?? 2) }, lane));
+    return counts.reduce((a, b) => a + b, 0);
   }
 
   start(): void {
     this.stopped = false;
+    this.stopping = false;
     this.schedule(0);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.running;
