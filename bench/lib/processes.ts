@@ -14,6 +14,8 @@ export interface Server {
   url: string;
   /** CPU seconds (user + system) the server process has used so far; NaN where /proc is missing. */
   cpuSeconds(): number;
+  /** The last lines of its output, for an error message. */
+  logTail(): string;
   stop(): Promise<void>;
 }
 
@@ -69,7 +71,7 @@ export async function startServer(name: string, args: string[], env: Record<stri
       await sleep(100);
     }
   }
-  return { name, url, cpuSeconds: () => cpuSecondsOf(child.pid!), stop: () => stopChild(child, exited) };
+  return { name, url, cpuSeconds: () => cpuSecondsOf(child.pid!), logTail: () => tail(logFile), stop: () => stopChild(child, exited) };
 }
 
 /** SIGTERM (both servers close their database and release a PGlite lock on it), then SIGKILL. */

@@ -1,40 +1,82 @@
 import { execFileSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
-import type { LoadResult } from './load.js';
+import { fileURLToPath } from 'node:url';
+import { pairedRatio, PER_REQUEST_TARGETS, type PerRequestResult, type Side } from './per-request.js';
+import { markdownTable, summaryLine, type Row } from './ratios.js';
 import { median } from './stats.js';
 
-/** Renders bench/RESULTS.md from one run's figures. */
+/** bench/RESULTS.md: its top part (written by bench/run.ts) and the marked sections of other benches. */
 
-export type Side = 'full' | 'raw' | 'bare';
+export const RESULTS_FILE = fileURLToPath(new URL('../RESULTS.md', import.meta.url));
 
-/** The commit measured (with `+changes` when the tree differs from it), for each section's header. */
+/**
+ * What the measured numbers depend on. The results file and the bench's notes are left out: a
+ * commit that only records results or edits the README does not make them stale.
+ */
+export const MEASURED_PATHS = ['src', 'bench', 'drizzle', ':(exclude)bench/RESULTS.md', ':(exclude)bench/README.md'];
+
+const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+
+/**
+ * The commit measured, `git rev-parse --short HEAD`, with `-dirty` when src/, bench/ or drizzle/
+ * hold uncommitted changes (untracked files included): the numbers then come from code no commit has.
+ */
 export function measuredCommit(): string {
-  const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8' }).trim();
   try {
-    return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--', 'src', 'drizzle', 'package.json') ? '+changes' : ''}`;
+    return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--', ...MEASURED_PATHS) ? '-dirty' : ''}`;
   } catch {
     return 'unknown';
   }
 }
 
-/** One measured run: the load figures and the server process's CPU time per request. */
-export interface RunResult extends LoadResult {
-  serverCpuUs: number;
+/** The line every section of RESULTS.md starts with: how it was made and from which commit. */
+export const provenance = (command: string, date: Date, extra = '') =>
+  `Command: \`${command}\` · commit: ${measuredCommit()} · date: ${date.toISOString()}${extra}`;
+
+const SECTION = /<!-- ([\w-]+):begin[\s\S]*?<!-- \1:end -->/g;
+
+/** Sections written by this run's phases come first, in this order; other benches' sections follow as they were. */
+const SECTION_ORDER = ['bulk', 'expiry', 'import'];
+
+interface Parsed {
+  top: string;
+  sections: Map<string, string>;
 }
 
-export interface PerRequestResult {
-  backend: string;
-  /** One entry per round, in round order. */
-  runs: Record<Side, RunResult[]>;
+async function readResults(file: string): Promise<Parsed> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  const first = text.search(/<!-- [\w-]+:begin/);
+  const sections = new Map<string, string>();
+  for (const m of text.matchAll(SECTION)) sections.set(m[1]!, m[0]);
+  return { top: (first === -1 ? text : text.slice(0, first)).trimEnd(), sections };
 }
 
-export interface BulkResult {
-  backend: string;
-  rows: number;
-  fullMs: number[];
-  bareMs: number[];
-  /** Why the run differs from the default plan, if it does. */
-  note?: string;
+async function writeParsed(file: string, { top, sections }: Parsed): Promise<void> {
+  const names = [...SECTION_ORDER.filter((n) => sections.has(n)), ...[...sections.keys()].filter((n) => !SECTION_ORDER.includes(n))];
+  await writeFile(file, [top, ...names.map((n) => sections.get(n)!)].filter(Boolean).join('\n\n') + '\n');
+}
+
+/**
+ * A bench's section between `<!-- name:begin -->` and `<!-- name:end -->`: its `## …` heading,
+ * then the provenance line (unless the markdown states its commit itself), then the rest.
+ */
+export function renderSection(name: string, command: string, markdown: string, date = new Date()): string {
+  const body = markdown
+    .replace(new RegExp(`<!-- ${name}:(begin|end)[^>]*-->`, 'g'), '')
+    .trim()
+    .split('\n');
+  if (!/commit:/.test(body.slice(0, 6).join('\n'))) {
+    const at = body[0]?.startsWith('#') ? 1 : 0;
+    body.splice(at, 0, ...(at ? [''] : []), provenance(command, date), ...(at ? [] : ['']));
+  }
+  return [`<!-- ${name}:begin (written by \`${command}\`) -->`, ...body, `<!-- ${name}:end -->`].join('\n');
+}
+
+/** Writes (or replaces) one bench's section of RESULTS.md, leaving the top part and every other section as they are. */
+export async function writeSection(name: string, command: string, markdown: string, file = RESULTS_FILE): Promise<void> {
+  const parsed = await readResults(file);
+  parsed.sections.set(name, renderSection(name, command, markdown));
+  await writeParsed(file, parsed);
 }
 
 export interface Report {
@@ -42,84 +84,76 @@ export interface Report {
   date: Date;
   facts: Record<string, string>;
   settings: Record<string, string | number>;
+  /** Every target, as the run's table shows it. */
+  rows: Row[];
   perRequest: PerRequestResult[];
-  bulk: BulkResult[];
+  /** Sections of the external benches measured in this run: marker name → markdown. */
+  sections: { name: string; markdown: string }[];
   elapsedS: number;
 }
-
-const PER_REQUEST_TARGET = 0.8;
-const BULK_TARGET = 1.2;
 
 const x = (n: number) => `${n.toFixed(2)}×`;
 const verdict = (ok: boolean) => (ok ? '**met**' : '**missed**');
 
-/** Ratio of `a` to `b` in each round, then the median: the two sides of a round share its noise. */
-const pairedRatio = (a: readonly number[], b: readonly number[]) => median(a.map((v, i) => v / b[i]!));
-
 function perRequestSection(p: PerRequestResult): string[] {
   const rps = (side: Side) => p.runs[side].map((r) => r.rps);
+  const sides = (['full', 'raw', 'bare'] as const).filter((side) => p.runs[side].length > 0);
   const vsRaw = pairedRatio(rps('full'), rps('raw'));
   const vsBare = pairedRatio(rps('full'), rps('bare'));
-  const row = (side: Side, label: string, ratio: string) => {
+  const label = {
+    full: 'tenure, full stack (`node dist/main.js`)',
+    raw: 'raw `node:http`, same statement (`MembershipsStore.extendOne`)',
+    bare: 'raw `node:http`, bare `UPDATE … WHERE project_id AND user_id`',
+  };
+  const row = (side: Side) => {
     const runs = p.runs[side];
     const cpu = median(runs.map((r) => r.serverCpuUs)).toFixed(0);
-    return `| ${label} | ${median(rps(side)).toFixed(0)} | ${median(runs.map((r) => r.p50))} | ${median(runs.map((r) => r.p99))} | ${cpu} | ${ratio} |`;
+    const ratio = side === 'full' ? '—' : x(side === 'raw' ? vsRaw : vsBare);
+    return `| ${label[side]} | ${median(rps(side)).toFixed(0)} | ${median(runs.map((r) => r.p50))} | ${median(runs.map((r) => r.p99))} | ${cpu} | ${ratio} |`;
   };
-  const rounds = p.runs.full.map(
-    (_, i) =>
-      `| ${i + 1} | ${p.runs.full[i]!.rps.toFixed(0)} | ${p.runs.raw[i]!.rps.toFixed(0)} | ${p.runs.bare[i]!.rps.toFixed(0)} | ` +
-      `${x(p.runs.full[i]!.rps / p.runs.raw[i]!.rps)} |`,
-  );
+  const bareTarget =
+    p.backend === 'PostgreSQL'
+      ? `Full stack ÷ bare single-row UPDATE: **${x(vsBare)}** (target ≥ ${PER_REQUEST_TARGETS.bare}×: ${verdict(vsBare >= PER_REQUEST_TARGETS.bare)}).`
+      : `Full stack ÷ bare single-row UPDATE: ${x(vsBare)} (shown, no target on PGlite).`;
   return [
     `### ${p.backend}`,
     '',
     '| server | req/s (median) | p50 ms | p99 ms | server CPU µs/req | full ÷ this (req/s) |',
     '|---|---:|---:|---:|---:|---:|',
-    row('full', 'tenure, full stack (`node dist/main.js`)', '—'),
-    row('raw', 'raw `node:http`, same statement (`MembershipsStore.extendOne`)', x(vsRaw)),
-    row('bare', 'raw `node:http`, bare `UPDATE … WHERE project_id AND user_id`', x(vsBare)),
+    ...sides.map(row),
     '',
-    `Full stack ÷ raw baseline (same statement): **${x(vsRaw)}** (target ≥ ${PER_REQUEST_TARGET}×: ${verdict(vsRaw >= PER_REQUEST_TARGET)}).`,
-    `For transparency, full stack ÷ bare single-row UPDATE: ${x(vsBare)} (no target: the bare UPDATE`,
-    'skips the row lock, the plan join and the outbox event the API must write).',
+    `Full stack ÷ raw baseline (same statement): **${x(vsRaw)}** (target ≥ ${PER_REQUEST_TARGETS.raw}×: ${verdict(vsRaw >= PER_REQUEST_TARGETS.raw)}).`,
+    ...(p.runs.bare.length ? [bareTarget] : []),
     '',
-    '| round | full req/s | raw req/s | bare req/s | full ÷ raw |',
-    '|---:|---:|---:|---:|---:|',
-    ...rounds,
+    `| round | ${sides.map((side) => `${side} req/s`).join(' | ')} | full ÷ raw | full ÷ bare |`,
+    `|---:|${sides.map(() => '---:|').join('')}---:|---:|`,
+    ...p.runs.full.map((full, i) => {
+      const at = (side: Side) => p.runs[side][i]?.rps ?? Number.NaN;
+      return `| ${i + 1} | ${sides.map((side) => at(side).toFixed(0)).join(' | ')} | ${x(full.rps / at('raw'))} | ${x(full.rps / at('bare'))} |`;
+    }),
     '',
   ];
 }
 
-function bulkSection(results: BulkResult[]): string[] {
-  if (results.length === 0) return [];
-  const rows = results.map((b) => {
-    const ratios = b.fullMs.map((f, i) => f / b.bareMs[i]!);
-    const ratio = median(ratios);
-    return (
-      `| ${b.backend} | ${b.rows.toLocaleString('en-US')} | ${(median(b.fullMs) / 1000).toFixed(2)} | ${(median(b.bareMs) / 1000).toFixed(2)} | ` +
-      `**${x(ratio)}** ${verdict(ratio <= BULK_TARGET)} | ${ratios.map(x).join(', ')} |`
-    );
-  });
-  return [
-    '## Bulk: `PATCH /v2/projects/{project_id}/memberships/extend`',
-    '',
-    'Full stack (HTTP → service → one transaction: the UPDATE and its `membership.bulk-extended` outbox',
-    "row) against the bare `UPDATE memberships SET end_date=$1, status='active', updated_at=now() WHERE",
-    `project_id=$2` + '` on the same database, alternating; target full ÷ bare ≤ ' + `${BULK_TARGET}×.`,
-    '',
-    '| storage | memberships | full s (median) | bare SQL s (median) | full ÷ bare (median of reps) | per rep |',
-    '|---|---:|---:|---:|---:|---|',
-    ...rows,
-    '',
-    ...results.flatMap((b) => (b.note ? [b.note, ''] : [])),
-  ];
-}
-
-export async function writeResults(file: string, r: Report): Promise<string> {
-  const lines = [
+/**
+ * Rewrites RESULTS.md's top part (the targets table, the machine, the per-request figures) and the
+ * sections of the benches this run measured; every other bench's section stays as it was.
+ */
+export async function writeResults(r: Report, file = RESULTS_FILE): Promise<string> {
+  const top = [
     '# tenure benchmark results',
     '',
-    `Command: \`${r.command}\` · commit: ${measuredCommit()} · date: ${r.date.toISOString()} · whole run: ${Math.round(r.elapsedS)} s`,
+    `${provenance(r.command, r.date)} · whole run: ${Math.round(r.elapsedS)} s`,
+    '',
+    '## Targets',
+    '',
+    'Every throughput target, measured in this run; the sections below give the method and every figure.',
+    '`npm run bench:quick` re-measures them in under two minutes; `npm run bench:check` says how many',
+    'commits touching src/, bench/ or drizzle/ have landed since the commit above.',
+    '',
+    ...markdownTable(r.rows),
+    '',
+    `**${summaryLine(r.rows)}**`,
     '',
     ...Object.entries(r.facts).map(([k, v]) => `- ${k}: ${v}`),
     `- settings: ${Object.entries(r.settings)
@@ -138,11 +172,10 @@ export async function writeResults(file: string, r: Report): Promise<string> {
     'server process).',
     '',
     ...r.perRequest.flatMap(perRequestSection),
-    ...bulkSection(r.bulk),
   ];
-  // Other benches keep their sections in this file between `<!-- name:begin … -->` and
-  // `<!-- name:end -->` markers; a rewrite keeps them, after this bench's part.
-  const others = (await readFile(file, 'utf8').catch(() => '')).match(/<!-- ([\w-]+):begin[\s\S]*?<!-- \1:end -->/g) ?? [];
-  await writeFile(file, [lines.join('\n').trimEnd(), ...others].join('\n\n') + '\n');
+  const parsed = await readResults(file);
+  parsed.top = top.join('\n').trimEnd();
+  for (const s of r.sections) parsed.sections.set(s.name, renderSection(s.name, r.command, s.markdown, r.date));
+  await writeParsed(file, parsed);
   return file;
 }

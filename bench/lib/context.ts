@@ -1,0 +1,100 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { cp, readFile, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openDatabase, type Database } from '../../src/store/db.js';
+import { adminQuery } from './admin.js';
+import { startServer, type Server } from './processes.js';
+
+/**
+ * What the phases of bench/run.ts share: the temp directory (server logs, PGlite data
+ * directories), the admin PostgreSQL URL, the log, and the clean-up list that run.ts works
+ * through on exit, error and Ctrl-C.
+ */
+export interface BenchContext {
+  tmp: string;
+  adminUrl: string;
+  /** LOG_LEVEL of the full server: `info`, as in production. */
+  logLevel: string;
+  log: (line: string) => void;
+  /** Registers a clean-up step (dropping a database): run.ts runs them all at the end or on Ctrl-C. */
+  onCleanup: (step: () => Promise<unknown>) => void;
+}
+
+/** A fresh PostgreSQL database `tenure_bench_<random>`, dropped at clean-up (or earlier by `drop`). */
+export async function benchDatabase(ctx: BenchContext): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `tenure_bench_${randomBytes(4).toString('hex')}`;
+  await adminQuery(ctx.adminUrl, `CREATE DATABASE "${name}"`);
+  let dropped: Promise<void> | undefined;
+  const drop = () => (dropped ??= adminQuery(ctx.adminUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).then(() => undefined));
+  ctx.onCleanup(() => drop().catch(() => undefined));
+  const url = new URL(ctx.adminUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop };
+}
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/**
+ * Copies an empty PGlite data directory (initdb done, nothing migrated) to `dir`. Creating one
+ * runs PGlite's initdb, 5–20 s on this 2-core machine; opening a copy takes about a second. The
+ * template is made once per PGlite version and kept in node_modules/.cache/tenure-bench/; it holds
+ * no tenure schema, so a migration change cannot make it stale.
+ */
+async function emptyPgliteDir(dir: string): Promise<void> {
+  const { version } = JSON.parse(await readFile(path.join(root, 'node_modules/@electric-sql/pglite/package.json'), 'utf8')) as { version: string };
+  const template = path.join(root, 'node_modules/.cache/tenure-bench', `pglite-${version}`);
+  if (!existsSync(template)) {
+    const building = `${template}.${randomBytes(4).toString('hex')}`;
+    await (await openDatabase({ kind: 'pglite', dataDir: building })).close();
+    // Another bench may have made it meanwhile: keep theirs.
+    await rename(building, template).catch(() => rm(building, { recursive: true, force: true }));
+  }
+  await cp(template, dir, { recursive: true });
+}
+
+/** A migrated PGlite data directory under the temp dir, seeded by `seed`, closed again. */
+export async function pgliteDir<T>(ctx: BenchContext, name: string, seed: (database: Database) => Promise<T>): Promise<[string, T]> {
+  const dir = path.join(ctx.tmp, name);
+  if (!existsSync(dir)) await emptyPgliteDir(dir);
+  const database = await openDatabase({ kind: 'pglite', dataDir: dir });
+  try {
+    await database.migrate();
+    return [dir, await seed(database)];
+  } finally {
+    await database.close();
+  }
+}
+
+/** A copy of a closed PGlite data directory: the same tenant and keys, for a second server. */
+export async function copyPgliteDir(ctx: BenchContext, from: string, name: string): Promise<string> {
+  const dir = path.join(ctx.tmp, name);
+  await cp(from, dir, { recursive: true });
+  return dir;
+}
+
+const FULL = ['dist/main.js'];
+const RAW = ['--import', 'tsx', 'bench/raw-server.ts'];
+
+/**
+ * The real server, `node dist/main.js`, on `storage` (DATABASE_URL, or DATA_DIR for PGlite),
+ * with its defaults (live updates, webhooks) and rate limits raised, not bypassed: the limiter
+ * still runs on every request, it just never refuses.
+ */
+export function startFull(ctx: BenchContext, name: string, storage: Record<string, string>): Promise<Server> {
+  const env = {
+    ...storage,
+    LOG_LEVEL: ctx.logLevel,
+    TENURE_DEMO_PROJECT: 'false',
+    TENURE_RATE_LIMIT_KEY: '1000000000',
+    TENURE_RATE_LIMIT_IP: '1000000000',
+    TENURE_RATE_LIMIT_BURST: '1000000000',
+  };
+  return startServer(name, FULL, env, ctx.tmp);
+}
+
+/** bench/raw-server.ts: bare `node:http` doing only the database work, on the same storage. */
+export function startRaw(ctx: BenchContext, name: string, storage: Record<string, string>): Promise<Server> {
+  return startServer(name, RAW, storage, ctx.tmp);
+}
