@@ -11,7 +11,7 @@ import { HttpSender } from './webhooks/http-sender.js';
  */
 
 export const SWEEP_INTERVAL_MS = 5_000;
-const SWEEP_BATCH = 1_000;
+export const SWEEP_BATCH = 5_000;
 
 export interface WorkerRuntimeOptions {
   random?: () => number;
