@@ -13,11 +13,14 @@ import type { ExpiryStore } from '../../store/expiry.store.js';
  * found the backlog empty. Batches bound how many row locks one transaction holds.
  */
 
+/** Batches in flight at once unless the options say otherwise (see `lanes`). */
+export const DEFAULT_SWEEP_LANES = 2;
+
 export interface ExpirySweeperOptions {
   intervalMs: number;
   batchSize: number;
   /**
-   * Batches in flight at once (default 2): on PostgreSQL the database works on one batch while
+   * Batches in flight at once (DEFAULT_SWEEP_LANES): on PostgreSQL the database works on one batch while
    * the other commits; on PGlite (one connection) they simply take turns.
    */
   lanes?: number;
@@ -48,7 +51,7 @@ export class ExpirySweeper {
         if (n < this.options.batchSize || this.stopping) return total;
       }
     };
-    const counts = await Promise.all(Array.from({ length: Math.max(1, this.options.lanes ?? 2) }, lane));
+    const counts = await Promise.all(Array.from({ length: Math.max(1, this.options.lanes ?? DEFAULT_SWEEP_LANES) }, lane));
     return counts.reduce((a, b) => a + b, 0);
   }
 
