@@ -48,9 +48,13 @@ export class BulkExtendStore {
    */
   async start(projectId: string, endDate: Date): Promise<BulkExtendJob> {
     return this.db.transaction(async (tx) => {
-      // FOR NO KEY UPDATE does not conflict with the key-share locks of inserted memberships.
+      // Its own statement, so that the next one's snapshot sees the job a start that held the lock
+      // before this one committed. FOR NO KEY UPDATE does not conflict with the key-share locks of
+      // inserted memberships.
       await tx.execute(sql`SELECT 1 FROM projects WHERE id = ${projectId} FOR NO KEY UPDATE`);
-      await tx.execute(sql`
+      // The new job's INSERT reads `old`, so it runs after the running job is superseded (one
+      // running job per project).
+      const result = await tx.execute(sql`
         WITH old AS (
           UPDATE bulk_extend_jobs j SET status = 'superseded', finished_at = now(), heartbeat_at = now(),
             total = j.total + (
@@ -63,11 +67,10 @@ export class BulkExtendStore {
           data: { total: sql<number>`total`, new_end_date: iso(sql`end_date`) },
           from: sql`FROM old`,
         })})
-        SELECT count(*) FROM old`);
-      const inserted = await tx.execute(sql`
-        INSERT INTO bulk_extend_jobs (project_id, end_date) VALUES (${projectId}, ${endDate})
+        INSERT INTO bulk_extend_jobs (project_id, end_date)
+        SELECT ${projectId}::uuid, ${endDate}::timestamptz WHERE (SELECT count(*) FROM old) >= 0
         RETURNING id, project_id`);
-      const row = rowsOf<{ id: string; project_id: string }>(inserted)[0]!;
+      const row = rowsOf<{ id: string; project_id: string }>(result)[0]!;
       return { id: row.id, projectId: row.project_id };
     });
   }
@@ -84,8 +87,12 @@ export class BulkExtendStore {
     // The job's values are read through scalar subqueries (evaluated once, before the scans) so
     // that the memberships scans are plain index range scans of memberships_project_user_key. The
     // batch ends at its last user_id; the last batch, at the project's greatest one.
+    // A batch's commit need not wait for its WAL to reach the disk (synchronous_commit off for its
+    // own transaction, set_config(…, true)): a crash can lose only batches whose cursor advance is
+    // lost with them, which the resume runs again, and the row locks are released sooner. The last
+    // batch (the event, the job done) commits durably, so the answer and its event are never undone.
     const j = (column: string) => sql.raw(`(SELECT ${column} FROM job)`);
-    const batch = sql`
+    const result = await this.db.execute(sql`
       WITH job AS MATERIALIZED (
         SELECT * FROM bulk_extend_jobs WHERE id = ${job.id} AND status = 'running' FOR UPDATE
       ), last_key AS MATERIALIZED (
@@ -114,18 +121,11 @@ export class BulkExtendStore {
         data: { total: sql<number>`total`, new_end_date: iso(sql`end_date`) },
         from: sql`FROM adv WHERE status = 'done'`,
       })})
-      SELECT status, total FROM adv`;
-    const row = await this.db.transaction(async (tx) => {
-      // A batch's commit need not wait for its WAL to reach the disk: a crash can lose only
-      // batches whose cursor is lost with them, which the resume then runs again. The row locks
-      // are released sooner. The last batch (the event, the job done) commits durably, so the
-      // answer and the event are never undone.
-      await tx.execute(sql`SET LOCAL synchronous_commit = off`);
-      const progress = rowsOf<BulkExtendProgress>(await tx.execute(batch))[0];
-      if (progress?.status === 'done') await tx.execute(sql`SET LOCAL synchronous_commit = on`);
-      return progress;
-    });
-    return row ?? this.progress(job.id);
+      SELECT status, total,
+        set_config('synchronous_commit', CASE WHEN status = 'done' THEN 'on' ELSE 'off' END, true) AS sync
+      FROM adv`);
+    const row = rowsOf<BulkExtendProgress & { sync: string }>(result)[0];
+    return row ? { status: row.status, total: row.total } : this.progress(job.id);
   }
 
   /** The job's state as recorded. */
