@@ -12,6 +12,11 @@ import { HttpSender } from './webhooks/http-sender.js';
 
 export const SWEEP_INTERVAL_MS = 5_000;
 export const SWEEP_BATCH = 5_000;
+/**
+ * Embedded storage runs one statement at a time on its one connection: a smaller batch, one at
+ * a time, so API requests waiting behind a sweep wait for 1,000 rows, not 2 × 5,000.
+ */
+export const EMBEDDED_SWEEP_BATCH = 1_000;
 
 export interface WorkerRuntimeOptions {
   random?: () => number;
@@ -47,7 +52,7 @@ export async function startWorkerRuntime(c: Container, o: WorkerRuntimeOptions =
   );
   const sweeper = new ExpirySweeper(c.stores.expiry, c.clock, c.logger, {
     intervalMs: o.sweepIntervalMs ?? SWEEP_INTERVAL_MS,
-    batchSize: SWEEP_BATCH,
+    ...(c.database.kind === 'pglite' ? { batchSize: EMBEDDED_SWEEP_BATCH, lanes: 1 } : { batchSize: SWEEP_BATCH }),
   });
   let unsubscribe: () => void;
   try {
