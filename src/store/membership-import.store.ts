@@ -5,6 +5,7 @@ import { sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
+import { systemClock, type Clock } from '../domain/clock.js';
 import type { MembershipView } from '../domain/memberships/membership.view.js';
 import type { Database } from './db.js';
 import { iso } from './memberships.store.js';
@@ -54,17 +55,20 @@ const CREATE_STAGE =
  * The chunk's statement. The event's object is membershipJson's (memberships.store.ts), with its
  * two instants as text made once per chunk (start: the transaction's now()) or once per row in
  * the caller (the end date's ISO form, identical to `iso()` for the years parseInstant accepts):
- * to_char per row was a third of the statement's CPU. test/storage/membership-import.test.ts
+ * to_char per row was a third of the statement's CPU. Its status is read against the app's clock,
+ * as every membership object is (membershipStatus); the stored status column stays the sweeper's
+ * marker, set from the database's clock as on every insert. test/storage/membership-import.test.ts
  * checks the event against the API's view of the same membership.
  */
-function chunkStatement(projectId: string) {
+function chunkStatement(projectId: string, now: Date) {
   const json = sql<MembershipView>`jsonb_build_object(
     'membership_id', f.id, 'user_id', f.user_id, 'plan_id', NULL,
     'membership_start_date', f.start_iso, 'membership_end_date', f.end_iso,
     'user_name', CASE WHEN f.first_name IS NULL AND f.username IS NULL THEN NULL
                  ELSE jsonb_build_object('first_name', f.first_name, 'username', f.username) END,
     'plan_name', NULL, 'plan_duration', NULL,
-    'subscription_id', NULL, 'subscription_status', NULL, 'status', f.status)`;
+    'subscription_id', NULL, 'subscription_status', NULL,
+    'status', CASE WHEN f.end_ms > ${now.getTime()}::bigint THEN 'active' ELSE 'expired' END)`;
   return sql`
     WITH clock AS (SELECT ${iso(sql`now()::timestamptz(3)`)} AS start_iso),
     stage AS (SELECT t.*, to_timestamp(t.end_ms / 1000.0) AS end_date FROM ${STAGE} t),
@@ -74,14 +78,14 @@ function chunkStatement(projectId: string) {
       FROM stage t
       WHERE NOT EXISTS (SELECT 1 FROM bans b WHERE b.project_id = ${projectId}::uuid AND b.user_id = t.user_id)
       ON CONFLICT (project_id, user_id) DO NOTHING
-      RETURNING id, project_id, user_id, status
+      RETURNING id, project_id, user_id
     ), usr AS (
       INSERT INTO users (project_id, user_id) SELECT project_id, user_id FROM ins
       ON CONFLICT (project_id, user_id) DO UPDATE SET last_seen = now()
     ), full_row AS (
       -- The statement reads users as they were before it: a known user's names (the upsert above
       -- leaves them as they are), none for a new one, which is what the event must show.
-      SELECT i.id, i.project_id, i.user_id, i.status, t.end_iso, clock.start_iso, u.first_name, u.username
+      SELECT i.id, i.project_id, i.user_id, t.end_ms, t.end_iso, clock.start_iso, u.first_name, u.username
       FROM ins i JOIN ${STAGE} t ON t.user_id = i.user_id CROSS JOIN clock
       LEFT JOIN users u ON u.project_id = i.project_id AND u.user_id = i.user_id
     ), ev AS (${insertEvent('membership.created', {
@@ -108,7 +112,10 @@ function outcomeOf(row: Outcome | undefined): ChunkOutcome {
 }
 
 export class MembershipImportStore {
-  constructor(private readonly database: Database) {}
+  constructor(
+    private readonly database: Database,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   /**
    * How many chunks may be written at once: two on PostgreSQL (the database works on one while
@@ -122,7 +129,7 @@ export class MembershipImportStore {
   /** Writes one chunk in its own transaction (see the file comment); `rows` hold distinct user ids. */
   async insertChunk(projectId: string, rows: readonly ImportRow[]): Promise<ChunkOutcome> {
     if (rows.length === 0) return { inserted: 0, skippedLines: [] };
-    const query = dialect.sqlToQuery(chunkStatement(projectId));
+    const query = dialect.sqlToQuery(chunkStatement(projectId, this.clock.now()));
     const text = copyText(rows);
     return this.database.kind === 'postgres' ? this.onPostgres(query, text) : this.onPglite(query, text);
   }
