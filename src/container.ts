@@ -155,7 +155,7 @@ function createStores(database: Database, clock: Clock): Stores {
     settings: new SettingsStore(db),
     users: new UsersStore(db),
     memberships: new MembershipsStore(db, clock),
-    membershipImport: new MembershipImportStore(database),
+    membershipImport: new MembershipImportStore(database, clock),
     bulkExtend: new BulkExtendStore(db),
     expiry: new ExpiryStore(db),
     plans: new PlansStore(db),
