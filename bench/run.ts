@@ -28,7 +28,7 @@ const cfg = {
   durationS: int('BENCH_DURATION', 10, 3),
   warmupS: int('BENCH_WARMUP', 2, 1),
   /** Once per server before its first run: PGlite's WASM takes seconds of load to reach full speed. */
-  firstWarmupS: int('BENCH_FIRST_WARMUP', 10, 4),
+  firstWarmupS: int('BENCH_FIRST_WARMUP', 10, 5),
   firstWarmupPgS: int('BENCH_FIRST_WARMUP_PG', int('BENCH_FIRST_WARMUP', 10, 2), 2),
   rounds: int('BENCH_ROUNDS', 3, 2),
   connections: int('BENCH_CONNECTIONS', 10, 10),

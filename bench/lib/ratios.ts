@@ -24,7 +24,7 @@ export function formatValue(value: number, target: string): string {
   const unit = unitOf(target);
   const number = Math.abs(value) >= 100 ? Math.round(value).toLocaleString('en-US') : value.toFixed(2);
   if (unit === '×') return `${number}×`;
-  return unit ? `${number} ${unit}` : number;
+  return unit ? `${number}${unit.startsWith('/') ? '' : ' '}${unit}` : number;
 }
 
 export const ratioRow = (r: Ratio): Row => ({
