@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { systemClock, type Clock } from '../domain/clock.js';
 import type { MembershipView } from '../domain/memberships/membership.view.js';
-import { affectedOf, rowsOf, type Db } from './db.js';
+import { rowsOf, type Db } from './db.js';
 import { insertEvent } from './outbox.js';
 
 /**
@@ -116,26 +116,6 @@ export class MembershipsStore {
   }
 
   /**
-   * Sets the end date of every membership of the project, expired ones included, in one UPDATE,
-   * and writes one `membership.bulk-extended` event in the same transaction. Returns the count.
-   */
-  async extendAll(projectId: string, endDate: Date): Promise<number> {
-    return this.db.transaction(async (tx) => {
-      const updated = await tx.execute(sql`
-        UPDATE memberships SET end_date = ${endDate}, status = 'active', updated_at = now()
-        WHERE project_id = ${projectId}`);
-      const total = affectedOf(updated);
-      await tx.execute(
-        insertEvent('membership.bulk-extended', {
-          projectId: sql`${projectId}`,
-          data: { total: sql<number>`${total}::int`, new_end_date: sql<string>`${endDate.toISOString()}::text` },
-        }),
-      );
-      return total;
-    });
-  }
-
-  /**
    * Inserts a membership with its `membership.created` event and records the user (their names
    * when given: a field left out keeps its stored value), all in one statement. Nothing is written
    * when the user is banned or already has a membership; the outcome says which.
@@ -165,31 +145,6 @@ export class MembershipsStore {
     const row = rowsOf<{ membership: MembershipView | null; banned: boolean }>(result)[0]!;
     if (row.membership) return row.membership;
     return row.banned ? 'banned' : 'exists';
-  }
-
-  /**
-   * Inserts a batch of imported memberships (status from the end date) with one
-   * `membership.created` event each, recording their users. Returns the user ids inserted; the
-   * others already had one or are banned.
-   */
-  async importBatch(projectId: string, rows: readonly { userId: string; endDate: Date }[]): Promise<Set<string>> {
-    const userIds = rows.map((r) => r.userId);
-    const endDates = rows.map((r) => r.endDate.toISOString());
-    const result = await this.db.execute(sql`
-      WITH ins AS (
-        INSERT INTO memberships (project_id, user_id, end_date, status)
-        SELECT ${projectId}, t.user_id, t.end_date, CASE WHEN t.end_date > now() THEN 'active' ELSE 'expired' END
-        FROM unnest(${sql.param(userIds)}::text[], ${sql.param(endDates)}::timestamptz[]) AS t(user_id, end_date)
-        WHERE NOT EXISTS (SELECT 1 FROM bans b WHERE b.project_id = ${projectId} AND b.user_id = t.user_id)
-        ON CONFLICT (project_id, user_id) DO NOTHING
-        RETURNING *
-      ), usr AS (
-        INSERT INTO users (project_id, user_id) SELECT project_id, user_id FROM ins
-        ON CONFLICT (project_id, user_id) DO UPDATE SET last_seen = now()
-        RETURNING project_id, user_id, first_name, username
-      ), full_row AS (${withPlan('ins', 'usr')}), ev AS (${membershipEvent('membership.created', this.clock.now())})
-      SELECT user_id FROM full_row`);
-    return new Set(rowsOf<{ user_id: string }>(result).map((r) => r.user_id));
   }
 
   async get(projectId: string, membershipId: string): Promise<MembershipView | null> {

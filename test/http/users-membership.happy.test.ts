@@ -1,6 +1,4 @@
-import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { rowsOf } from '../../src/store/db.js';
 import { eventRows, expectError, projectState } from '../support/api.js';
 import { future, useHarness, userId, type Tenant } from '../support/harness.js';
 import { listUsers } from '../support/keys.js';
@@ -72,19 +70,5 @@ describe('POST /v2/projects/{project_id}/memberships: users', () => {
     const res = await create(t, { user_id: userId(), end_date: future().iso, user_name });
     expectError(res, { status: 422, code: 'VALIDATION_ERROR', method: 'POST', path, message: NAME });
     expect(await projectState(h, t.projectId)).toStrictEqual(before);
-  });
-
-  it('records imported members as users, and skips banned ones', async () => {
-    const t = await h.tenant();
-    const kept = userId();
-    const banned = userId();
-    await t.request({ method: 'PUT', url: `${t.base}/ban/${banned}`, payload: {} });
-    const inserted = await h.container.stores.memberships.importBatch(t.projectId, [
-      { userId: kept, endDate: new Date(future().ms) },
-      { userId: banned, endDate: new Date(future().ms) },
-    ]);
-    expect([...inserted]).toStrictEqual([kept]);
-    const users = rowsOf<{ user_id: string }>(await h.database.db.execute(sql`SELECT user_id FROM users WHERE project_id = ${t.projectId}`));
-    expect(users.map((u) => u.user_id)).toStrictEqual([kept]);
   });
 });

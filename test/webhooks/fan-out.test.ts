@@ -124,17 +124,4 @@ describe('webhook fan-out', () => {
       webhook_id: a.id,
     });
   });
-
-  it('imports fan out in the import statement, one delivery per imported membership', async () => {
-    const t = await w.tenant();
-    await createHook(t, 'http://127.0.0.1:9/import');
-    const inserted = await w.h.container.stores.memberships.importBatch(
-      t.projectId,
-      Array.from({ length: 50 }, () => ({ userId: userId(), endDate: new Date(future(3).ms) })),
-    );
-    expect(inserted.size).toBe(50);
-    const rows = await deliveryRows(w.h, t.projectId);
-    expect(rows).toHaveLength(50);
-    expect(new Set(rows.map((r) => r.event_id)).size).toBe(50);
-  });
 });
