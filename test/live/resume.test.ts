@@ -81,6 +81,8 @@ describe('resume with after', () => {
     const ids = (await missedEvents(t)).map((r) => r.id);
     const missed = ids.slice(ids.indexOf(seen) + 1);
     expect(missed).toHaveLength(3);
+    // Missed while disconnected: broadcast before this client comes back, not while it subscribes.
+    await settled(t);
 
     const c = await lh.connect(t);
     const answer = await c.act({ action: 'subscribe', channel: 'memberships', after: seen }, 'subscribed');
@@ -127,6 +129,7 @@ describe('resume with after', () => {
     const ids = (await missedEvents(t)).map((r) => r.id);
     const [old, recent] = ids.slice(ids.indexOf(seen) + 1);
     await lh.h.database.db.execute(sql`UPDATE events SET emitted_at = now() - interval '25 hours' WHERE id = ${old!}`);
+    await settled(t);
     const c = await lh.connect(t);
     expect(await c.act({ action: 'subscribe', channel: 'memberships', after: seen }, 'subscribed')).toMatchObject({ replayed: 1 });
     expect(c.events().map((e) => e.payload.event_id)).toStrictEqual([recent]);
