@@ -24,6 +24,7 @@ import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { openDatabase, rowsOf, type Database } from '../src/store/db.js';
+import { markWrites } from '../src/store/wakeups.js';
 import { createContainer } from '../src/container.js';
 import { startWorkerRuntime } from '../src/worker-runtime.js';
 import { askThread } from './lib/threads.js';
@@ -219,8 +220,14 @@ async function measure(backend: Backend, endpoints: number): Promise<Row> {
       const wait = t0 + i * interval - now();
       if (wait > 0) await sleep(wait);
       const [row] = rowsOf<{ id: string }>(
-        await backend.database.db.execute(sql`
-          INSERT INTO events (project_id, type, data) VALUES (${latencyProject}, 'webhook.test', '{"message": "bench"}') RETURNING id`),
+        // Marked as the outbox marks its inserts: the writer's process wakes the workers after
+        // commit (src/store/wakeups.ts), as it does for every event the API writes.
+        await backend.database.db.execute(
+          markWrites(
+            sql`INSERT INTO events (project_id, type, data) VALUES (${latencyProject}, 'webhook.test', '{"message": "bench"}') RETURNING id`,
+            ['events', 'deliveries'],
+          ),
+        ),
       );
       committed.set(row!.id, now());
     }
