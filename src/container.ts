@@ -25,7 +25,6 @@ import { InstanceSecretsStore } from './store/instance-secrets.store.js';
 import { LiveEventsStore } from './store/live-events.store.js';
 import { MembershipImportStore } from './store/membership-import.store.js';
 import { MembershipsStore } from './store/memberships.store.js';
-import type { Notifications } from './store/notifications.js';
 import { PlansStore } from './store/plans.store.js';
 import { ProjectsStore } from './store/projects.store.js';
 import { SettingsStore } from './store/settings.store.js';
@@ -85,8 +84,6 @@ export interface Container {
   readonly services: Services;
   /** The REST rate limiter the config asks for; its Redis connection opens on first use. */
   readonly limiter: RateLimiter;
-  /** The database's LISTEN connection, shared by every subscriber; opened on first subscription. */
-  readonly notifications: Notifications;
   readonly keyRevocations: KeyRevocations;
   /** Starts the listeners a serving process needs (key revocations from other nodes). */
   listen(): Promise<void>;
@@ -122,7 +119,8 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
   const stores = createStores(database, clock);
   const services = createServices(stores, config, clock, resolve);
   let limiter: RateLimiter | null = null;
-  const keyRevocations = new KeyRevocations({ subscribe: (channel, handler) => database.notifications.subscribe(channel, handler) }, services.auth);
+  // The LISTEN connection opens at the first subscription (listen()), not here.
+  const keyRevocations = new KeyRevocations(database.notifications, services.auth);
 
   return {
     config,
@@ -134,9 +132,6 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
     services,
     get limiter() {
       return (limiter ??= createRateLimiter(config, logger));
-    },
-    get notifications() {
-      return database.notifications;
     },
     keyRevocations,
     listen: () => keyRevocations.start(),
