@@ -193,6 +193,8 @@ const serverEnv = (storage: Record<string, string>) => ({
   TENURE_RATE_LIMIT_IP: '1000000000',
   TENURE_RATE_LIMIT_BURST: '1000000000',
   TENURE_LIVE_MAX_CONNECTIONS_PER_PROJECT: String(CLIENTS + 100),
+  // Every client connects from 127.0.0.1, in batches of 50 per thread: all may be mid-handshake at once.
+  TENURE_LIVE_MAX_PENDING_PER_IP: String(CLIENTS + 100),
 });
 
 async function seeded(database: Database): Promise<Tenant> {

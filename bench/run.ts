@@ -15,8 +15,8 @@ import { stalenessReport } from './lib/staleness.js';
  * `npm run bench` (full) and `npm run bench:quick` (`--quick`): every throughput target, each a
  * ratio measured side by side in one run. Per request: the full server (`node dist/main.js`)
  * against a bare `node:http` server doing only the same statement, and only a bare single-row
- * UPDATE (bench/raw-server.ts), on PostgreSQL and on PGlite. Then bench/bulk.ts, bench/expiry.ts
- * and bench/import.ts, each if it exists. Prints the table of targets; the full run writes
+ * UPDATE (bench/raw-server.ts), on PostgreSQL and on PGlite. Then bench/bulk.ts, bench/expiry.ts,
+ * bench/import.ts and bench/access.ts, each if it exists. Prints the table of targets; the full run writes
  * bench/RESULTS.md, the quick one writes nothing. Exits 1 when a target is missed.
  * bench/README.md explains the method; the knobs below are environment variables.
  */
@@ -34,8 +34,8 @@ const cfg = {
   connections: int('BENCH_CONNECTIONS', 10, 10),
   members: int('BENCH_MEMBERS', 10_000, 2_000),
   logLevel: process.env.BENCH_LOG_LEVEL ?? 'info',
-  /** Phases to run, comma-separated: pg, pglite, bulk, expiry, import (default: all). */
-  only: new Set((process.env.BENCH_ONLY ?? 'pg,pglite,bulk,expiry,import').split(',')),
+  /** Phases to run, comma-separated: pg, pglite, bulk, expiry, import, access (default: all). */
+  only: new Set((process.env.BENCH_ONLY ?? 'pg,pglite,bulk,expiry,import,access,fairness').split(',')),
 };
 const command = quick ? 'npm run bench:quick' : 'npm run bench';
 

@@ -1,4 +1,4 @@
--- revision: 2
+-- revision: 4
 --
 -- Every function and trigger of the database, as they are now: the one place to read and change
 -- them. `database.migrate()` applies this file after the migrations of this folder, under the same
@@ -37,8 +37,18 @@ $$;
 -- is created per enabled webhook of its project (only the target webhook when the event names one,
 -- as `webhook.test` does). Live-only events (the webhook-deliveries channel's own) are skipped:
 -- sending them to webhooks would make every delivery produce another.
+--
+-- Most statements write events of projects without webhooks (an extend of one member, say): for
+-- them the function stops after one probe of the webhooks index per project, before the
+-- statement that would insert payloads and deliveries is even started.
 CREATE OR REPLACE FUNCTION tenure_webhook_fan_out() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+  IF NOT EXISTS (
+    SELECT 1 FROM webhooks w
+    WHERE w.enabled AND w.project_id IN (SELECT e.project_id FROM new_events e WHERE NOT e.live_only)
+  ) THEN
+    RETURN NULL;
+  END IF;
   WITH targets AS (
     SELECT e.id AS event_id, e.project_id, e.type, e.emitted_at, e.data, w.id AS webhook_id
     FROM new_events e

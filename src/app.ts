@@ -9,15 +9,23 @@ import { registerErrorHandling, sendError, toAppError } from './http/errors.js';
 import { registerGate } from './http/gate.hook.js';
 import { registerIdempotency } from './http/idempotency.js';
 import { registerOpenApi } from './http/openapi.js';
+import { accessRoutes } from './http/routes/access/access.routes.js';
 import { apiKeysRoutes } from './http/routes/api-keys/api-keys.routes.js';
 import { liveUpdatesRoutes } from './http/routes/live-updates/live-updates.routes.js';
+import { checkoutRoutes } from './http/routes/checkout/checkout.routes.js';
 import { healthRoutes } from './http/routes/health/health.routes.js';
+import { integrationsRoutes } from './http/routes/integrations/integrations.routes.js';
 import { membershipsRoutes } from './http/routes/memberships/memberships.routes.js';
+import { merchantAccountsRoutes } from './http/routes/merchant-accounts/merchant-accounts.routes.js';
+import { paymentsRoutes } from './http/routes/payments/payments.routes.js';
 import { plansRoutes } from './http/routes/plans/plans.routes.js';
 import { settingsRoutes } from './http/routes/settings/settings.routes.js';
+import { stripeEventsRoutes } from './http/routes/stripe-events/stripe-events.routes.js';
 import { targetsRoutes } from './http/routes/targets/targets.routes.js';
+import { telegramUpdatesRoutes } from './http/routes/telegram-updates/telegram-updates.routes.js';
 import { usersRoutes } from './http/routes/users/users.routes.js';
 import { webhooksRoutes } from './http/routes/webhooks/webhooks.routes.js';
+import { trustProxy } from './http/trust-proxy.js';
 import { validatorCompiler } from './http/validation.js';
 import { registerDraining } from './observability/draining.hook.js';
 import { registerHttpMetrics } from './observability/http-metrics.hook.js';
@@ -56,7 +64,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestIdHeader: false,
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
     bodyLimit: BODY_LIMIT,
-    trustProxy: deps.config.http.trustProxy,
+    trustProxy: trustProxy(deps.config.http.trustProxy),
     // Errors raised before routing (a malformed URL, say) still get the envelope.
     frameworkErrors: (error, request, reply) => sendError(reply, toAppError(error, request)),
     // Requests arriving while the app closes get the envelope's 503 instead (registerDraining).
@@ -70,7 +78,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
-  const metrics = createMetrics({ deliveries: deps.stores.deliveries });
+  const metrics = createMetrics({ deliveries: deps.stores.deliveries, access: deps.stores.accessWorker });
   app.decorate('metrics', metrics);
   registerHttpMetrics(app, metrics);
   registerGate(app, { auth: services.auth, limiter, onRefused: (policy) => metrics.rateLimited(policy) });
@@ -82,10 +90,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(membershipsRoutes, { memberships: services.memberships });
   await app.register(webhooksRoutes, { webhooks: services.webhooks });
   await app.register(apiKeysRoutes, { apiKeys: services.apiKeys });
+  await app.register(integrationsRoutes, { integrations: services.integrations });
   await app.register(settingsRoutes, { settings: services.settings });
   await app.register(usersRoutes, { users: services.users });
   await app.register(plansRoutes, { plans: services.plans });
   await app.register(targetsRoutes, { targets: services.targets });
+  await app.register(accessRoutes, { access: services.access });
+  await app.register(merchantAccountsRoutes, { merchantAccounts: services.merchantAccounts });
+  await app.register(checkoutRoutes, { checkout: services.checkout });
+  await app.register(stripeEventsRoutes, { stripeEvents: services.stripeEvents });
+  await app.register(paymentsRoutes, { payments: services.payments });
   await app.register(healthRoutes, {
     db: deps.database.db,
     redisUrl: deps.config.redisUrl,
@@ -93,6 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     metricsToken: deps.config.ops.metricsToken,
   });
   await app.register(liveUpdatesRoutes, { liveTokens: services.liveTokens });
+  await app.register(telegramUpdatesRoutes, { telegramWebhook: services.telegramWebhook });
 
   // Start serving with the shared limiter connected when it can be; the insurance covers a slow Redis.
   app.addHook('onReady', () => limiter.ready());

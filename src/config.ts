@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import type { StorageOptions } from './store/db.js';
 
@@ -14,6 +15,33 @@ const flag = (fallback: boolean) =>
     })
     .optional()
     .transform((v) => (v === undefined ? fallback : ['true', '1', 'on', 'yes'].includes(v)));
+
+/**
+ * TRUST_PROXY: which proxies in front of tenure are trusted to say who the client is. `false`
+ * (default): nobody, the client is the socket's address. `true` (or `on`, `yes`): one hop, the
+ * proxy tenure's socket talks to, so the client is the last `X-Forwarded-For` address, the one that
+ * proxy saw. A number: that many hops. Otherwise a comma-separated list of proxy addresses and CIDR
+ * ranges (or `loopback`, `linklocal`, `uniquelocal`), as Fastify's `trustProxy` takes them. The
+ * client is never simply the leftmost address, which the client writes itself.
+ */
+const trustProxy = z
+  .string()
+  .optional()
+  .transform((v, ctx): false | number | string[] => {
+    if (v === undefined || ['false', '0', 'off', 'no'].includes(v)) return false;
+    if (['true', 'on', 'yes'].includes(v)) return 1;
+    if (/^\d+$/.test(v)) return Math.min(Number(v), 100);
+    const entries = v.split(',').map((e) => e.trim());
+    const valid = (e: string) => {
+      if (['loopback', 'linklocal', 'uniquelocal'].includes(e)) return true;
+      const [address, bits, extra] = e.split('/');
+      if (extra !== undefined || !address || isIP(address) === 0) return false;
+      return bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (isIP(address) === 4 ? 32 : 128));
+    };
+    if (entries.every(valid)) return entries;
+    ctx.addIssue({ code: 'custom', message: 'must be true, false, a hop count, or a comma-separated list of proxy addresses and CIDR ranges' });
+    return z.NEVER;
+  });
 
 const int = (fallback: number, min: number, max: number) =>
   z
@@ -54,11 +82,13 @@ const EnvSchema = z.object({
   PORT: int(3000, 0, 65535),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATA_DIR: z.string().min(1).default('./data'),
+  // A data-directory lock whose holder stopped refreshing it (a killed process) is taken over after this.
+  TENURE_DATA_DIR_LOCK_STALE_SECONDS: int(10, 2, 600),
   DATABASE_URL: postgresUrl.optional(),
   DATABASE_POOL_SIZE: int(10, 1, 1000),
   REDIS_URL: redisUrl.optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  TRUST_PROXY: flag(false),
+  TRUST_PROXY: trustProxy,
   TENURE_RATE_LIMIT_KEY: int(100, 1, 1_000_000_000),
   TENURE_RATE_LIMIT_IP: int(300, 1, 1_000_000_000),
   TENURE_RATE_LIMIT_BURST: int(20, 1, 1_000_000_000),
@@ -69,13 +99,16 @@ const EnvSchema = z.object({
   TENURE_SUSPENSION_SECONDS: int(900, 1, 86_400),
   REDIS_KEY_PREFIX: z.string().max(100).default('tenure:'),
   TENURE_WEBHOOK_ALLOW_PRIVATE: flag(false),
-  // Webhook delivery (docs/webhooks.md). The lease must outlast an attempt's 10 s timeout.
+  // Webhook delivery (docs/webhooks.md). The lease must outlast an attempt: at least 1.5 × its timeout.
   TENURE_WEBHOOK_MAX_PER_PROJECT: int(20, 1, 10_000),
   TENURE_WORKER: flag(true),
   TENURE_WEBHOOK_CONCURRENCY: int(64, 1, 10_000),
   TENURE_WEBHOOK_ENDPOINT_CONCURRENCY: int(8, 1, 1_000),
-  TENURE_WEBHOOK_LEASE_SECONDS: int(60, 15, 3_600),
+  TENURE_WEBHOOK_TIMEOUT_SECONDS: int(10, 1, 60),
+  TENURE_WEBHOOK_LEASE_SECONDS: int(60, 2, 3_600),
   TENURE_AUTH_CACHE_TTL_MS: int(5000, 0, 3_600_000),
+  // Active API keys a project may have: each key has its own rate-limit budget (docs/api-keys-settings-users.md).
+  TENURE_MAX_KEYS_PER_PROJECT: int(50, 1, 10_000),
   TENURE_DEMO_PROJECT: flag(true),
   // Operations (docs/operations.md): an optional bearer token for /metrics, and how long a
   // shutdown waits for requests and webhook attempts in flight.
@@ -88,13 +121,49 @@ const EnvSchema = z.object({
   TENURE_LIVE_TOKEN_TTL_SECONDS: int(900, 30, 86_400),
   TENURE_LIVE_TOKEN_SECRET: z.string().min(32, { error: 'must be at least 32 characters' }).optional(),
   TENURE_LIVE_ACTIONS_PER_MINUTE: int(120, 1, 1_000_000),
+  // Live-update connections one client address (an IPv6 /64) may hold open before they authenticate, per node.
+  TENURE_LIVE_MAX_PENDING_PER_IP: int(20, 1, 1_000_000),
   TENURE_EVENT_RETENTION: duration('24h', 60_000, 90 * 86_400_000),
+  // Events, webhook deliveries and attempts, handled Telegram updates: pruned past this age (docs/operations.md).
+  // At least a day: Telegram redelivers an update for up to 24 h, and a handled one must still be known then.
+  TENURE_HISTORY_RETENTION: duration('30d', 86_400_000, 3650 * 86_400_000),
+  // Access on Discord and Telegram (docs/access.md).
+  TENURE_DISCORD_API_URL: z.string().refine((v) => /^https?:\/\/.+/.test(v) && URL.canParse(v), { error: 'must be an http:// or https:// URL' }).default('https://discord.com/api'),
+  TENURE_TELEGRAM_API_URL: z.string().refine((v) => /^https?:\/\/.+/.test(v) && URL.canParse(v), { error: 'must be an http:// or https:// URL' }).default('https://api.telegram.org'),
+  // 32 bytes, base64 or 64 hex characters: seals bot tokens at rest. Unset on embedded storage: a
+  // key generated on first start in DATA_DIR/encryption.key. Required to connect a bot on PostgreSQL.
+  TENURE_ENCRYPTION_KEY: z.string().optional(),
+  TENURE_ACCESS_RECONCILE_SECONDS: int(600, 5, 7 * 86_400),
+  TENURE_ACCESS_CONCURRENCY: int(8, 1, 1_000),
+  // A bot's lease (one worker process calls a bot at a time): a dead worker's bots are taken over after it.
+  TENURE_ACCESS_LEASE_SECONDS: int(30, 3, 3_600),
+  // Discord's global limit per bot is 50 requests/s; Discord raises it for some large bots on request.
+  TENURE_DISCORD_GLOBAL_PER_SECOND: int(50, 1, 100_000),
+  // Telegram (docs/access.md, "Telegram"): how members get in, how the bot hears of joins, its pace.
+  TENURE_TELEGRAM_INVITE_MODE: z.enum(['single_use', 'join_request'], { error: 'must be single_use or join_request' }).default('single_use'),
+  TENURE_TELEGRAM_INVITE_TTL_SECONDS: int(86_400, 60, 30 * 86_400),
+  TENURE_TELEGRAM_UPDATES: z.enum(['polling', 'webhook'], { error: 'must be polling or webhook' }).default('polling'),
+  // The public https:// base URL Telegram posts updates to (…/telegram/updates/{project_id}); required for webhook.
+  TENURE_TELEGRAM_WEBHOOK_URL: z.string().refine((v) => /^https?:\/\/.+/.test(v) && URL.canParse(v), { error: 'must be an http:// or https:// URL' }).optional(),
+  // Telegram publishes no limits for these calls: the bot's pace overall and in one chat, both configurable.
+  TENURE_TELEGRAM_PER_SECOND: int(25, 1, 10_000),
+  TENURE_TELEGRAM_CHAT_PER_SECOND: int(5, 1, 10_000),
+  // Payments (docs/payments.md): Stripe's API root, split into stripe-node's host, port and protocol.
+  TENURE_STRIPE_API_URL: z
+    .string()
+    .refine((v) => /^https?:\/\/[^/?#]+\/?$/.test(v) && URL.canParse(v), { error: 'must be an http:// or https:// URL without a path' })
+    .default('https://api.stripe.com'),
+  // How long a member keeps access after a renewal fails (subscription past_due), before Stripe gives up.
+  TENURE_PAYMENTS_GRACE_PERIOD: duration('3d', 0, 60 * 86_400_000),
+  // How often each merchant account's recent Stripe events are listed and whatever the webhook missed applied.
+  TENURE_PAYMENTS_RECONCILE_SECONDS: int(600, 10, 86_400),
 });
 
 export interface Config {
-  http: { port: number; host: string; trustProxy: boolean };
+  /** `trustProxy`: false, a hop count, or the trusted proxies' addresses and ranges (TRUST_PROXY). */
+  http: { port: number; host: string; trustProxy: false | number | string[] };
   storage:
-    | { kind: 'pglite'; dataDir: string }
+    | { kind: 'pglite'; dataDir: string; lockStaleMs: number }
     | { kind: 'postgres'; url: string; poolSize: number; dataDir: string };
   redisUrl: string | undefined;
   log: { level: string };
@@ -116,9 +185,15 @@ export interface Config {
     /** Attempts in flight per process, and per endpoint per process. */
     concurrency: number;
     endpointConcurrency: number;
+    /** How long one attempt may take before it counts as timed out. */
+    timeoutMs: number;
     leaseMs: number;
   };
-  auth: { cacheTtlMs: number };
+  auth: {
+    cacheTtlMs: number;
+    /** Active (not revoked) keys per project; the API refuses one more (the CLI, the operator's way back in, does not). */
+    maxKeysPerProject: number;
+  };
   /** Create a demo project and print its key on the first start of an empty embedded database. */
   demoProject: boolean;
   ops: { metricsToken: string | null; shutdownTimeoutMs: number; workerMetricsPort: number | null };
@@ -130,9 +205,64 @@ export interface Config {
     tokenSecret: string | undefined;
     /** Client actions (subscribe, unsubscribe, ping) per connection per minute. */
     actionsPerMinute: number;
+    /** Connections a client address (an IPv6 /64) may hold open before they authenticate, on this node. */
+    maxPendingPerAddress: number;
     /** How far back a subscribe with `after` can resume. */
     eventRetentionMs: number;
   };
+  /** How long history is kept: events, deliveries and attempts, handled Telegram updates. */
+  retention: { historyMs: number };
+  access: {
+    /** REST root without version, as @discordjs/rest's `api` option. */
+    discordApiUrl: string;
+    /** As grammY's `client.apiRoot`. */
+    telegramApiUrl: string;
+    /** The raw TENURE_ENCRYPTION_KEY (parsed and checked by the secret box); undefined when unset. */
+    encryptionKey: string | undefined;
+    /** Drift repair: how often each bot's targets are compared with the platform. */
+    reconcileMs: number;
+    /** Platform calls in flight per bot (the library still queues them per rate-limit bucket). */
+    concurrency: number;
+    /** How long a worker's lease on a bot lasts unrenewed: how soon another worker takes over a dead one's bots. */
+    leaseMs: number;
+    /** Requests per second the REST client lets out per bot: Discord's global limit for the bot (50 unless Discord raised it). */
+    discordGlobalPerSecond: number;
+    telegram: {
+      /** `single_use`: a link for one join (`member_limit` 1); `join_request`: a link whose requests the bot approves for members with access. */
+      inviteMode: 'single_use' | 'join_request';
+      /** How long an invite link lasts; an unused one is replaced by drift repair once it has expired. */
+      inviteTtlMs: number;
+      /** How the bot receives updates: `getUpdates` in the worker holding it, or Telegram posting to tenure. */
+      updates: 'polling' | 'webhook';
+      /** The public base URL Telegram posts to in webhook mode; undefined otherwise. */
+      webhookUrl: string | undefined;
+      /** Calls per second per bot, overall and in one chat. */
+      perSecond: number;
+      chatPerSecond: number;
+    };
+  };
+  payments: {
+    /** TENURE_STRIPE_API_URL as stripe-node's `host`, `port` and `protocol` options. */
+    stripe: StripeEndpoint;
+    /** Access kept past the paid-through date while a subscription is past_due. */
+    gracePeriodMs: number;
+    /** How often each account's recent events are listed from Stripe and applied (reconciliation). */
+    reconcileMs: number;
+  };
+}
+
+/** Where stripe-node sends its requests. */
+export interface StripeEndpoint {
+  host: string;
+  port: number;
+  protocol: 'http' | 'https';
+}
+
+/** `https://api.stripe.com` → `{host: 'api.stripe.com', port: 443, protocol: 'https'}`. */
+export function stripeEndpointOf(url: string): StripeEndpoint {
+  const u = new URL(url);
+  const protocol = u.protocol === 'http:' ? 'http' : 'https';
+  return { host: u.hostname.replace(/^\[(.*)\]$/, '$1'), port: u.port ? Number(u.port) : protocol === 'http' ? 80 : 443, protocol };
 }
 
 export class ConfigError extends Error {
@@ -153,15 +283,33 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const issue = parsed.error.issues[0]!;
     const variable = String(issue.path[0] ?? 'environment');
     // URLs may carry credentials and secrets are secrets: name the variable, never echo its value.
-    const shown = /_(URL|SECRET|TOKEN)$/.test(variable) ? '' : ` (got ${JSON.stringify(present[variable] ?? null)})`;
+    const shown = /(_URL|_SECRET|_TOKEN|ENCRYPTION_KEY)$/.test(variable) ? '' : ` (got ${JSON.stringify(present[variable] ?? null)})`;
     throw new ConfigError(variable, `${issue.message}${shown}`);
   }
   const e = parsed.data;
+  if (e.TENURE_WEBHOOK_LEASE_SECONDS * 2 < e.TENURE_WEBHOOK_TIMEOUT_SECONDS * 3) {
+    throw new ConfigError(
+      'TENURE_WEBHOOK_LEASE_SECONDS',
+      `must be at least 1.5 × TENURE_WEBHOOK_TIMEOUT_SECONDS (${e.TENURE_WEBHOOK_TIMEOUT_SECONDS}): a claimed delivery's lease must outlast its attempt (got ${e.TENURE_WEBHOOK_LEASE_SECONDS})`,
+    );
+  }
+  if (e.TENURE_HISTORY_RETENTION < e.TENURE_EVENT_RETENTION) {
+    throw new ConfigError(
+      'TENURE_HISTORY_RETENTION',
+      'must be at least TENURE_EVENT_RETENTION: live-update clients resume from events that must still be there',
+    );
+  }
+  if (e.TENURE_TELEGRAM_UPDATES === 'webhook' && !e.TENURE_TELEGRAM_WEBHOOK_URL) {
+    throw new ConfigError(
+      'TENURE_TELEGRAM_WEBHOOK_URL',
+      "must be set when TENURE_TELEGRAM_UPDATES is webhook: the public base URL Telegram posts the bots' updates to",
+    );
+  }
   return {
     http: { port: e.PORT, host: e.HOST, trustProxy: e.TRUST_PROXY },
     storage: e.DATABASE_URL
       ? { kind: 'postgres', url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE, dataDir: e.DATA_DIR }
-      : { kind: 'pglite', dataDir: e.DATA_DIR },
+      : { kind: 'pglite', dataDir: e.DATA_DIR, lockStaleMs: e.TENURE_DATA_DIR_LOCK_STALE_SECONDS * 1000 },
     redisUrl: e.REDIS_URL,
     log: { level: e.LOG_LEVEL },
     rateLimit: {
@@ -184,9 +332,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       worker: e.TENURE_WORKER,
       concurrency: e.TENURE_WEBHOOK_CONCURRENCY,
       endpointConcurrency: e.TENURE_WEBHOOK_ENDPOINT_CONCURRENCY,
+      timeoutMs: e.TENURE_WEBHOOK_TIMEOUT_SECONDS * 1000,
       leaseMs: e.TENURE_WEBHOOK_LEASE_SECONDS * 1000,
     },
-    auth: { cacheTtlMs: e.TENURE_AUTH_CACHE_TTL_MS },
+    auth: { cacheTtlMs: e.TENURE_AUTH_CACHE_TTL_MS, maxKeysPerProject: e.TENURE_MAX_KEYS_PER_PROJECT },
     demoProject: e.TENURE_DEMO_PROJECT,
     ops: {
       metricsToken: e.TENURE_METRICS_TOKEN ?? null,
@@ -198,7 +347,31 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       tokenTtlSeconds: e.TENURE_LIVE_TOKEN_TTL_SECONDS,
       tokenSecret: e.TENURE_LIVE_TOKEN_SECRET,
       actionsPerMinute: e.TENURE_LIVE_ACTIONS_PER_MINUTE,
+      maxPendingPerAddress: e.TENURE_LIVE_MAX_PENDING_PER_IP,
       eventRetentionMs: e.TENURE_EVENT_RETENTION,
+    },
+    retention: { historyMs: e.TENURE_HISTORY_RETENTION },
+    access: {
+      discordApiUrl: e.TENURE_DISCORD_API_URL.replace(/\/+$/, ''),
+      telegramApiUrl: e.TENURE_TELEGRAM_API_URL.replace(/\/+$/, ''),
+      encryptionKey: e.TENURE_ENCRYPTION_KEY,
+      reconcileMs: e.TENURE_ACCESS_RECONCILE_SECONDS * 1000,
+      concurrency: e.TENURE_ACCESS_CONCURRENCY,
+      leaseMs: e.TENURE_ACCESS_LEASE_SECONDS * 1000,
+      discordGlobalPerSecond: e.TENURE_DISCORD_GLOBAL_PER_SECOND,
+      telegram: {
+        inviteMode: e.TENURE_TELEGRAM_INVITE_MODE,
+        inviteTtlMs: e.TENURE_TELEGRAM_INVITE_TTL_SECONDS * 1000,
+        updates: e.TENURE_TELEGRAM_UPDATES,
+        webhookUrl: e.TENURE_TELEGRAM_WEBHOOK_URL?.replace(/\/+$/, ''),
+        perSecond: e.TENURE_TELEGRAM_PER_SECOND,
+        chatPerSecond: e.TENURE_TELEGRAM_CHAT_PER_SECOND,
+      },
+    },
+    payments: {
+      stripe: stripeEndpointOf(e.TENURE_STRIPE_API_URL),
+      gracePeriodMs: e.TENURE_PAYMENTS_GRACE_PERIOD,
+      reconcileMs: e.TENURE_PAYMENTS_RECONCILE_SECONDS * 1000,
     },
   };
 }
@@ -207,5 +380,5 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 export function storageOf(config: Config): StorageOptions {
   return config.storage.kind === 'postgres'
     ? { kind: 'postgres', url: config.storage.url, poolSize: config.storage.poolSize }
-    : { kind: 'pglite', dataDir: config.storage.dataDir };
+    : { kind: 'pglite', dataDir: config.storage.dataDir, lockStaleMs: config.storage.lockStaleMs };
 }

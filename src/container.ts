@@ -1,7 +1,20 @@
 import type { Logger } from 'pino';
+import { discordTokenCheck } from './access/discord/token-check.js';
+import { telegramTokenCheck } from './access/telegram/token-check.js';
 import { storageOf, type Config } from './config.js';
+import { AccessService } from './domain/access/access.service.js';
 import { systemClock, type Clock } from './domain/clock.js';
+import { instanceSecretBox, type KeyHome } from './domain/integrations/encryption-key.js';
+import { IntegrationsService } from './domain/integrations/integrations.service.js';
+import type { SecretBox } from './domain/integrations/secret-box.js';
+import { TelegramWebhookSecrets } from './domain/integrations/telegram-webhook-secret.js';
+import { TelegramWebhookService } from './domain/integrations/telegram-webhook.service.js';
 import { MembershipsService } from './domain/memberships/memberships.service.js';
+import { CheckoutService } from './domain/payments/checkout.service.js';
+import { MerchantAccountsService } from './domain/payments/merchant-accounts.service.js';
+import { PaymentsService } from './domain/payments/payments.service.js';
+import { StripeEventsService } from './domain/payments/stripe-events.service.js';
+import type { StripeApi } from './domain/payments/stripe-api.js';
 import { PlansService } from './domain/plans/plans.service.js';
 import { ApiKeysService } from './domain/projects/api-keys.service.js';
 import { AuthService } from './domain/projects/auth.service.js';
@@ -12,23 +25,36 @@ import { TargetsService } from './domain/targets/targets.service.js';
 import { UsersService } from './domain/users/users.service.js';
 import { WebhooksService } from './domain/webhooks/webhooks.service.js';
 import { LiveTokenService } from './live/live-tokens.js';
+import { stripeApi } from './payments/stripe/stripe-api.js';
 import { createRateLimiter } from './ratelimit/create-limiter.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
+import { AccessPlanStore, EMBEDDED_PROJECT_BATCH, PROJECT_BATCH } from './store/access-plan.store.js';
+import { AccessReconcileStore } from './store/access-reconcile.store.js';
+import { AccessWorkerStore } from './store/access-worker.store.js';
+import { BotLeasesStore } from './store/bot-leases.store.js';
+import { AccessStore } from './store/access.store.js';
 import { ApiKeysStore } from './store/api-keys.store.js';
 import { BulkExtendStore } from './store/bulk-extend.store.js';
 import { openDatabase, type Database, type OpenOptions, type StorageOptions } from './store/db.js';
 import { DeliveriesStore } from './store/deliveries.store.js';
 import { DeliveryLogStore } from './store/delivery-log.store.js';
 import { ExpiryStore } from './store/expiry.store.js';
+import { RetentionStore } from './store/retention.store.js';
 import { IdempotencyStore } from './store/idempotency.store.js';
 import { InstanceSecretsStore } from './store/instance-secrets.store.js';
+import { IntegrationsStore } from './store/integrations.store.js';
 import { LiveEventsStore } from './store/live-events.store.js';
 import { MembershipImportStore } from './store/membership-import.store.js';
 import { MembershipsStore } from './store/memberships.store.js';
+import { MerchantAccountsStore } from './store/merchant-accounts.store.js';
+import { PaymentsStore } from './store/payments.store.js';
+import { StripeEventsStore } from './store/stripe-events.store.js';
 import { PlansStore } from './store/plans.store.js';
 import { ProjectsStore } from './store/projects.store.js';
 import { SettingsStore } from './store/settings.store.js';
 import { TargetsStore } from './store/targets.store.js';
+import { TelegramInvitesStore } from './store/telegram-invites.store.js';
+import { TelegramUpdatesStore } from './store/telegram-updates.store.js';
 import { UsersStore } from './store/users.store.js';
 import { WebhooksStore } from './store/webhooks.store.js';
 import { systemResolver, type Resolver } from './webhooks/ssrf-guard.js';
@@ -49,6 +75,7 @@ export interface Stores {
   membershipImport: MembershipImportStore;
   bulkExtend: BulkExtendStore;
   expiry: ExpiryStore;
+  retention: RetentionStore;
   plans: PlansStore;
   targets: TargetsStore;
   webhooks: WebhooksStore;
@@ -57,6 +84,26 @@ export interface Stores {
   liveEvents: LiveEventsStore;
   idempotency: IdempotencyStore;
   instanceSecrets: InstanceSecretsStore;
+  /** The projects' bot connections. */
+  integrations: IntegrationsStore;
+  /** The access planner's SQL: desired access from the memberships (docs/access.md). */
+  accessPlan: AccessPlanStore;
+  /** The access rows as the API shows them. */
+  access: AccessStore;
+  /** Drift repair's SQL: comparing access rows with a guild's member list (src/access/reconciler.ts). */
+  accessReconcile: AccessReconcileStore;
+  /** The access worker's SQL: bot leases, claims of pending rows, call outcomes (src/access/access.worker.ts). */
+  accessWorker: AccessWorkerStore;
+  botLeases: BotLeasesStore;
+  /** The invite links the Telegram connector made, one member each (src/access/telegram/). */
+  telegramInvites: TelegramInvitesStore;
+  /** A Telegram bot's updates as received, handled once each (src/access/telegram/updates.ts). */
+  telegramUpdates: TelegramUpdatesStore;
+  /** The projects' merchant accounts, their secrets sealed (docs/payments.md). */
+  merchantAccounts: MerchantAccountsStore;
+  payments: PaymentsStore;
+  /** Stripe's events applied once each to payments and memberships (docs/payments.md). */
+  stripeEvents: StripeEventsStore;
 }
 
 export interface Services {
@@ -71,6 +118,20 @@ export interface Services {
   plans: PlansService;
   targets: TargetsService;
   liveTokens: LiveTokenService;
+  /** Bot connections: the token checked with the platform, sealed with the secret box (docs/access.md). */
+  integrations: IntegrationsService;
+  /** The access rows and their resync (docs/access.md). */
+  access: AccessService;
+  /** Telegram's deliveries of a bot's updates to the webhook route (TENURE_TELEGRAM_UPDATES=webhook). */
+  telegramWebhook: TelegramWebhookService;
+  /** Merchant accounts: the Stripe key checked with Stripe, sealed with the secret box (docs/payments.md). */
+  merchantAccounts: MerchantAccountsService;
+  /** Stripe Checkout Sessions for a member and a plan (docs/payments.md, "Checkout"). */
+  checkout: CheckoutService;
+  /** Stripe's events (the webhook route, reconciliation) turned into payments and memberships. */
+  stripeEvents: StripeEventsService;
+  /** The payments recorded from Stripe's events (docs/payments.md, "Payments"). */
+  payments: PaymentsService;
 }
 
 export interface Container {
@@ -85,6 +146,13 @@ export interface Container {
   /** The REST rate limiter the config asks for; its Redis connection opens on first use. */
   readonly limiter: RateLimiter;
   readonly keyRevocations: KeyRevocations;
+  /**
+   * Seals and opens bot tokens with the instance's encryption key (docs/access.md, "Connecting a
+   * bot"); null on PostgreSQL without TENURE_ENCRYPTION_KEY, where no bot can be connected.
+   */
+  readonly secretBox: SecretBox | null;
+  /** tenure's calls to Stripe (stripe-node at TENURE_STRIPE_API_URL): the services' and the payments reconciler's. */
+  readonly stripe: StripeApi;
   /** Starts the listeners a serving process needs (key revocations from other nodes). */
   listen(): Promise<void>;
   /** Stops the listeners and the limiter, then closes the database (and its LISTEN connection) if the container opened it. */
@@ -108,7 +176,10 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
   const clock = o.clock ?? systemClock;
   const resolve = o.resolve ?? systemResolver;
   const ownsDatabase = o.database === undefined;
-  const database = o.database ?? (await openDatabase(o.storage ?? storageOf(config), { logger, ...o.open }));
+  const storage = o.database ? null : (o.storage ?? storageOf(config));
+  // Before the database opens: a malformed TENURE_ENCRYPTION_KEY stops the start at once.
+  const secretBox = await instanceSecretBox(config.access.encryptionKey, keyHome(storage, o.database));
+  const database = o.database ?? (await openDatabase(storage!, { logger, ...o.open }));
   try {
     if (ownsDatabase) await database.migrate();
   } catch (err) {
@@ -117,7 +188,8 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
   }
 
   const stores = createStores(database, clock);
-  const services = createServices(stores, config, clock, resolve);
+  const stripe = stripeApi(config.payments.stripe);
+  const services = createServices(stores, config, clock, resolve, secretBox, stripe);
   let limiter: RateLimiter | null = null;
   // The LISTEN connection opens at the first subscription (listen()), not here.
   const keyRevocations = new KeyRevocations(database.notifications, services.auth);
@@ -134,12 +206,22 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
       return (limiter ??= createRateLimiter(config, logger));
     },
     keyRevocations,
+    secretBox,
+    stripe,
     listen: () => keyRevocations.start(),
     async close() {
       await Promise.all([keyRevocations.stop(), limiter?.close()]);
       if (ownsDatabase) await database.close();
     },
   };
+}
+
+/** Where the key lives without TENURE_ENCRYPTION_KEY: beside the embedded data it protects. */
+function keyHome(storage: StorageOptions | null, database: Database | undefined): KeyHome {
+  if (storage?.kind === 'pglite') return { kind: 'data-dir', dataDir: storage.dataDir };
+  // A database handed in (tests, benches) is embedded only in memory: its key lives as long.
+  if (storage?.kind === 'pglite-memory' || database?.kind === 'pglite') return { kind: 'memory' };
+  return { kind: 'none' };
 }
 
 function createStores(database: Database, clock: Clock): Stores {
@@ -153,6 +235,7 @@ function createStores(database: Database, clock: Clock): Stores {
     membershipImport: new MembershipImportStore(database, clock),
     bulkExtend: new BulkExtendStore(db),
     expiry: new ExpiryStore(db),
+    retention: new RetentionStore(db),
     plans: new PlansStore(db),
     targets: new TargetsStore(db),
     webhooks: new WebhooksStore(db),
@@ -161,16 +244,28 @@ function createStores(database: Database, clock: Clock): Stores {
     liveEvents: new LiveEventsStore(db),
     idempotency: new IdempotencyStore(db),
     instanceSecrets: new InstanceSecretsStore(db),
+    integrations: new IntegrationsStore(db),
+    accessPlan: new AccessPlanStore(db, clock, { projectBatch: database.kind === 'pglite' ? EMBEDDED_PROJECT_BATCH : PROJECT_BATCH }),
+    access: new AccessStore(db),
+    accessReconcile: new AccessReconcileStore(db),
+    accessWorker: new AccessWorkerStore(db),
+    botLeases: new BotLeasesStore(db),
+    telegramInvites: new TelegramInvitesStore(db),
+    telegramUpdates: new TelegramUpdatesStore(db),
+    merchantAccounts: new MerchantAccountsStore(db),
+    payments: new PaymentsStore(db),
+    stripeEvents: new StripeEventsStore(db, clock),
   };
 }
 
-function createServices(stores: Stores, config: Config, clock: Clock, resolve: Resolver): Services {
+function createServices(stores: Stores, config: Config, clock: Clock, resolve: Resolver, secretBox: SecretBox | null, stripe: StripeApi): Services {
   const auth = new AuthService(stores.projects, config.auth.cacheTtlMs);
   const projects = new ProjectsService(stores.projects);
+  const plans = new PlansService(stores.plans);
   return {
     auth,
     projects,
-    apiKeys: new ApiKeysService(stores.apiKeys, projects, auth),
+    apiKeys: new ApiKeysService(stores.apiKeys, auth, { maxPerProject: config.auth.maxKeysPerProject }),
     settings: new SettingsService(stores.settings),
     users: new UsersService(stores.users),
     memberships: new MembershipsService(stores.memberships, clock, stores.bulkExtend),
@@ -179,12 +274,31 @@ function createServices(stores: Stores, config: Config, clock: Clock, resolve: R
       maxPerProject: config.webhooks.maxPerProject,
       resolve,
     }),
-    plans: new PlansService(stores.plans),
+    plans,
     targets: new TargetsService(stores.targets),
     liveTokens: new LiveTokenService(
       stores.instanceSecrets,
       { ttlSeconds: config.live.tokenTtlSeconds, secret: config.live.tokenSecret },
       clock,
     ),
+    // Connecting a bot plans the whole project (the planner's store).
+    integrations: new IntegrationsService(
+      stores.integrations,
+      secretBox,
+      { discord: discordTokenCheck(config.access.discordApiUrl), telegram: telegramTokenCheck(config.access.telegramApiUrl) },
+      stores.accessPlan,
+      clock,
+    ),
+    access: new AccessService(stores.access, stores.accessPlan, stores.telegramInvites, clock),
+    telegramWebhook: new TelegramWebhookService(
+      stores.telegramUpdates,
+      TelegramWebhookSecrets.of(secretBox),
+      { enabled: config.access.telegram.updates === 'webhook' },
+      clock,
+    ),
+    merchantAccounts: new MerchantAccountsService(stores.merchantAccounts, secretBox, stripe, clock),
+    checkout: new CheckoutService(stores.merchantAccounts, stores.payments, plans, secretBox, stripe),
+    stripeEvents: new StripeEventsService(stores.merchantAccounts, stores.stripeEvents, secretBox, stripe, { graceMs: config.payments.gracePeriodMs }),
+    payments: new PaymentsService(stores.payments),
   };
 }

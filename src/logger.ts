@@ -19,6 +19,26 @@ export const REDACT_PATHS = [
   '*.token',
   'password',
   '*.password',
+  // Bot tokens (docs/access.md), as a request body or a store input would name them, and sealed.
+  'bot_token',
+  '*.bot_token',
+  'botToken',
+  '*.botToken',
+  'bot_token_sealed',
+  '*.bot_token_sealed',
+  'botTokenSealed',
+  '*.botTokenSealed',
+  // Merchant accounts' secrets (docs/payments.md): the provider's secret key and webhook signing secret.
+  'secret_key',
+  '*.secret_key',
+  'secretKey',
+  '*.secretKey',
+  'webhook_secret',
+  '*.webhook_secret',
+  'webhookSecret',
+  '*.webhookSecret',
+  '*.secretKeySealed',
+  '*.webhookSecretSealed',
 ];
 
 /**

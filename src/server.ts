@@ -24,8 +24,9 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     config,
     logger,
     open: {
-      // A lock left by a process that was killed goes stale after ~10 s; a server waits that out.
-      lockWaitMs: 15_000,
+      // A lock left by a process that was killed goes stale (TENURE_DATA_DIR_LOCK_STALE_SECONDS,
+      // 10 s by default); a server waits that out.
+      lockWaitMs: (config.storage.kind === 'pglite' ? config.storage.lockStaleMs : 0) + 5_000,
       onLockCompromised: (err) => {
         logger.fatal({ err }, 'lost the data directory lock; stopping to protect the database');
         process.exit(1);
@@ -122,6 +123,11 @@ export async function serve(): Promise<void> {
     if (err instanceof DataDirLockedError) {
       process.stderr.write(`tenure: ${err.message}\n`);
       process.exit(1);
+    }
+    // Settings read as the container starts (the encryption key) fail as loadConfig's do.
+    if (err instanceof ConfigError) {
+      process.stderr.write(`tenure: ${err.message}\n`);
+      process.exit(2);
     }
     logger.fatal({ err }, 'tenure could not start');
     process.exit(1);

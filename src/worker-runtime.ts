@@ -1,17 +1,34 @@
+import { AccessWorker, DEFAULT_ACCESS_WORKER_OPTIONS } from './access/access.worker.js';
+import type { PlatformConnector } from './access/connector.js';
+import type { REST } from '@discordjs/rest';
+import { discordConnector } from './access/discord/discord.connector.js';
+import { AccessPlanner, EMBEDDED_PLAN_BATCH, PLAN_BATCH, PLAN_POLL_MS } from './access/planner.js';
+import { Reconciler } from './access/reconciler.js';
+import type { TelegramClient } from './access/telegram/client.js';
+import { telegramConnector } from './access/telegram/telegram.connector.js';
+import { createTelegramReconciler, type TelegramReconciler } from './access/telegram/telegram.reconciler.js';
+import { startTelegramUpdates, telegramUpdatesDeps } from './access/telegram/updates.js';
 import type { Container } from './container.js';
+import { MISSING_KEY_MESSAGE } from './domain/integrations/encryption-key.js';
 import { startBulkExtendResumer } from './domain/memberships/bulk-extend.resumer.js';
 import { ExpirySweeper } from './domain/memberships/expiry.sweeper.js';
+import { StripeReconciler } from './domain/payments/stripe.reconciler.js';
+import { HistoryPruner } from './domain/retention/history.pruner.js';
 import { DEFAULT_WORKER_OPTIONS, DeliveryWorker } from './webhooks/delivery.worker.js';
 import { HttpSender } from './webhooks/http-sender.js';
 
 /**
- * The background half of tenure: the webhook delivery worker with its wake-ups, and the expiry
- * sweeper. The server runs it in process (TENURE_WORKER, default on); `npx tenure worker` runs it
+ * The background half of tenure: the webhook delivery worker with its wake-ups, the expiry
+ * sweeper, the access planner (woken by committed events) and the access workers, one per
+ * platform (woken by committed access rows). The server runs it in process (TENURE_WORKER, default on); `npx tenure worker` runs it
  * alone. Everything it needs comes from the container.
  */
 
 export const SWEEP_INTERVAL_MS = 5_000;
 export const SWEEP_BATCH = 5_000;
+/** History past TENURE_HISTORY_RETENTION is pruned this often, this many events a batch (docs/operations.md, "Retention"). */
+export const PRUNE_INTERVAL_MS = 10 * 60_000;
+export const PRUNE_BATCH = 1_000;
 /**
  * Embedded storage runs one statement at a time on its one connection: a smaller batch, one at
  * a time, so API requests waiting behind a sweep wait for 1,000 rows, not 2 × 5,000.
@@ -20,7 +37,7 @@ export const EMBEDDED_SWEEP_BATCH = 1_000;
 
 export interface WorkerRuntimeOptions {
   random?: () => number;
-  /** Per attempt (default 10 s, DESIGN.md). */
+  /** Per attempt (default TENURE_WEBHOOK_TIMEOUT_SECONDS, 10 s). */
   timeoutMs?: number;
   /** The worker's safety poll (default 5 s). */
   pollMs?: number;
@@ -32,10 +49,29 @@ export interface WorkerRuntimeOptions {
 export interface WorkerRuntime {
   worker: DeliveryWorker;
   sweeper: ExpirySweeper;
+  pruner: HistoryPruner;
+  /** Applies the Stripe events the webhook missed (docs/payments.md, "Reconciliation"). */
+  payments: StripeReconciler;
+  /** Turns committed changes into desired access (src/access/planner.ts). */
+  planner: AccessPlanner;
+  /** Applies pending access rows on Discord (src/access/access.worker.ts); null without a secret box (no token can be opened). */
+  access: AccessWorker<REST> | null;
+  /** Drift repair of the bots the access worker holds (src/access/reconciler.ts); null with no access worker. */
+  reconciler: Reconciler | null;
+  /**
+   * Applies pending access rows on Telegram, holding every connected Telegram bot (its holder is the
+   * one receiving the bot's updates: `telegram.leases.onAcquired` / `onLost`, `withBot`); null
+   * without a secret box.
+   */
+  telegram: AccessWorker<TelegramClient> | null;
+  /** Drift repair of the Telegram bots `telegram` holds (src/access/telegram/telegram.reconciler.ts); null with no Telegram worker. */
+  telegramReconciler: TelegramReconciler<TelegramClient> | null;
   stop(): Promise<void>;
 }
 
 export async function startWorkerRuntime(c: Container, o: WorkerRuntimeOptions = {}): Promise<WorkerRuntime> {
+  // PostgreSQL without TENURE_ENCRYPTION_KEY: no bot token can be opened, said once per process.
+  if (!c.secretBox) c.logger.warn({ variable: 'TENURE_ENCRYPTION_KEY' }, MISSING_KEY_MESSAGE);
   const sender = new HttpSender();
   const { webhooks } = c.config;
   const worker = new DeliveryWorker(
@@ -45,7 +81,7 @@ export async function startWorkerRuntime(c: Container, o: WorkerRuntimeOptions =
       perEndpoint: webhooks.endpointConcurrency,
       leaseMs: webhooks.leaseMs,
       allowPrivate: webhooks.allowPrivate,
-      timeoutMs: o.timeoutMs ?? DEFAULT_WORKER_OPTIONS.timeoutMs,
+      timeoutMs: o.timeoutMs ?? webhooks.timeoutMs,
       pollMs: o.pollMs ?? DEFAULT_WORKER_OPTIONS.pollMs,
       batchSize: DEFAULT_WORKER_OPTIONS.batchSize,
     },
@@ -54,25 +90,163 @@ export async function startWorkerRuntime(c: Container, o: WorkerRuntimeOptions =
     intervalMs: o.sweepIntervalMs ?? SWEEP_INTERVAL_MS,
     ...(c.database.kind === 'pglite' ? { batchSize: EMBEDDED_SWEEP_BATCH, lanes: 1 } : { batchSize: SWEEP_BATCH }),
   });
-  let unsubscribe: () => void;
+  const pruner = new HistoryPruner(c.stores.retention, c.clock, c.logger, {
+    retentionMs: c.config.retention.historyMs,
+    intervalMs: PRUNE_INTERVAL_MS,
+    batchSize: PRUNE_BATCH,
+  });
+  // Stripe events the webhook missed (docs/payments.md, "Reconciliation").
+  const payments = new StripeReconciler(c.stores.merchantAccounts, c.services.stripeEvents, c.stripe, c.secretBox, c.clock, c.logger, {
+    intervalMs: c.config.payments.reconcileMs,
+  });
+  const planner = new AccessPlanner(c.stores.accessPlan, c.logger, {
+    pollMs: PLAN_POLL_MS,
+    batchSize: c.database.kind === 'pglite' ? EMBEDDED_PLAN_BATCH : PLAN_BATCH,
+  });
+  const access = createAccessWorker(c, o);
+  const telegram = createTelegramAccessWorker(c, o);
+  const reconciler = access ? createReconciler(c, access) : null;
+  const telegramReconciler = telegram ? createTelegramReconciler(c, telegram) : null;
+  const unsubscribe: (() => void)[] = [];
   try {
     // New deliveries committed by any process (a reconnection of the listener wakes it too).
-    unsubscribe = await c.database.wakeups.subscribe('deliveries', () => worker.wake());
+    unsubscribe.push(await c.database.wakeups.subscribe('deliveries', () => worker.wake()));
+    // New events committed by any process: the access planner reads them.
+    unsubscribe.push(await c.database.wakeups.subscribe('events', () => planner.wake()));
+    // Access rows made pending by any process (the planner, drift repair): the access workers call the platforms.
+    if (access || telegram) {
+      unsubscribe.push(
+        await c.database.wakeups.subscribe('access', () => {
+          access?.wake();
+          telegram?.wake();
+        }),
+      );
+    }
   } catch (err) {
+    for (const stop of unsubscribe) stop();
     await sender.close();
     throw err;
   }
   worker.start();
   sweeper.start();
+  pruner.start();
+  payments.start();
+  planner.start();
+  access?.start();
+  // Each Telegram bot's updates, received and handled by the process holding it (src/access/telegram/updates.ts).
+  const telegramUpdates = telegram ? startTelegramUpdates(telegram, telegramUpdatesDeps(c)) : null;
+  telegram?.start();
+  reconciler?.start();
+  telegramReconciler?.start();
   const bulkResumer = startBulkExtendResumer(c.services.memberships, c.logger);
   const stopGraceMs = o.stopGraceMs ?? c.config.ops.shutdownTimeoutMs;
   return {
     worker,
     sweeper,
+    pruner,
+    payments,
+    planner,
+    access,
+    reconciler,
+    telegram,
+    telegramReconciler,
     async stop() {
-      await Promise.all([worker.stop(stopGraceMs), sweeper.stop(), bulkResumer.stop()]);
-      unsubscribe();
+      // Drift repair first: its list calls use the bots' clients, which the access worker closes.
+      await Promise.all([reconciler?.stop(), telegramReconciler?.stop()]);
+      await telegramUpdates?.stop();
+      await Promise.all([
+        worker.stop(stopGraceMs),
+        sweeper.stop(),
+        pruner.stop(),
+        payments.stop(),
+        bulkResumer.stop(),
+        planner.stop(),
+        access?.stop(stopGraceMs),
+        telegram?.stop(stopGraceMs),
+      ]);
+      for (const stop of unsubscribe) stop();
       await sender.close();
     },
   };
+}
+
+/**
+ * The Discord access worker as a worker process runs it: one REST client per bot held
+ * (src/access/discord/bot-rest.ts) under Discord's global limit. Null when no token can be opened
+ * (PostgreSQL without TENURE_ENCRYPTION_KEY).
+ */
+export function createAccessWorker(c: Container, o: Pick<WorkerRuntimeOptions, 'random' | 'pollMs'> = {}): AccessWorker<REST> | null {
+  const { access } = c.config;
+  return accessWorkerWith(c, discordConnector(access.discordApiUrl, { globalRequestsPerSecond: access.discordGlobalPerSecond }), o);
+}
+
+/**
+ * The Telegram access worker (docs/access.md, "Telegram"): one paced Bot API client per bot held
+ * (TENURE_TELEGRAM_PER_SECOND, _CHAT_PER_SECOND), invite links of TENURE_TELEGRAM_INVITE_MODE
+ * lasting TENURE_TELEGRAM_INVITE_TTL_SECONDS. Every connected Telegram bot is held. Null when no
+ * token can be opened.
+ */
+export function createTelegramAccessWorker(c: Container, o: Pick<WorkerRuntimeOptions, 'random' | 'pollMs'> = {}): AccessWorker<TelegramClient> | null {
+  const { access } = c.config;
+  const connector = telegramConnector({
+    apiUrl: access.telegramApiUrl,
+    pace: { perSecond: access.telegram.perSecond, chatPerSecond: access.telegram.chatPerSecond },
+    inviteMode: access.telegram.inviteMode,
+    inviteTtlMs: access.telegram.inviteTtlMs,
+    invites: c.stores.telegramInvites,
+    clock: c.clock,
+    logger: c.logger,
+  });
+  return accessWorkerWith(c, connector, o);
+}
+
+/**
+ * An access worker on `connector`, the same for every platform: this instance's secret box opens
+ * the bot tokens, TENURE_ACCESS_CONCURRENCY calls per bot, TENURE_ACCESS_LEASE_SECONDS leases, and
+ * bots due for drift repair taken too (TENURE_ACCESS_RECONCILE_SECONDS). Null without a secret box.
+ */
+function accessWorkerWith<C>(c: Container, connector: PlatformConnector<C>, o: Pick<WorkerRuntimeOptions, 'random' | 'pollMs'>): AccessWorker<C> | null {
+  const box = c.secretBox;
+  if (!box) return null;
+  const { access } = c.config;
+  return new AccessWorker(
+    {
+      store: c.stores.accessWorker,
+      leases: c.stores.botLeases,
+      openToken: (sealed) => box.open(sealed),
+      connector,
+      clock: c.clock,
+      random: o.random ?? Math.random,
+      logger: c.logger,
+    },
+    {
+      concurrency: access.concurrency,
+      leaseMs: access.leaseMs,
+      pollMs: o.pollMs ?? DEFAULT_ACCESS_WORKER_OPTIONS.pollMs,
+      maxBots: DEFAULT_ACCESS_WORKER_OPTIONS.maxBots,
+      reconcileEveryMs: access.reconcileMs,
+    },
+  );
+}
+
+/** How often drift repair looks for bots due (a bot just taken is looked at once, through onAcquired). */
+export const RECONCILE_TICK_MS = 5_000;
+
+/**
+ * Drift repair (docs/access.md "Drift repair") of the bots `access` holds, with their REST clients,
+ * every TENURE_ACCESS_RECONCILE_SECONDS; a bot the worker has just taken is looked at at once.
+ */
+function createReconciler(c: Container, access: AccessWorker<REST>): Reconciler {
+  const reconciler = new Reconciler(
+    {
+      store: c.stores.accessReconcile,
+      planProject: (projectId) => c.stores.accessPlan.planProject(projectId),
+      bots: access,
+      clock: c.clock,
+      logger: c.logger,
+    },
+    { everyMs: c.config.access.reconcileMs, tickMs: Math.min(RECONCILE_TICK_MS, c.config.access.reconcileMs) },
+  );
+  access.leases.onAcquired(() => reconciler.wake());
+  return reconciler;
 }

@@ -4,7 +4,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /**
  * The contract between bench/run.ts and the benches that measure one part of the throughput
- * targets each (bench/bulk.ts, bench/expiry.ts, bench/import.ts). Each exports one function:
+ * targets each (bench/bulk.ts, bench/expiry.ts, bench/import.ts, bench/access.ts, bench/fairness.ts).
+ * Each exports one function:
  *
  *   export async function runBulkBench(options: PhaseOptions): Promise<PhaseResult>
  *
@@ -58,6 +59,21 @@ export const EXTERNAL_PHASES: readonly ExternalPhase[] = [
   },
   { section: 'expiry', file: 'expiry.ts', fn: 'runExpiryBench', covers: ['sweeper ≥ 20,000 expired events/s'] },
   { section: 'import', file: 'import.ts', fn: 'runImportBench', covers: ['import ≥ 50,000 rows/s'] },
+  {
+    section: 'access',
+    file: 'access.ts',
+    fn: 'runAccessBench',
+    covers: ['access: Discord calls/s ÷ 50 ≥ 0.9 (grants after a bulk extend, revokes at one expiry instant)', 'access: 429s ≤ a handful'],
+  },
+  {
+    section: 'fairness',
+    file: 'fairness.ts',
+    fn: 'runFairnessBench',
+    covers: [
+      "fairness: another project's event p99 < 100 ms beside 100,000 pending to a 10 s receiver",
+      'fairness: claim after ÷ before ≤ 1.5× in the common cases',
+    ],
+  },
 ];
 
 export type PhaseOutcome =

@@ -26,6 +26,8 @@ export const COMMAND_HELP = {
   projectCreate: examples('npx tenure project create --name "Acme"'),
   keyCreate: `
 The key is printed once, in "key"; tenure keeps only its hash. Send it as "Authorization: Bearer <key>".
+It is a full key, made even when the project has TENURE_MAX_KEYS_PER_PROJECT active keys: the way
+back into a project whose keys leaked (revoke them with it through the API).
 ${examples('npx tenure key create --project 6f1c0d2e-0000-4000-8000-000000000000 --label "billing backend"')}`,
   migrate: `
 The server also applies pending migrations when it starts; several nodes starting at once take

@@ -3,6 +3,7 @@
  * webhook deliveries and live updates, so a payload cannot drift between them.
  */
 import type { MembershipView } from './memberships/membership.view.js';
+import type { PaymentView } from './payments/payment.view.js';
 import type { PlanView } from './plans/plan.view.js';
 import type { TargetView } from './targets/target.view.js';
 
@@ -28,6 +29,38 @@ export interface EventPayloads {
   /** Final failures only: `dropped` (an answer that is not retried) or `exhausted` (retries used up). */
   'webhook.delivery-failed': DeliveryOutcome & { reason: 'dropped' | 'exhausted'; error_class: string | null };
   'webhook.endpoint-disabled': { webhook_id: string; reason: 'failing'; disabled_at: string };
+  // Bans (reference.md "Users and bans"): a banned member loses access at once (docs/access.md).
+  'user.banned': { user_id: string; reason: string | null };
+  'user.unbanned': { user_id: string };
+  // Access on the platforms (docs/access.md): written by the worker once the platform call is done.
+  'access.granted': AccessOutcome;
+  'access.revoked': AccessOutcome;
+  'access.failed': AccessOutcome & { error: { code: string; message: string } };
+  /** A Telegram invite link made for one member (docs/access.md, "Telegram"): hand it to them. */
+  'access.invite-created': AccessOutcome & { membership_id: string | null; invite: InviteView };
+  // Payments (docs/payments.md): written with the Stripe event that reported them, as the payment is after it.
+  'payment.succeeded': { payment: PaymentView };
+  'payment.refunded': { payment: PaymentView };
+  'payment.disputed': { payment: PaymentView };
+  'payment.failed': { payment: PaymentView };
+}
+
+/** A Telegram invite link for one member, as the API and events show it. */
+export interface InviteView {
+  target_id: string;
+  chat_id: string;
+  invite_link: string;
+  /** `single_use`: joins at once, one person; `join_request`: the bot approves the member's request. */
+  kind: 'single_use' | 'join_request';
+  expires_at: string;
+  created_at: string;
+}
+
+/** One (member, target) whose access changed on the platform. */
+export interface AccessOutcome {
+  user_id: string;
+  target_id: string;
+  platform: 'discord' | 'telegram';
 }
 
 /** A webhook delivery's final attempt, as the webhook-deliveries live channel reports it. */
@@ -61,6 +94,16 @@ export const EVENT_TYPES = [
   'webhook.delivery-succeeded',
   'webhook.delivery-failed',
   'webhook.endpoint-disabled',
+  'user.banned',
+  'user.unbanned',
+  'access.granted',
+  'access.revoked',
+  'access.failed',
+  'access.invite-created',
+  'payment.succeeded',
+  'payment.refunded',
+  'payment.disputed',
+  'payment.failed',
 ] as const satisfies readonly EventType[];
 
 /** The event object as webhooks and live updates carry it. */

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../domain/errors.js';
 import type { AuthService, Principal } from '../domain/projects/auth.service.js';
+import { clientKey } from '../ratelimit/client-key.js';
 import { rateLimitHeaders, refusal, secondsToWait } from '../ratelimit/headers.js';
 import type { Charge, Decision, RateLimiter } from '../ratelimit/rate-limiter.js';
 
@@ -13,13 +14,16 @@ declare module 'fastify' {
     public?: boolean;
     /** Health probes and metrics scrapes: no key and no limits, so a busy node still answers them. */
     probe?: boolean;
+    /** A route that only reads although it is not a GET: read-only keys may call it (DESIGN.md, "API keys"). */
+    reads?: boolean;
   }
 }
 
 /**
  * The gate every request passes before its body is read, in DESIGN.md's order: limit by IP →
- * authenticate (401) → limit by key → project access (403). Unknown routes and public routes are
- * limited by IP only. Validation (422) and existence (404) come later, in the route.
+ * authenticate (401) → limit by key → project access, then the key's scope (403: a read-only key
+ * on a route that writes). Unknown routes and public routes are limited by IP only. Validation
+ * (422) and existence (404) come later, in the route.
  *
  * A key already in the auth cache is checked with all its policies in one limiter call (one Redis
  * round trip). A key that must be looked up is limited by IP first, so guessing keys is throttled
@@ -34,7 +38,8 @@ export function registerGate(
 
   app.addHook('onRequest', async (request, reply) => {
     if (request.routeOptions.config?.probe) return;
-    const ip = `ip:${request.ip}`;
+    // An IPv6 client is counted by its /64 (clientKey), for its budget and its suspension alike.
+    const ip = `ip:${clientKey(request.ip)}`;
     const decisions: Decision[] = [];
     const charge = async (charges: Charge[]) => {
       const verdict = await limiter.consume(charges);
@@ -91,5 +96,7 @@ export function registerGate(
       const denied = auth.authorize(result.value, projectId);
       if (denied) throw denied;
     }
+    const outOfScope = auth.authorizeScope(result.value, request.method, request.routeOptions.config?.reads === true);
+    if (outOfScope) throw outOfScope;
   });
 }

@@ -19,13 +19,19 @@ import type { IdempotencyStore, StoredResponse } from '../store/idempotency.stor
  * - onSend stores what the handler produced (any status below 500), or releases the key on a 5xx
  *   so the client may retry.
  *
- * A route whose response must not be kept (a secret shown once) sets `config: { idempotency: false }`.
+ * A route whose response must not be kept at all sets `config: { idempotency: false }`; one whose
+ * response holds a secret shown once sets `config: { idempotency: { withhold: ['secret'] } }`: the
+ * record keeps the response without those fields of its `data`, so no secret is ever stored in an
+ * idempotency record, and a replay answers without them (docs/idempotency-and-lists.md).
  */
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** false: this POST ignores Idempotency-Key, because its response must not be stored. */
-    idempotency?: boolean;
+    /**
+     * false: this POST ignores Idempotency-Key, because its response must not be stored;
+     * `withhold`: fields of the response's `data` left out of the record (secrets shown once).
+     */
+    idempotency?: boolean | { withhold: readonly string[] };
   }
   interface FastifyRequest {
     idempotency: IdempotentRequest | null;
@@ -166,7 +172,9 @@ export function registerIdempotency(app: FastifyInstance, deps: { store: Idempot
           const value = reply.getHeader(name);
           if (value !== undefined) headers[name] = String(value);
         }
-        const response = { status: reply.statusCode, headers, body: (payload as string | null | undefined) ?? '' };
+        const withhold = (request.routeOptions.config as { idempotency?: unknown }).idempotency;
+        const body = withheld((payload as string | null | undefined) ?? '', typeof withhold === 'object' && withhold !== null ? (withhold as { withhold: readonly string[] }).withhold : []);
+        const response = { status: reply.statusCode, headers, body };
         const createdAt = clock.now().getTime();
         await store.complete({ ...target, response, expiresAt: new Date(createdAt + RETENTION_MS) });
       }
@@ -191,6 +199,16 @@ export function registerIdempotency(app: FastifyInstance, deps: { store: Idempot
   app.addHook('onClose', async () => {
     await pruning;
   });
+}
+
+/** `body` (a JSON envelope) without `fields` of its `data`; as it is when there are none to leave out. */
+export function withheld(body: string, fields: readonly string[]): string {
+  if (fields.length === 0 || body === '') return body;
+  const envelope = JSON.parse(body) as { data?: unknown };
+  const data = envelope.data;
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) return body;
+  const kept = Object.fromEntries(Object.entries(data).filter(([key]) => !fields.includes(key)));
+  return JSON.stringify({ ...envelope, data: kept });
 }
 
 /** POST routes of a project, unless they opted out. */

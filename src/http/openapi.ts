@@ -44,6 +44,7 @@ const TAGS: Record<string, string> = {
   webhooks: 'Webhook endpoints, their deliveries and replays (integrations)',
   'api-keys': 'API keys of a project (integrations)',
   'live-updates': 'Tokens for the Socket.IO live-updates connection (integrations)',
+  discord: "The project's Discord bot: connection, health, and the targets it cannot act on (integrations)",
   plans: 'Plans members subscribe to',
   targets: 'Discord and Telegram places a plan grants access to',
   users: 'Users, search and bans',

@@ -18,6 +18,9 @@ export const Instant = Type.Union(
   { description: 'A future instant: 13-digit Unix milliseconds, or an ISO 8601 UTC string with exactly three millisecond digits' },
 );
 
+/** The largest `offset` a list takes: past it no list has rows, and a larger number is not a database integer. */
+export const MAX_OFFSET = 1_000_000_000;
+
 /**
  * `limit` and `offset` of every list (reference.md "Identifiers and values"): limit 1-100, default
  * 20 unless the route says otherwise; offset from 0. Spread into a querystring object.
@@ -25,7 +28,7 @@ export const Instant = Type.Union(
 export function Page(defaultLimit = 20) {
   return {
     limit: Type.Integer({ minimum: 1, maximum: 100, default: defaultLimit, 'x-message': 'limit must be an integer from 1 to 100' }),
-    offset: Type.Integer({ minimum: 0, default: 0, 'x-message': 'offset must be a non-negative integer' }),
+    offset: Type.Integer({ minimum: 0, maximum: MAX_OFFSET, default: 0, 'x-message': `offset must be an integer from 0 to ${MAX_OFFSET}` }),
   };
 }
 

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { TenureEvent } from '../domain/events.js';
 import type { LiveEventsStore } from '../store/live-events.store.js';
+import { WakeLoop } from '../wake-loop.js';
 
 /**
  * Broadcasts each committed event once, cluster-wide. Every node runs one; it is woken by the
@@ -18,48 +19,32 @@ export interface BroadcasterOptions {
 }
 
 export class Broadcaster {
-  private pending = false;
-  private running: Promise<void> | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private stopped = false;
+  private readonly loop: WakeLoop;
 
   constructor(
     private readonly store: LiveEventsStore,
     private readonly emit: (event: TenureEvent) => void,
-    private readonly logger: Logger,
-    private readonly options: BroadcasterOptions,
-  ) {}
+    logger: Logger,
+    options: BroadcasterOptions,
+  ) {
+    // The rows stay unclaimed: the next wake-up or poll tries again.
+    this.loop = new WakeLoop(() => this.broadcast(), (err) => logger.warn({ err }, 'live-update broadcast failed; retrying on the next wake-up'), options.pollMs);
+  }
 
   start(): void {
-    this.timer = setInterval(() => this.wake(), this.options.pollMs);
-    this.timer.unref();
-    this.wake();
+    this.loop.start();
   }
 
   /** Claims and broadcasts until nothing is left; wake-ups during a pass cause one more pass. */
   wake(): void {
-    if (this.stopped) return;
-    this.pending = true;
-    this.running ??= this.drain().finally(() => {
-      this.running = null;
-    });
+    this.loop.wake();
   }
 
-  private async drain(): Promise<void> {
-    while (this.pending && !this.stopped) {
-      this.pending = false;
-      try {
-        while (!this.stopped && (await this.store.claim(BATCH, (events) => events.forEach(this.emit))) === BATCH);
-      } catch (err) {
-        // The rows stay unclaimed: the next wake-up or poll tries again.
-        this.logger.warn({ err }, 'live-update broadcast failed; retrying on the next wake-up');
-      }
-    }
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    await this.running;
+  private async broadcast(): Promise<void> {
+    while (!this.loop.isStopped && (await this.store.claim(BATCH, (events) => events.forEach(this.emit))) === BATCH);
   }
 }

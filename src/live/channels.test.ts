@@ -12,16 +12,23 @@ describe('live-update channels', () => {
 
   it.each([
     ['membership.bulk-extended', 'memberships'],
+    ['user.banned', 'memberships'],
+    ['user.unbanned', 'memberships'],
     ['plan.deleted', 'plans'],
     ['target.removed', 'targets'],
     ['webhook.delivery-failed', 'webhook-deliveries'],
     ['webhook.endpoint-disabled', 'webhook-deliveries'],
+    ['access.granted', 'access'],
+    ['access.revoked', 'access'],
+    ['access.failed', 'access'],
+    ['payment.succeeded', 'payments'],
+    ['payment.refunded', 'payments'],
   ])('carries %s on %s', (type, channel) => {
     expect(channelOf(type)).toBe(channel);
   });
 
-  it('knows only its four channel names', () => {
-    expect(CHANNELS).toStrictEqual(['memberships', 'plans', 'targets', 'webhook-deliveries']);
+  it('knows only its six channel names', () => {
+    expect(CHANNELS).toStrictEqual(['memberships', 'plans', 'targets', 'webhook-deliveries', 'access', 'payments']);
     for (const bad of ['Memberships', 'membership', '', 'payment-requests', null, 1, ['plans']]) expect(isChannel(bad)).toBe(false);
   });
 });

@@ -6,7 +6,7 @@ import { EVENT_TYPES, type EventType } from '../domain/events.js';
  * cannot disagree.
  */
 
-export const CHANNELS = ['memberships', 'plans', 'targets', 'webhook-deliveries'] as const;
+export const CHANNELS = ['memberships', 'plans', 'targets', 'webhook-deliveries', 'access', 'payments'] as const;
 export type Channel = (typeof CHANNELS)[number];
 
 export const isChannel = (value: unknown): value is Channel => typeof value === 'string' && (CHANNELS as readonly string[]).includes(value);
@@ -16,10 +16,15 @@ export const isChannel = (value: unknown): value is Channel => typeof value === 
  * webhook receiver and is never broadcast.
  */
 export function channelOf(type: string): Channel | null {
-  if (type.startsWith('membership.')) return 'memberships';
+  // A ban or unban changes who may be a member (and their access): the memberships channel's business.
+  if (type.startsWith('membership.') || type.startsWith('user.')) return 'memberships';
   if (type.startsWith('plan.')) return 'plans';
   if (type.startsWith('target.')) return 'targets';
   if (type.startsWith('webhook.delivery-') || type === 'webhook.endpoint-disabled') return 'webhook-deliveries';
+  // What the bot did on Discord or Telegram for a member (docs/access.md).
+  if (type.startsWith('access.')) return 'access';
+  // Payments recorded from the provider's events (docs/payments.md).
+  if (type.startsWith('payment.')) return 'payments';
   return null;
 }
 

@@ -42,7 +42,7 @@ export class LiveTokenService {
   ) {}
 
   /** Mints a token for `principal`'s project, valid for the configured TTL. */
-  async mint(principal: Principal): Promise<MintedToken> {
+  async mint(principal: Pick<Principal, 'keyId' | 'projectId'>): Promise<MintedToken> {
     const now = this.clock.now();
     const iat = Math.floor(now.getTime() / 1000);
     const exp = iat + this.options.ttlSeconds;

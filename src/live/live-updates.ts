@@ -1,14 +1,17 @@
-import type { Server as HttpServer } from 'node:http';
+import type { IncomingMessage, Server as HttpServer } from 'node:http';
 import { createAdapter } from '@socket.io/redis-adapter';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { Server, type Socket } from 'socket.io';
 import type { Container } from '../container.js';
+import { clientAddress, trustProxy } from '../http/trust-proxy.js';
+import { clientKey } from '../ratelimit/client-key.js';
 import { Broadcaster } from './broadcaster.js';
 import { channelOf } from './channels.js';
 import { MemoryConnectionCap, RedisConnectionCap, type ConnectionCap } from './connection-cap.js';
 import { HandshakeAuth, type LiveClient } from './handshake.js';
+import { PendingConnections, type PendingConnection } from './pending-connections.js';
 import { roomOf, serveConnection, wireEvent } from './protocol.js';
 
 /**
@@ -48,10 +51,15 @@ export async function startLiveUpdates(server: HttpServer, c: Container, o: Live
   const store = c.stores.liveEvents;
   const { auth } = c.services;
   const handshake = new HandshakeAuth(auth, c.services.liveTokens, store);
+  const trust = trustProxy(config.http.trustProxy);
   const limiter = new RateLimiterMemory({ points: config.live.actionsPerMinute, duration: 60 });
   // Guessing credentials costs a database lookup each: failed handshakes count against the
   // per-IP budget (TENURE_RATE_LIMIT_IP per minute, per node), successful ones never do.
   const failures = config.rateLimit.enabled ? new RateLimiterMemory({ points: config.rateLimit.perIp, duration: 60 }) : null;
+  // The client as the REST gate counts it: its address behind TRUST_PROXY, an IPv6 one by its /64.
+  const addressOf = (request: IncomingMessage) => clientKey(clientAddress(request, trust));
+  const pending = new PendingConnections(config.live.maxPendingPerAddress);
+  const pendingOf = new WeakMap<Socket['conn'], PendingConnection>();
 
   const io = new Server(server, {
     path: LIVE_PATH,
@@ -60,6 +68,20 @@ export async function startLiveUpdates(server: HttpServer, c: Container, o: Live
     serveClient: false,
     // Credentials travel in the handshake, never in cookies, so any page may connect with one.
     cors: { origin: '*' },
+    // Called for the request that would open a connection (a first poll, or a WebSocket upgrade
+    // without a session), before anything is allocated for it: the hard stop of the pending cap
+    // (src/live/pending-connections.ts). The client sees a bare transport error there, so the
+    // cap itself is enforced at the handshake, where a refusal can say why.
+    allowRequest: (request, callback) => {
+      if (pending.mayOpen(addressOf(request))) return callback(null, true);
+      callback(`Too many live-update connections from this address are waiting to authenticate (TENURE_LIVE_MAX_PENDING_PER_IP)`, false);
+    },
+  });
+  // Every connection is pending from the moment it opens until it is admitted or closes.
+  io.engine.on('connection', (conn: Socket['conn']) => {
+    const connection = pending.open(addressOf(conn.request));
+    pendingOf.set(conn, connection);
+    conn.once('close', () => connection.settle());
   });
 
   const redisClients: Redis[] = [];
@@ -104,7 +126,28 @@ export async function startLiveUpdates(server: HttpServer, c: Container, o: Live
   });
 
   async function admit(socket: Socket): Promise<Error | undefined> {
-    const ip = clientIp(socket, config.http.trustProxy);
+    const connection = pendingOf.get(socket.conn);
+    if (!connection?.withinCap) {
+      // Told why, then closed: it must not stay open waiting for Socket.IO's connect timeout.
+      setImmediate(() => socket.conn.close());
+      return refusal(
+        'TOO_MANY_PENDING_CONNECTIONS',
+        `This address already has ${config.live.maxPendingPerAddress} live-update connections waiting to authenticate (TENURE_LIVE_MAX_PENDING_PER_IP); retry once they have connected or closed`,
+      );
+    }
+    if (connection.checking || connection.isSettled) {
+      return refusal('TOO_MANY_PENDING_CONNECTIONS', 'A handshake is already being checked on this connection');
+    }
+    connection.checking = true;
+    try {
+      return await check(socket, connection);
+    } finally {
+      connection.checking = false;
+    }
+  }
+
+  async function check(socket: Socket, connection: PendingConnection): Promise<Error | undefined> {
+    const ip = addressOf(socket.request);
     const spent = await failures?.get(ip);
     if (spent && spent.remainingPoints <= 0) {
       const seconds = Math.max(1, Math.ceil(spent.msBeforeNext / 1000));
@@ -128,12 +171,18 @@ export async function startLiveUpdates(server: HttpServer, c: Container, o: Live
     socket.conn.once('close', release);
     if (socket.conn.readyState !== 'open') release();
     socket.data = client;
+    connection.settle();
     return undefined;
   }
 
   nsp.on('connection', (socket) => {
     const client = socket.data as LiveClient;
-    socket.on('disconnect', () => void cap.release(client.projectId, socket.id));
+    socket.on('disconnect', (reason) => {
+      void cap.release(client.projectId, socket.id);
+      // Left the namespace but kept the connection: it no longer counts as pending, and the only
+      // namespace there is to join is this one, so it is closed rather than left unaccounted for.
+      if (reason === 'client namespace disconnect') socket.conn.close();
+    });
     serveConnection(socket, client, { store, limiter, retentionMs: config.live.eventRetentionMs, logger });
   });
 
@@ -215,12 +264,6 @@ export async function startLiveUpdates(server: HttpServer, c: Container, o: Live
   };
 }
 
-/** The client's address as the REST gate sees it (TRUST_PROXY: the first X-Forwarded-For hop). */
-function clientIp(socket: Socket, trustProxy: boolean): string {
-  const forwarded = socket.handshake.headers['x-forwarded-for'];
-  const first = trustProxy && typeof forwarded === 'string' ? forwarded.split(',')[0]?.trim() : undefined;
-  return first || socket.handshake.address;
-}
 
 /** A handshake refusal: the client's `connect_error` has this message and `data.error_code`. */
 function refusal(code: string, message: string): Error {

@@ -37,6 +37,11 @@ export const roomOf = (projectId: string, channel: Channel): string => `${projec
 /** A broadcast as sockets receive it: the webhook event object plus its channel. */
 export const wireEvent = (event: TenureEvent, channel: Channel) => ({ ...event, channel });
 
+/**
+ * A resumed subscription replays its backlog a page at a time, and reads the next page only once
+ * the connection has written the last one out: a resume holds at most one page in memory, however
+ * long the backlog (up to TENURE_EVENT_RETENTION) and however slowly the client reads.
+ */
 const REPLAY_PAGE = 500;
 
 export interface ProtocolDeps {
@@ -113,7 +118,7 @@ export function serveConnection(socket: Socket, client: LiveClient, deps: Protoc
     await socket.join(room);
     let replayed: number;
     try {
-      replayed = await replay(channel, { eventId: after, seq: point.seq });
+      replayed = await replayInTurn(channel, { eventId: after, seq: point.seq });
     } catch (err) {
       // Not subscribed after all: the client is told the action failed and may retry it.
       await socket.leave(room);
@@ -131,10 +136,53 @@ export function serveConnection(socket: Socket, client: LiveClient, deps: Protoc
       for (const event of page.events) socket.emit(event.type, wireEvent(event, channel));
       sent += page.events.length;
       cursor = page.cursor;
-      if (page.events.length < REPLAY_PAGE || socket.disconnected) return sent;
+      if (page.events.length < REPLAY_PAGE) return sent;
+      await written(socket.conn);
+      if (socket.disconnected || socket.conn.readyState !== 'open') return sent;
     }
+  }
+
+  // Resumes replay one after another: several at once would each hold a page.
+  let replays: Promise<unknown> = Promise.resolve();
+  function replayInTurn(channel: Channel, after: { eventId: string; seq: number }): Promise<number> {
+    const turn = replays.then(() => replay(channel, after));
+    replays = turn.catch(() => undefined);
+    return turn;
   }
 
   socket.on('disconnect', () => void deps.limiter.delete(socket.id));
   send({ type: 'ready', connection_id: socket.id });
+}
+
+/**
+ * Resolves once the connection has handed everything queued to the network, or closed. Engine.IO
+ * queues what the transport cannot take yet and flushes it whenever the transport is writable
+ * again (a WebSocket once its last frame was written to the socket, long polling once the client
+ * polls again), so a writable transport means an empty queue. Re-checked on every `ready` of the
+ * transport in use, after Engine.IO's own flush (its listener comes first), and after an upgrade
+ * to WebSocket has flushed the queue to the new transport.
+ */
+function written(conn: Socket['conn']): Promise<void> {
+  return new Promise((resolve) => {
+    let transport = conn.transport;
+    const check = () => {
+      if (conn.readyState !== 'open' || conn.transport.writable) {
+        transport.off('ready', check);
+        conn.off('upgrade', afterUpgrade);
+        conn.off('close', check);
+        return resolve();
+      }
+      if (transport !== conn.transport) {
+        transport.off('ready', check);
+        transport = conn.transport;
+        transport.on('ready', check);
+      }
+    };
+    // Emitted before the queue is flushed to the new transport, which happens in the same tick.
+    const afterUpgrade = () => queueMicrotask(check);
+    transport.on('ready', check);
+    conn.on('upgrade', afterUpgrade);
+    conn.on('close', check);
+    check();
+  });
 }

@@ -1,5 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { AccessWorkerStore } from '../store/access-worker.store.js';
 import type { DeliveriesStore } from '../store/deliveries.store.js';
+import { accessCallCounts, rateLimitedCounts, rateLimitWaitCounts } from './access-calls.js';
 import { deliveryOutcomeCounts } from './delivery-outcomes.js';
 
 /**
@@ -22,7 +24,9 @@ export interface Metrics {
 // From 1 ms to 10 s: an `extend` takes a few ms; anything past seconds is an incident.
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-export function createMetrics(options: { deliveries?: Pick<DeliveriesStore, 'queueStats'> } = {}): Metrics {
+export function createMetrics(
+  options: { deliveries?: Pick<DeliveriesStore, 'queueStats'>; access?: Pick<AccessWorkerStore, 'queueStats'> } = {},
+): Metrics {
   const registry = new Registry();
   const registers = [registry];
 
@@ -53,6 +57,38 @@ export function createMetrics(options: { deliveries?: Pick<DeliveriesStore, 'que
     collect() {
       this.reset();
       for (const [outcome, n] of deliveryOutcomeCounts()) this.inc({ outcome }, n);
+    },
+  });
+
+  // Access on Discord (docs/access.md, "How tenure calls Discord"): counted by this process's access worker.
+  new Counter({
+    name: 'tenure_access_calls_total',
+    help: 'Discord calls made by the access worker of this process, by outcome (granted, revoked, waiting_for_member, failed, retry, unauthorized)',
+    labelNames: ['outcome'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const [outcome, n] of accessCallCounts()) this.inc({ outcome }, n);
+    },
+  });
+  new Counter({
+    name: 'tenure_access_rate_limited_total',
+    help: "429 answers to this process's Discord calls, by X-RateLimit-Scope (user: a route bucket, global: the bot's global limit, shared, unknown)",
+    labelNames: ['scope'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const [scope, n] of rateLimitedCounts()) this.inc({ scope }, n);
+    },
+  });
+  new Counter({
+    name: 'tenure_access_rate_limit_waits_total',
+    help: 'Discord calls the REST library held back before sending, to keep to a route bucket or the global limit, by limit (route, global)',
+    labelNames: ['limit'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const [limit, n] of rateLimitWaitCounts()) this.inc({ limit }, n);
     },
   });
 
@@ -90,6 +126,36 @@ export function createMetrics(options: { deliveries?: Pick<DeliveriesStore, 'que
     new Gauge({
       name: 'tenure_webhook_queue_oldest_due_age_seconds',
       help: 'How long the oldest delivery that is due has been waiting (0 when none is due)',
+      registers,
+      async collect() {
+        const s = await stats();
+        if (s) this.set(s.oldestDueAgeSeconds);
+      },
+    });
+  }
+
+  const { access } = options;
+  if (access) {
+    // One query per scrape for both gauges, as for the webhook queue above.
+    type Stats = Awaited<ReturnType<AccessWorkerStore['queueStats']>> | null;
+    let pending: Promise<Stats> | null = null;
+    const stats = () =>
+      (pending ??= access
+        .queueStats()
+        .catch((): Stats => null)
+        .finally(() => setImmediate(() => (pending = null))));
+    new Gauge({
+      name: 'tenure_access_queue_depth',
+      help: 'Access rows waiting for a platform call (pending: due now, claimed, or scheduled for a retry)',
+      registers,
+      async collect() {
+        const s = await stats();
+        if (s) this.set(s.depth);
+      },
+    });
+    new Gauge({
+      name: 'tenure_access_queue_oldest_due_age_seconds',
+      help: 'How long the oldest pending access row that is due has been waiting for its call (0 when none is due)',
       registers,
       async collect() {
         const s = await stats();

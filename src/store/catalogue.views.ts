@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { PlanView } from '../domain/plans/plan.view.js';
-import type { TargetView } from '../domain/targets/target.view.js';
+import { ON_EXPIRY_BY_KIND } from '../domain/targets/target-rules.js';
+import type { OnExpiry, TargetView } from '../domain/targets/target.view.js';
 
 /**
  * The plan and target objects as the API and events show them, built in SQL. A write inserts its
@@ -24,13 +25,26 @@ export const withCounts = (source: string) =>
         AND c_m.end_date > now())::int AS participant_count
     FROM ${source} s`);
 
+/**
+ * The `on_expiry` in effect on the target row `alias`: its own, or its kind's default
+ * (ON_EXPIRY_BY_KIND, the first value of each kind), as the API shows it and the planner copies it.
+ */
+export const effectiveOnExpiry = (alias: string) => {
+  const cases = Object.entries(ON_EXPIRY_BY_KIND).flatMap(([platform, kinds]) =>
+    Object.entries(kinds).map(([kind, values]) => `WHEN '${platform}/${kind}' THEN '${values[0]}'`),
+  );
+  return sql<OnExpiry>`coalesce(${sql.raw(`${alias}.on_expiry`)}, CASE ${sql.raw(`${alias}.platform || '/' || ${alias}.kind`)}
+    ${sql.raw(cases.join(' '))} ELSE 'none' END)`;
+};
+
 /** The target object of a relation `alias` made by `withCounts`. */
 export const targetJson = (alias: string) => {
   const c = (name: string) => sql.raw(`${alias}.${name}`);
   return sql<TargetView>`jsonb_build_object(
     'target_id', ${c('id')}, 'target_name', ${c('name')}, 'platform', ${c('platform')}, 'kind', ${c('kind')},
     'external_id', ${c('external_id')}, 'is_enabled', ${c('is_enabled')}, 'plan_count', ${c('plan_count')},
-    'parent_target_id', ${c('parent_target_id')}, 'participant_count', ${c('participant_count')})`;
+    'parent_target_id', ${c('parent_target_id')}, 'participant_count', ${c('participant_count')},
+    'on_expiry', ${effectiveOnExpiry(alias)}, 'health', ${c('health')}, 'health_error', ${c('health_error')})`;
 };
 
 /**

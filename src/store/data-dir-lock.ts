@@ -5,10 +5,11 @@ import lockfile from 'proper-lockfile';
  * PGlite has no lock between processes: two processes that open one data directory both write
  * and corrupt it (DESIGN.md). tenure holds `DATA_DIR/tenure.lock` for as long as the database is
  * open. proper-lockfile refreshes the lock's mtime while we hold it, so a lock left behind by a
- * process that was killed becomes stale and is taken over after STALE_MS.
+ * process that was killed becomes stale and is taken over after `staleMs`
+ * (TENURE_DATA_DIR_LOCK_STALE_SECONDS, default 10 s).
  */
 
-const STALE_MS = 10_000;
+export const DEFAULT_LOCK_STALE_MS = 10_000;
 
 export class DataDirLockedError extends Error {
   constructor(readonly dataDir: string) {
@@ -27,14 +28,15 @@ export interface DataDirLock {
 
 export async function acquireDataDirLock(
   dataDir: string,
-  options: { lockWaitMs?: number; onLockCompromised?: (err: Error) => void },
+  options: { lockWaitMs?: number; staleMs?: number; onLockCompromised?: (err: Error) => void },
 ): Promise<DataDirLock> {
   const waitMs = options.lockWaitMs ?? 0;
+  const staleMs = options.staleMs ?? DEFAULT_LOCK_STALE_MS;
   try {
     const release = await lockfile.lock(dataDir, {
       lockfilePath: path.join(dataDir, 'tenure.lock'),
-      stale: STALE_MS,
-      update: STALE_MS / 2,
+      stale: staleMs,
+      update: staleMs / 2,
       retries: waitMs > 0 ? { retries: Math.ceil(waitMs / 500), minTimeout: 500, maxTimeout: 500, factor: 1 } : 0,
       onCompromised:
         options.onLockCompromised ??

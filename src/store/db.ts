@@ -22,7 +22,7 @@ import { wakingDb, Wakeups } from './wakeups.js';
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 
 export type StorageOptions =
-  | { kind: 'pglite'; dataDir: string }
+  | { kind: 'pglite'; dataDir: string; /** A lock not refreshed for this long is taken over (default 10 s). */ lockStaleMs?: number }
   | { kind: 'pglite-memory'; /** A dump (from `dumpDataDir`) to start from, e.g. an already-migrated database. */ seed?: Blob }
   | { kind: 'postgres'; url: string; poolSize: number };
 
@@ -68,10 +68,10 @@ export async function openDatabase(storage: StorageOptions, options: OpenOptions
     case 'postgres':
       return openPostgres(storage.url, storage.poolSize, options.logger ?? silent);
     case 'pglite-memory':
-      return openPglite(await PGlite.create(storage.seed ? { loadDataDir: storage.seed } : {}), null, options.logger ?? silent);
+      return pgliteDatabase(await PGlite.create(storage.seed ? { loadDataDir: storage.seed } : {}), options);
     case 'pglite': {
       await mkdir(storage.dataDir, { recursive: true });
-      const lock = await acquireDataDirLock(storage.dataDir, options);
+      const lock = await acquireDataDirLock(storage.dataDir, { ...options, staleMs: storage.lockStaleMs });
       try {
         return openPglite(await PGlite.create(path.join(storage.dataDir, 'pglite')), lock, options.logger ?? silent);
       } catch (err) {
@@ -80,6 +80,14 @@ export async function openDatabase(storage: StorageOptions, options: OpenOptions
       }
     }
   }
+}
+
+/**
+ * A database over a PGlite the caller opened (in memory, or a data directory it holds): closing it
+ * closes `client`. The test harness hands one PGlite from test file to test file this way.
+ */
+export function pgliteDatabase(client: PGlite, options: OpenOptions = {}): Database {
+  return openPglite(client, null, options.logger ?? silent);
 }
 
 function openPglite(client: PGlite, lock: DataDirLock | null, logger: Pick<Logger, 'warn'>): Database {

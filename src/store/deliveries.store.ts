@@ -1,13 +1,15 @@
 import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from './db.js';
+import { claimDue, type Claim, type ClaimOptions } from './delivery-claim.js';
 import { iso } from './memberships.store.js';
 import { eventRows, insertEvents, type EventData } from './outbox.js';
 
 /**
  * Webhook deliveries and their attempts. Deliveries are created by the fan-out trigger on
- * `events` (drizzle/functions.sql) or by a replay here; workers claim due ones with
- * `FOR UPDATE SKIP LOCKED` and a lease, and record each attempt fenced by that lease. The delivery
- * log and replays, which the API reads and writes, are in delivery-log.store.ts.
+ * `events` (drizzle/functions.sql) or by a replay here; workers claim due ones fairly across
+ * endpoints and projects, with `FOR UPDATE SKIP LOCKED` and a lease (delivery-claim.ts), and record
+ * each attempt fenced by that lease. The delivery log and replays, which the API reads and writes,
+ * are in delivery-log.store.ts.
  */
 
 /** A text[] as either driver returns it: an array, or (PGlite, for some casts) its literal. */
@@ -19,29 +21,7 @@ function pgArray(value: string[] | string | undefined): string[] {
 }
 
 
-export interface ClaimedDelivery {
-  id: string;
-  webhookId: string;
-  eventId: string;
-  eventType: string;
-  /** This attempt's number (1-based); also the lease's fencing token. */
-  attempt: number;
-  body: string;
-  url: string;
-  /** Current secret first, then a rotated-out one still within its grace period. */
-  secrets: string[];
-  enabled: boolean;
-}
-
-export interface ClaimOptions {
-  workerId: string;
-  now: Date;
-  leaseUntil: Date;
-  limit: number;
-  perEndpoint: number;
-  /** Attempts this worker has in flight, per webhook, counted against `perEndpoint`. */
-  inFlight: ReadonlyMap<string, number>;
-}
+export type { Claim, ClaimedDelivery, ClaimOptions } from './delivery-claim.js';
 
 export interface AttemptRecord {
   id: string;
@@ -74,71 +54,11 @@ export class DeliveriesStore {
   constructor(private readonly db: Db) {}
 
   /**
-   * Claims up to `limit` due deliveries and leases them to `workerId` until `leaseUntil`: their
-   * `next_attempt_at` moves to the lease's end, so a worker that dies leaves them due again then.
-   * At most `perEndpoint` per webhook, counting what this worker already has in flight, so one
-   * slow receiver cannot take every slot. The scan is bounded (due order), the ranking picks per
-   * webhook, and `SKIP LOCKED` lets workers on other nodes claim past each other.
+   * Claims up to `limit` due deliveries, fairly across endpoints and projects, and leases them to
+   * `workerId` until `leaseUntil` (src/store/delivery-claim.ts).
    */
-  async claim(o: ClaimOptions): Promise<ClaimedDelivery[]> {
-    const busyIds = [...o.inFlight.keys()];
-    const busyCounts = busyIds.map((id) => o.inFlight.get(id)!);
-    const saturated = busyIds.filter((id) => o.inFlight.get(id)! >= o.perEndpoint);
-    const result = await this.db.execute(sql`
-      WITH busy AS (
-        SELECT * FROM unnest(${sql.param(busyIds)}::uuid[], ${sql.param(busyCounts)}::int[]) AS b(webhook_id, n)
-      ), scan AS (
-        SELECT d.id, d.webhook_id, d.next_attempt_at FROM webhook_deliveries d
-        WHERE d.status = 'pending' AND d.next_attempt_at <= ${o.now}::timestamptz
-          AND d.webhook_id <> ALL(${sql.param(saturated)}::uuid[])
-        ORDER BY d.next_attempt_at
-        LIMIT ${o.limit * 4 + o.perEndpoint}
-      ), ranked AS (
-        SELECT s.id, s.webhook_id, s.next_attempt_at,
-               row_number() OVER (PARTITION BY s.webhook_id ORDER BY s.next_attempt_at, s.id) AS rn
-        FROM scan s
-      ), picked AS (
-        SELECT r.id FROM ranked r LEFT JOIN busy b ON b.webhook_id = r.webhook_id
-        WHERE r.rn <= ${o.perEndpoint}::int - coalesce(b.n, 0)
-        ORDER BY r.next_attempt_at LIMIT ${o.limit}
-      ), locked AS (
-        SELECT d.id FROM webhook_deliveries d
-        WHERE d.id IN (SELECT id FROM picked) AND d.status = 'pending' AND d.next_attempt_at <= ${o.now}::timestamptz
-        FOR UPDATE SKIP LOCKED
-      ), claimed AS (
-        UPDATE webhook_deliveries d
-        SET attempts = d.attempts + 1, next_attempt_at = ${o.leaseUntil}::timestamptz, leased_by = ${o.workerId}, updated_at = ${o.now}::timestamptz
-        FROM locked WHERE d.id = locked.id
-        RETURNING d.id, d.webhook_id, d.event_id, d.attempts
-      )
-      SELECT c.id, c.webhook_id, c.event_id, c.attempts AS attempt, e.type AS event_type, p.body, w.url, w.enabled,
-             w.secret, CASE WHEN w.previous_secret_expires_at > ${o.now}::timestamptz THEN w.previous_secret END AS previous_secret
-      FROM claimed c
-      JOIN webhooks w ON w.id = c.webhook_id
-      JOIN events e ON e.id = c.event_id
-      JOIN webhook_payloads p ON p.event_id = c.event_id`);
-    return rowsOf<{
-      id: string;
-      webhook_id: string;
-      event_id: string;
-      attempt: number;
-      event_type: string;
-      body: string;
-      url: string;
-      enabled: boolean;
-      secret: string;
-      previous_secret: string | null;
-    }>(result).map((r) => ({
-      id: r.id,
-      webhookId: r.webhook_id,
-      eventId: r.event_id,
-      eventType: r.event_type,
-      attempt: r.attempt,
-      body: r.body,
-      url: r.url,
-      secrets: r.previous_secret ? [r.secret, r.previous_secret] : [r.secret],
-      enabled: r.enabled,
-    }));
+  claim(o: ClaimOptions): Promise<Claim> {
+    return claimDue(this.db, o);
   }
 
   /**
@@ -237,11 +157,17 @@ export class DeliveriesStore {
       WHERE id = ANY(${sql.param([...ids])}::uuid[]) AND leased_by = ${workerId} AND status = 'pending'`);
   }
 
-  /** The earliest `next_attempt_at` of a pending delivery (null: none), for the worker's sleep. */
-  async nextDueAt(exceptWebhooks: readonly string[]): Promise<Date | null> {
+  /**
+   * When the next pending delivery falls due after `now` (null: none), leaving out the endpoints
+   * and projects the worker may claim no more of, for the worker's sleep. Only the future: what
+   * is due already was the claim's to find. A short read of the due index from `now` on, past
+   * leases that run out later.
+   */
+  async nextDueAt(now: Date, except: { webhooks: readonly string[]; projects: readonly string[] }): Promise<Date | null> {
     const result = await this.db.execute(sql`
       SELECT ${iso(sql`min(next_attempt_at)`)} AS at FROM webhook_deliveries
-      WHERE status = 'pending' AND webhook_id <> ALL(${sql.param([...exceptWebhooks])}::uuid[])`);
+      WHERE status = 'pending' AND next_attempt_at > ${now}::timestamptz
+        AND webhook_id <> ALL(${sql.param([...except.webhooks])}::uuid[]) AND project_id <> ALL(${sql.param([...except.projects])}::uuid[])`);
     const at = rowsOf<{ at: string | null }>(result)[0]?.at;
     return at ? new Date(at) : null;
   }

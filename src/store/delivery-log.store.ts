@@ -77,45 +77,85 @@ export class DeliveryLogStore {
 
   /**
    * A new delivery of the same event (same body bytes, same event id) to the same webhook, due at
-   * once, when the webhook is enabled. Null when there is no such delivery or webhook enabled.
+   * once, when the webhook is enabled; or the delivery of that event to that webhook still pending,
+   * if there is one (a replay never queues a second). Null when there is no such delivery or
+   * webhook enabled.
    */
   async replayOne(projectId: string, webhookId: string, deliveryId: string, now: Date): Promise<string | null> {
-    const result = await this.db.execute(markWrites(sql`
-      INSERT INTO webhook_deliveries (project_id, webhook_id, event_id, next_attempt_at, replay_of, created_at, updated_at)
-      SELECT d.project_id, d.webhook_id, d.event_id, ${now}::timestamptz, d.id, ${now}::timestamptz, ${now}::timestamptz
-      FROM webhook_deliveries d
-      JOIN LATERAL (SELECT w.id FROM webhooks w WHERE w.id = d.webhook_id AND w.enabled FOR KEY SHARE) w ON true
-      WHERE d.project_id = ${projectId} AND d.webhook_id = ${webhookId} AND d.id = ${deliveryId}
-      RETURNING id`, ['deliveries']));
-    return rowsOf<{ id: string }>(result)[0]?.id ?? null;
+    return this.db.transaction(async (tx) => {
+      if (!(await lockEnabledHook(tx, projectId, webhookId))) return null;
+      const result = await tx.execute(markWrites(sql`
+        WITH src AS (
+          SELECT d.id, d.project_id, d.webhook_id, d.event_id FROM webhook_deliveries d
+          WHERE d.project_id = ${projectId} AND d.webhook_id = ${webhookId} AND d.id = ${deliveryId}
+        ), pending AS (
+          SELECT p.id FROM webhook_deliveries p JOIN src ON p.webhook_id = src.webhook_id AND p.event_id = src.event_id
+          WHERE p.status = 'pending' LIMIT 1
+        ), ins AS (
+          INSERT INTO webhook_deliveries (project_id, webhook_id, event_id, next_attempt_at, replay_of, created_at, updated_at)
+          SELECT src.project_id, src.webhook_id, src.event_id, ${now}::timestamptz, src.id, ${now}::timestamptz, ${now}::timestamptz
+          FROM src WHERE NOT EXISTS (SELECT 1 FROM pending)
+          RETURNING id
+        )
+        SELECT id FROM ins UNION ALL SELECT id FROM pending`, ['deliveries']));
+      return rowsOf<{ id: string }>(result)[0]?.id ?? null;
+    });
   }
 
   /**
    * New deliveries to one enabled webhook of every event of its project emitted in
-   * [since, until), except `webhook.test` events aimed at other webhooks and live-only events (the
-   * webhook-deliveries channel's, which never go to webhooks). Events from before the
-   * webhook existed get their body stored now, by the same function the fan-out uses.
+   * [since, until), except `webhook.test` events aimed at other webhooks, live-only events (the
+   * webhook-deliveries channel's, which never go to webhooks) and events whose delivery to this
+   * webhook is still pending (a replay never queues a second). At most `max` events: a range
+   * holding more replays nothing and says where to stop (`over`: the emitted_at of the event past
+   * the limit, so [since, over) holds at most `max`). Events from before the webhook existed get
+   * their body stored now, by the same function the fan-out uses. Null when the webhook is not
+   * there or not enabled.
    */
-  async replayRange(projectId: string, webhookId: string, since: Date, until: Date, now: Date): Promise<number | null> {
-    const result = await this.db.execute(markWrites(sql`
-      WITH hook AS (
-        SELECT id FROM webhooks WHERE id = ${webhookId} AND project_id = ${projectId} AND enabled FOR KEY SHARE
-      ), ev AS (
-        SELECT e.id, e.type, e.project_id, e.emitted_at, e.data FROM events e
-        WHERE e.project_id = ${projectId} AND e.emitted_at >= ${since}::timestamptz AND e.emitted_at < ${until}::timestamptz
-          AND (e.target_webhook_id IS NULL OR e.target_webhook_id = ${webhookId}) AND NOT e.live_only
-          AND EXISTS (SELECT 1 FROM hook)
-      ), pay AS (
-        INSERT INTO webhook_payloads (event_id, body)
-        SELECT ev.id, tenure_webhook_body(ev.id, ev.type, ev.project_id, ev.emitted_at, ev.data) FROM ev
-        ON CONFLICT (event_id) DO NOTHING
-      ), ins AS (
-        INSERT INTO webhook_deliveries (project_id, webhook_id, event_id, next_attempt_at, created_at, updated_at)
-        SELECT ${projectId}, hook.id, ev.id, ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz FROM ev CROSS JOIN hook
-        RETURNING 1
-      )
-      SELECT (SELECT count(*) FROM hook)::int AS hooks, (SELECT count(*) FROM ins)::int AS n`, ['deliveries']));
-    const row = rowsOf<{ hooks: number; n: number }>(result)[0]!;
-    return row.hooks === 0 ? null : row.n;
+  async replayRange(
+    projectId: string,
+    webhookId: string,
+    range: { since: Date; until: Date; max: number },
+    now: Date,
+  ): Promise<{ replayed: number } | { over: string } | null> {
+    return this.db.transaction(async (tx) => {
+      if (!(await lockEnabledHook(tx, projectId, webhookId))) return null;
+      const inRange = sql`e.project_id = ${projectId} AND e.emitted_at >= ${range.since}::timestamptz AND e.emitted_at < ${range.until}::timestamptz
+          AND (e.target_webhook_id IS NULL OR e.target_webhook_id = ${webhookId}) AND NOT e.live_only`;
+      const past = rowsOf<{ over: string }>(
+        await tx.execute(sql`
+          SELECT ${iso(sql`e.emitted_at`)} AS over FROM events e WHERE ${inRange}
+          ORDER BY e.emitted_at, e.seq OFFSET ${range.max} LIMIT 1`),
+      )[0];
+      if (past) return { over: past.over };
+      const result = await tx.execute(markWrites(sql`
+        WITH ev AS (
+          SELECT e.id, e.type, e.project_id, e.emitted_at, e.data FROM events e
+          WHERE ${inRange}
+            AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.event_id = e.id AND p.webhook_id = ${webhookId} AND p.status = 'pending')
+        ), pay AS (
+          INSERT INTO webhook_payloads (event_id, body)
+          SELECT ev.id, tenure_webhook_body(ev.id, ev.type, ev.project_id, ev.emitted_at, ev.data) FROM ev
+          ON CONFLICT (event_id) DO NOTHING
+        ), ins AS (
+          INSERT INTO webhook_deliveries (project_id, webhook_id, event_id, next_attempt_at, created_at, updated_at)
+          SELECT ${projectId}, ${webhookId}, ev.id, ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz FROM ev
+          RETURNING 1
+        )
+        SELECT (SELECT count(*) FROM ins)::int AS n`, ['deliveries']));
+      return { replayed: rowsOf<{ n: number }>(result)[0]!.n };
+    });
   }
+}
+
+/**
+ * Locks an enabled webhook against other replays of it until the transaction ends (FOR NO KEY
+ * UPDATE: the fan-out's deliveries, which take FOR KEY SHARE through their foreign key, are not
+ * held up), so two replays cannot both see no pending delivery of an event and both queue one.
+ * Taken in a statement of its own: the replay's statement then reads after the lock's holder has
+ * committed. False when the webhook is not there or not enabled.
+ */
+async function lockEnabledHook(tx: Pick<Db, 'execute'>, projectId: string, webhookId: string): Promise<boolean> {
+  const hook = await tx.execute(sql`SELECT id FROM webhooks WHERE id = ${webhookId} AND project_id = ${projectId} AND enabled FOR NO KEY UPDATE`);
+  return rowsOf(hook).length > 0;
 }

@@ -3,6 +3,7 @@ import { systemClock, type Clock } from '../domain/clock.js';
 import type { MembershipView } from '../domain/memberships/membership.view.js';
 import { rowsOf, type Db } from './db.js';
 import { insertEvent } from './outbox.js';
+import { preparedStatement } from './prepared.js';
 
 /**
  * Memberships and their outbox rows. Every write is one statement (or one transaction) that also
@@ -29,7 +30,7 @@ export const iso = (column: SQL) => sql<string>`to_char(${column} AT TIME ZONE '
  * or not the sweeper has written its `membership.expired` event yet. The stored `status` column is
  * the sweeper's marker only and is never shown.
  */
-export const membershipJson = (alias: string, now: Date) => {
+export const membershipJson = (alias: string, now: Date | SQL) => {
   const c = (name: string) => sql.raw(`${alias}.${name}`);
   return sql<MembershipView>`jsonb_build_object(
     'membership_id', ${c('id')}, 'user_id', ${c('user_id')}, 'plan_id', ${c('plan_id')},
@@ -37,12 +38,17 @@ export const membershipJson = (alias: string, now: Date) => {
     'user_name', CASE WHEN ${c('user_first_name')} IS NULL AND ${c('user_username')} IS NULL THEN NULL
                  ELSE jsonb_build_object('first_name', ${c('user_first_name')}, 'username', ${c('user_username')}) END,
     'plan_name', ${c('plan_name')}, 'plan_duration', ${c('plan_duration')},
-    'subscription_id', NULL, 'subscription_status', NULL, 'status', ${membershipStatus(c('end_date'), now)})`;
+    'subscription_id', ${c('subscription_id')}, 'subscription_status', ${c('subscription_status')},
+    'status', ${membershipStatus(c('end_date'), now)})`;
 };
 
-/** `active` while the end date is ahead of `now`, `expired` from the end date on (the sweeper's `end_date <= now`). */
-export const membershipStatus = (endDate: SQL, now: Date) =>
-  sql<MembershipView['status']>`CASE WHEN ${endDate} > ${now.toISOString()}::timestamptz THEN 'active' ELSE 'expired' END`;
+/**
+ * `active` while the end date is ahead of `now`, `expired` from the end date on (the sweeper's
+ * `end_date <= now`). `now` is an instant, or an SQL text parameter holding one (a prepared
+ * statement's placeholder).
+ */
+export const membershipStatus = (endDate: SQL, now: Date | SQL) =>
+  sql<MembershipView['status']>`CASE WHEN ${endDate} > ${now instanceof Date ? now.toISOString() : now}::timestamptz THEN 'active' ELSE 'expired' END`;
 
 /**
  * Joins the plan and user columns the view copies onto rows of the CTE `source`. `users` names the
@@ -76,6 +82,34 @@ export const withPlanPerRow = (source: string) =>
 export const membershipEvent = (type: 'membership.created' | 'membership.expired' | 'membership.deleted', now: Date) =>
   insertEvent(type, { projectId: sql`project_id`, data: { membership: membershipJson('full_row', now) }, from: sql`FROM full_row` });
 
+/**
+ * One `membership.extended` event per row of `full_row` (see withPlan), whose `previous_end_date`
+ * column holds the end date before the change: the membership as of `now` and that date.
+ */
+export const extendedEvent = (now: Date | SQL) =>
+  insertEvent('membership.extended', {
+    projectId: sql`project_id`,
+    data: { membership: membershipJson('full_row', now), previous_end_date: iso(sql`full_row.previous_end_date`) },
+    from: sql`FROM full_row`,
+  });
+
+/**
+ * extendOne's statement, the API's most frequent write: prepared (src/store/prepared.ts), since
+ * planning this CTE cost the database about as much as running it.
+ */
+const extendOneStatement = preparedStatement<{ projectId: string; userId: string; endDate: Date; now: string }>(
+  'tenure_membership_extend_one',
+  (p) => sql`
+      WITH old AS (
+        SELECT id, end_date FROM memberships WHERE project_id = ${p.projectId} AND user_id = ${p.userId} FOR UPDATE
+      ), upd AS (
+        UPDATE memberships m SET end_date = ${p.endDate}, status = 'active', updated_at = now()
+        FROM old WHERE m.id = old.id
+        RETURNING m.*, old.end_date AS previous_end_date
+      ), full_row AS (${withPlan('upd')}), ev AS (${extendedEvent(p.now)})
+      SELECT ${iso(sql.raw('full_row.previous_end_date'))} AS previous_end_date FROM full_row`,
+);
+
 export interface NewMembership {
   userId: string;
   endDate: Date;
@@ -97,19 +131,7 @@ export class MembershipsStore {
 
   /** Sets one member's end date and reactivates them; null when the user has no membership. */
   async extendOne(projectId: string, userId: string, endDate: Date): Promise<ExtendedMembership | null> {
-    const result = await this.db.execute(sql`
-      WITH old AS (
-        SELECT id, end_date FROM memberships WHERE project_id = ${projectId} AND user_id = ${userId} FOR UPDATE
-      ), upd AS (
-        UPDATE memberships m SET end_date = ${endDate}, status = 'active', updated_at = now()
-        FROM old WHERE m.id = old.id
-        RETURNING m.*, old.end_date AS previous_end_date
-      ), full_row AS (${withPlan('upd')}), ev AS (${insertEvent('membership.extended', {
-        projectId: sql`project_id`,
-        data: { membership: membershipJson('full_row', this.clock.now()), previous_end_date: iso(sql`full_row.previous_end_date`) },
-        from: sql`FROM full_row`,
-      })})
-      SELECT ${iso(sql.raw('full_row.previous_end_date'))} AS previous_end_date FROM full_row`);
+    const result = await extendOneStatement.execute(this.db, { projectId, userId, endDate, now: this.clock.now().toISOString() });
     // The API answers with the new date only; the membership itself goes out in the event.
     const row = rowsOf<{ previous_end_date: string }>(result)[0];
     return row ? { previousEndDate: row.previous_end_date } : null;

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { PlanFields } from '../domain/plans/plan-rules.js';
 import type { PlanView } from '../domain/plans/plan.view.js';
+import type { Platform } from '../domain/targets/target.view.js';
 import { planJson } from './catalogue.views.js';
 import { rowsOf, type Db } from './db.js';
 import { insertEvent } from './outbox.js';
@@ -12,7 +13,12 @@ import { insertEvent } from './outbox.js';
  * end; every read here hides it.
  */
 
-export type LinkOutcome = { plan: PlanView } | 'plan_missing' | 'target_missing';
+export type LinkOutcome =
+  | { plan: PlanView }
+  | 'plan_missing'
+  | 'target_missing'
+  /** The plan already grants targets of another platform (docs/access.md, "Whose id is it"). */
+  | { mixed: { granted: Platform; adding: Platform } };
 export type UnlinkOutcome = 'removed' | 'plan_missing' | 'target_missing' | 'not_linked';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
@@ -93,13 +99,21 @@ export class PlansStore {
   /**
    * Makes the plan grant a target of the same project. Adding a target the plan already grants
    * changes nothing and writes no event. The target is locked (FOR KEY SHARE) so that it cannot be
-   * deleted between the check and the link.
+   * deleted between the check and the link; the plan is locked, so two links of one plan take
+   * turns and the second sees the first's platform.
    */
   async addTarget(projectId: string, planId: string, targetId: string): Promise<LinkOutcome> {
     return this.db.transaction(async (tx) => {
       if (!(await this.lockPlan(tx, projectId, planId))) return 'plan_missing';
-      const target = await tx.execute(sql`SELECT id FROM targets WHERE project_id = ${projectId} AND id = ${targetId} FOR KEY SHARE`);
-      if (rowsOf(target).length === 0) return 'target_missing';
+      const target = await tx.execute(sql`
+        SELECT platform FROM targets WHERE project_id = ${projectId} AND id = ${targetId} FOR KEY SHARE`);
+      const adding = rowsOf<{ platform: Platform }>(target)[0]?.platform;
+      if (!adding) return 'target_missing';
+      const other = await tx.execute(sql`
+        SELECT t.platform FROM plan_targets pt JOIN targets t ON t.id = pt.target_id
+        WHERE pt.plan_id = ${planId} AND t.platform <> ${adding} LIMIT 1`);
+      const granted = rowsOf<{ platform: Platform }>(other)[0]?.platform;
+      if (granted) return { mixed: { granted, adding } };
       const linked = await tx.execute(sql`
         INSERT INTO plan_targets (plan_id, target_id) VALUES (${planId}, ${targetId})
         ON CONFLICT (plan_id, target_id) DO NOTHING RETURNING plan_id`);

@@ -1,4 +1,5 @@
 import { eq, sql } from 'drizzle-orm';
+import type { ApiKeyScope } from '../domain/projects/api-key-scope.js';
 import type { Db } from './db.js';
 import { apiKeys, projects } from './schema.js';
 
@@ -13,6 +14,7 @@ export interface ApiKeyRecord {
   projectId: string;
   label: string | null;
   lastFour: string;
+  scope: ApiKeyScope;
   createdAt: Date;
   createdBy: string | null;
   updatedAt: Date;
@@ -40,6 +42,7 @@ export class ProjectsStore {
     return row?.n ?? 0;
   }
 
+  /** Issues a full key, whatever the project has: the operator's way in (the CLI, the demo project). */
   async insertKey(input: {
     projectId: string;
     keyHash: string;

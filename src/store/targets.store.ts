@@ -1,8 +1,9 @@
 import { sql } from 'drizzle-orm';
-import type { Platform, TargetKind, TargetView } from '../domain/targets/target.view.js';
+import type { OnExpiry, Platform, TargetKind, TargetView } from '../domain/targets/target.view.js';
 import { planJson, targetJson, withCounts } from './catalogue.views.js';
 import { rowsOf, type Db } from './db.js';
 import { insertEvent } from './outbox.js';
+import { markWrites } from './wakeups.js';
 
 /**
  * Targets and their outbox rows. Every write commits with its events; the objects returned and
@@ -16,12 +17,16 @@ export interface NewTarget {
   externalId: string;
   isEnabled: boolean;
   parentTargetId: string | null;
+  /** Null: the kind's default (shown as such, never stored). */
+  onExpiry: OnExpiry | null;
 }
 
 export interface TargetChange {
   target_id: string;
   is_enabled?: boolean;
   target_name?: string;
+  /** Null puts the target back on its kind's default; left out, it is kept. */
+  on_expiry?: OnExpiry | null;
 }
 
 export type CreateOutcome = { target: TargetView } | 'duplicate' | 'parent_missing';
@@ -43,9 +48,9 @@ export class TargetsStore {
       WITH parent AS (
         SELECT id FROM targets WHERE project_id = ${projectId} AND id = ${input.parentTargetId}::uuid FOR KEY SHARE
       ), ins AS (
-        INSERT INTO targets (project_id, name, platform, kind, external_id, is_enabled, parent_target_id)
+        INSERT INTO targets (project_id, name, platform, kind, external_id, is_enabled, parent_target_id, on_expiry)
         SELECT ${projectId}::uuid, ${input.name}::text, ${input.platform}::text, ${input.kind}::text, ${input.externalId}::text,
-               ${input.isEnabled}::boolean, ${input.parentTargetId}::uuid
+               ${input.isEnabled}::boolean, ${input.parentTargetId}::uuid, ${input.onExpiry}::text
         WHERE ${input.parentTargetId}::uuid IS NULL OR EXISTS (SELECT 1 FROM parent)
         ON CONFLICT (project_id, platform, external_id) DO NOTHING
         RETURNING *
@@ -80,14 +85,25 @@ export class TargetsStore {
     };
   }
 
+  /** The platform and kind of each of these targets of the project (absent ids are left out). */
+  async kinds(projectId: string, ids: readonly string[]): Promise<Map<string, { platform: Platform; kind: TargetKind }>> {
+    const result = await this.db.execute(sql`
+      SELECT id, platform, kind FROM targets WHERE project_id = ${projectId} AND id = ANY(${sql.param([...ids])}::uuid[])`);
+    return new Map(rowsOf<{ id: string; platform: Platform; kind: TargetKind }>(result).map((r) => [r.id, r]));
+  }
+
   /**
    * Applies every change, or none: in one transaction the targets are locked, and if any id is
    * not a target of the project nothing is written and the missing ids come back. Otherwise one
    * UPDATE writes them all with one `target.updated` event each, in the order given.
+   *
+   * An update is also the owner's "I fixed it" (docs/access.md, "States and errors"): it puts each
+   * target back to health `ok` and, in the same statement, its `failed` access rows back to
+   * pending, so the workers try them again (woken after commit).
    */
   async updateMany(projectId: string, changes: readonly TargetChange[]): Promise<{ updated: TargetView[] } | { missing: string[] }> {
     const ids = changes.map((c) => c.target_id);
-    const input = JSON.stringify(changes.map((c, ord) => ({ ...c, ord })));
+    const input = JSON.stringify(changes.map((c, ord) => ({ ...c, set_on_expiry: 'on_expiry' in c, ord })));
     return this.db.transaction(async (tx) => {
       const locked = await tx.execute(sql`
         SELECT id FROM targets WHERE project_id = ${projectId} AND id = ANY(${sql.param(ids)}::uuid[])
@@ -97,13 +113,20 @@ export class TargetsStore {
       if (missing.length > 0) return { missing };
       const result = await tx.execute(sql`
         WITH input AS (
-          SELECT * FROM jsonb_to_recordset(${input}::jsonb) AS i(target_id uuid, is_enabled boolean, target_name text, ord int)
+          SELECT * FROM jsonb_to_recordset(${input}::jsonb)
+            AS i(target_id uuid, is_enabled boolean, target_name text, on_expiry text, set_on_expiry boolean, ord int)
         ), upd AS (
           UPDATE targets t SET is_enabled = coalesce(i.is_enabled, t.is_enabled), name = coalesce(i.target_name, t.name),
-                 updated_at = now()
+                 on_expiry = CASE WHEN i.set_on_expiry THEN i.on_expiry ELSE t.on_expiry END,
+                 health = 'ok', health_error = NULL, updated_at = now()
           FROM input i WHERE t.project_id = ${projectId} AND t.id = i.target_id
           RETURNING t.*, i.ord
-        ), full_row AS (${withCounts('upd')}), ev AS (${targetEvent('target.updated', sql`ORDER BY ord`)})
+        ), retry AS (${markWrites(
+          sql`UPDATE access a SET state = 'pending', attempts = 0, next_attempt_at = now(), last_error = NULL,
+                failed_generation = NULL, updated_at = now()
+              FROM upd WHERE a.target_id = upd.id AND a.state = 'failed'`,
+          ['access'],
+        )}), full_row AS (${withCounts('upd')}), ev AS (${targetEvent('target.updated', sql`ORDER BY ord`)})
         SELECT ${targetJson('full_row')} AS target FROM full_row ORDER BY ord`);
       return { updated: rowsOf<{ target: TargetView }>(result).map((r) => r.target) };
     });

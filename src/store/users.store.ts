@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { BanView, UserView } from '../domain/users/user.view.js';
 import { rowsOf, type Db } from './db.js';
 import { iso } from './memberships.store.js';
+import { insertEvent } from './outbox.js';
 
 /**
  * The users a project has seen (recorded by membership creation, see MembershipsStore) and its
@@ -53,19 +54,33 @@ export class UsersStore {
     };
   }
 
-  /** Bans a user; null when they already are (the first ban is kept as it was). */
+  /**
+   * Bans a user with its `user.banned` event, in one statement (the access planner reads the event
+   * and revokes the member's access: docs/access.md); null when they already are banned (the first
+   * ban is kept as it was, and no event is written).
+   */
   async ban(projectId: string, userId: string, bannedBy: string, reason: string | null): Promise<BanView | null> {
     const result = await this.db.execute(sql`
-      INSERT INTO bans (project_id, user_id, banned_by, reason) VALUES (${projectId}, ${userId}, ${bannedBy}, ${reason})
-      ON CONFLICT (project_id, user_id) DO NOTHING
-      RETURNING user_id, ${iso(sql`banned_at`)} AS banned_at, banned_by, reason AS banned_reason`);
+      WITH ins AS (
+        INSERT INTO bans (project_id, user_id, banned_by, reason) VALUES (${projectId}, ${userId}, ${bannedBy}, ${reason})
+        ON CONFLICT (project_id, user_id) DO NOTHING
+        RETURNING *
+      ), ev AS (${insertEvent('user.banned', {
+        projectId: sql`project_id`,
+        data: { user_id: sql`user_id`, reason: sql`reason` },
+        from: sql`FROM ins`,
+      })})
+      SELECT user_id, ${iso(sql`banned_at`)} AS banned_at, banned_by, reason AS banned_reason FROM ins`);
     return rowsOf<BanView>(result)[0] ?? null;
   }
 
-  /** Lifts a ban; false when the user was not banned. */
+  /** Lifts a ban with its `user.unbanned` event, in one statement; false when the user was not banned. */
   async unban(projectId: string, userId: string): Promise<boolean> {
     const result = await this.db.execute(sql`
-      DELETE FROM bans WHERE project_id = ${projectId} AND user_id = ${userId} RETURNING user_id`);
+      WITH del AS (
+        DELETE FROM bans WHERE project_id = ${projectId} AND user_id = ${userId} RETURNING project_id, user_id
+      ), ev AS (${insertEvent('user.unbanned', { projectId: sql`project_id`, data: { user_id: sql`user_id` }, from: sql`FROM del` })})
+      SELECT user_id FROM del`);
     return rowsOf(result).length > 0;
   }
 }

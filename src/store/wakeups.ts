@@ -24,12 +24,16 @@ import type { Db } from './db.js';
  * reconnects): every subscriber also polls slowly, and a reconnection wakes everyone (`null`).
  */
 
-export type WakeTopic = 'events' | 'deliveries';
+export type WakeTopic = 'events' | 'deliveries' | 'access';
 
-/** The PostgreSQL channel of each topic (the names the triggers of 0002/0003 notified on). */
+/**
+ * The PostgreSQL channel of each topic (events and deliveries: the names the triggers of 0002/0003
+ * notified on; access: the planner's writes of access rows, which wake the access workers).
+ */
 export const WAKE_CHANNELS: Readonly<Record<WakeTopic, string>> = {
   events: 'tenure_events',
   deliveries: 'tenure_webhook_deliveries',
+  access: 'tenure_access',
 };
 
 /** The most frequent a subscriber is woken, and a process notifies the others, per topic. */
@@ -194,12 +198,23 @@ export class Wakeups {
   }
 }
 
+const writeHooks = new WeakMap<object, (topics: Set<WakeTopic>) => void>();
+
+/**
+ * What a statement run outside `execute` on this handle (src/store/prepared.ts) reports its
+ * committed writes to; null for a handle that is not `wakingDb`'s (a transaction's, a bare one).
+ */
+export function writeHookOf(db: object): ((topics: Set<WakeTopic>) => void) | null {
+  return writeHooks.get(db) ?? null;
+}
+
 /**
  * `db` as the stores see it: a statement or transaction that wrote marked rows calls `onWrite`
  * with their topics once it has committed (a transaction's, once the whole transaction has).
  */
 export function wakingDb(db: Db, onWrite: (topics: Set<WakeTopic>) => void): Db {
   const waking = Object.create(db) as Db & { execute: Db['execute'] };
+  writeHooks.set(waking, onWrite);
   waking.execute = ((query: SQL) => {
     const topics = topicsWritten(query);
     // A plain promise: drizzle's query object runs again on every `then`.

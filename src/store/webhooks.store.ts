@@ -51,6 +51,12 @@ export class WebhooksStore {
     }));
   }
 
+  /** The project's webhooks, counted. */
+  async count(projectId: string): Promise<number> {
+    const [row] = await this.db.select({ n: count() }).from(webhooks).where(eq(webhooks.projectId, projectId));
+    return row?.n ?? 0;
+  }
+
   /** Deletes a project's webhook; false when the project has no webhook with that id. */
   async delete(projectId: string, webhookId: string): Promise<boolean> {
     const rows = await this.db

@@ -4,15 +4,17 @@ import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.js';
 import type { ClaimedDelivery, DeliveriesStore } from '../store/deliveries.store.js';
 import { AttemptRecorder } from './attempt-recorder.js';
-import { EndpointSlots } from './endpoint-slots.js';
 import type { HttpSender, SendResult } from './http-sender.js';
 import { decide, DISABLE_AFTER_FAILING_MS, errorClassOf } from './retry-policy.js';
+import { projectConcurrency, SendSlots } from './send-slots.js';
 import { signatureHeaders } from './signing.js';
 import { resolveDestination, type Resolver } from './ssrf-guard.js';
+import { Alarm } from '../wake-loop.js';
 
 /**
- * The delivery worker. It claims due deliveries (src/store/deliveries.store.ts: SKIP LOCKED, a
- * lease, a per-endpoint bound), sends each attempt, and records the outcome under the lease.
+ * The delivery worker. It claims due deliveries (src/store/delivery-claim.ts: fair across
+ * endpoints and projects, SKIP LOCKED, a lease), sends each attempt within its endpoint's and its
+ * project's bounds (send-slots.ts), and records the outcome under the lease.
  * It sleeps until woken — by a new delivery's notification, a freed slot, or the next retry
  * falling due — never longer than `pollMs`, the safety net for a missed notification and for a
  * dead worker's leases running out.
@@ -27,7 +29,7 @@ export interface DeliveryWorkerOptions {
   perEndpoint: number;
   leaseMs: number;
   allowPrivate: boolean;
-  /** Per attempt; 10 s (DESIGN.md). */
+  /** Per attempt: TENURE_WEBHOOK_TIMEOUT_SECONDS, 10 s by default (DESIGN.md). */
   timeoutMs: number;
   pollMs: number;
   batchSize: number;
@@ -53,18 +55,23 @@ export class DeliveryWorker {
   readonly id = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private running = false;
   private loopDone: Promise<void> = Promise.resolve();
-  private readonly slots: EndpointSlots;
+  private readonly slots: SendSlots;
+  /** Where the next claim's walk over the endpoints resumes (null: from the first, a new lap). */
+  private cursor: string | null = null;
+  /** Deliveries claimed since the current lap over the endpoints began. */
+  private lapClaimed = 0;
+  /** The last claim ended a lap in which nothing was claimable: only then may the loop sleep. */
+  private lapEmpty = false;
   private readonly recorder: AttemptRecorder;
   /** The last claim was cut short by this process's concurrency: a recorded attempt should wake the loop. */
   private waitingForRoom = false;
   private readonly active = new Map<string, Active>();
-  private signalled = false;
-  private interrupt: (() => void) | null = null;
+  private readonly alarm = new Alarm();
 
   /** `sleeping`: idle until woken or the next retry is due (observability, and tests). */
   get state(): 'stopped' | 'working' | 'sleeping' {
     if (!this.running) return 'stopped';
-    return this.interrupt ? 'sleeping' : 'working';
+    return this.alarm.sleeping ? 'sleeping' : 'working';
   }
 
   /** Attempts in flight in this process: requests out, or answered and not yet recorded. */
@@ -76,7 +83,7 @@ export class DeliveryWorker {
     private readonly deps: DeliveryWorkerDeps,
     private readonly options: DeliveryWorkerOptions,
   ) {
-    this.slots = new EndpointSlots(options.perEndpoint);
+    this.slots = new SendSlots(options.perEndpoint, projectConcurrency(options.concurrency, options.perEndpoint));
     this.recorder = new AttemptRecorder(deps.store, this.id, deps.clock, deps.logger);
   }
 
@@ -88,8 +95,7 @@ export class DeliveryWorker {
 
   /** Something may be due: a new delivery was committed, or a slot freed up. */
   wake(): void {
-    this.signalled = true;
-    this.interrupt?.();
+    this.alarm.ring();
   }
 
   /**
@@ -101,7 +107,7 @@ export class DeliveryWorker {
     for (;;) {
       const claimed = await this.claimAndDispatch();
       total += claimed;
-      if (claimed === 0 && this.active.size === 0) return total;
+      if (claimed === 0 && this.lapEmpty && this.active.size === 0) return total;
       if (this.active.size > 0) await Promise.race([...this.active.values()].map((a) => a.promise));
     }
   }
@@ -130,7 +136,7 @@ export class DeliveryWorker {
   private async loop(): Promise<void> {
     let failures = 0;
     while (this.running) {
-      this.signalled = false;
+      this.alarm.reset();
       let claimed: number;
       try {
         claimed = await this.claimAndDispatch();
@@ -138,18 +144,19 @@ export class DeliveryWorker {
       } catch (err) {
         failures++;
         this.deps.logger.error({ err }, 'claiming webhook deliveries failed');
-        await this.sleep(Math.min(30_000, 250 * 2 ** failures));
+        await this.alarm.sleep(Math.min(30_000, 250 * 2 ** failures));
         continue;
       }
       if (!this.running) break;
-      if (this.signalled || (claimed > 0 && this.freeSlots() > 0)) continue;
+      // Room left, and something was claimed or the lap over the endpoints is not done: claim on.
+      if (this.alarm.rang || ((claimed > 0 || !this.lapEmpty) && this.freeSlots() > 0)) continue;
       let delay = this.options.pollMs;
       try {
         delay = await this.idleDelay();
       } catch (err) {
         this.deps.logger.error({ err }, 'reading the next webhook delivery time failed');
       }
-      await this.sleep(delay);
+      await this.alarm.sleep(delay);
     }
   }
 
@@ -164,25 +171,12 @@ export class DeliveryWorker {
   /** How long to sleep when nothing was claimable: until the next retry falls due, capped by pollMs. */
   private async idleDelay(): Promise<number> {
     if (this.freeSlots() <= 0) return this.options.pollMs; // a finishing attempt wakes us
-    const next = await this.deps.store.nextDueAt(this.slots.saturated());
+    const now = this.deps.clock.now();
+    const next = await this.deps.store.nextDueAt(now, this.slots.saturated());
     if (!next) return this.options.pollMs;
-    const wait = next.getTime() - this.deps.clock.now().getTime();
-    // Due already yet not claimed: another worker holds it this instant; look again shortly.
-    return wait <= 0 ? Math.min(this.options.pollMs, 250) : Math.min(wait, this.options.pollMs);
+    return Math.max(0, Math.min(next.getTime() - now.getTime(), this.options.pollMs));
   }
 
-  private sleep(ms: number): Promise<void> {
-    if (this.signalled || !this.running) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.interrupt = null;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.interrupt = done;
-    });
-  }
 
   private async claimAndDispatch(): Promise<number> {
     const free = this.freeSlots();
@@ -193,14 +187,18 @@ export class DeliveryWorker {
     const now = this.deps.clock.now();
     const leaseUntil = new Date(now.getTime() + this.options.leaseMs);
     const limit = Math.min(this.options.batchSize, free);
-    const claimed = await this.deps.store.claim({
+    if (this.cursor === null) this.lapClaimed = 0;
+    const { deliveries: claimed, cursor } = await this.deps.store.claim({
       workerId: this.id,
       now,
       leaseUntil,
       limit,
-      perEndpoint: this.slots.claimBound(),
-      inFlight: this.slots.claimed,
+      ...this.slots.claimBounds(),
+      cursor: this.cursor,
     });
+    this.cursor = cursor;
+    this.lapClaimed += claimed.length;
+    this.lapEmpty = cursor === null && this.lapClaimed === 0;
     // Limited by this process's room rather than by what was due: claim again when room frees up.
     this.waitingForRoom = claimed.length === limit && limit < this.options.batchSize;
     for (const delivery of claimed) this.dispatch(delivery, leaseUntil);
@@ -214,13 +212,15 @@ export class DeliveryWorker {
    */
   private dispatch(delivery: ClaimedDelivery, leaseUntil: Date): void {
     const controller = new AbortController();
-    this.slots.onClaimed(delivery.webhookId);
+    this.slots.onClaimed(delivery);
     let answered = false;
-    const sendDone = (hadTurn: boolean) => {
+    const sendDone = (turn: 'sent' | 'unused' | 'none') => {
       if (answered) return;
       answered = true;
-      // Claim again for this endpoint when one round of its slots is left: in batches, not one by one.
-      if (this.slots.done(delivery.webhookId, hadTurn) === this.options.perEndpoint) this.wake();
+      // Claim again for this endpoint, or project, when one round of its slots is left: in
+      // batches, not one by one.
+      const left = this.slots.done(delivery, turn);
+      if (left.endpoint === this.slots.perEndpoint || left.project === this.slots.perProject) this.wake();
     };
     const promise = this.attempt(delivery, leaseUntil, controller.signal, sendDone)
       .catch((err: unknown) => {
@@ -228,26 +228,31 @@ export class DeliveryWorker {
         this.deps.logger.error({ err, delivery_id: delivery.id }, 'webhook attempt could not be recorded');
       })
       .finally(() => {
-        sendDone(false);
+        sendDone('none');
         this.active.delete(delivery.id);
         if (this.waitingForRoom) this.wake();
       });
     this.active.set(delivery.id, { promise, controller });
   }
 
-  private async attempt(d: ClaimedDelivery, leaseUntil: Date, signal: AbortSignal, sendDone: (hadTurn: boolean) => void): Promise<void> {
+  private async attempt(
+    d: ClaimedDelivery,
+    leaseUntil: Date,
+    signal: AbortSignal,
+    sendDone: (turn: 'sent' | 'unused' | 'none') => void,
+  ): Promise<void> {
     const { clock, store, logger } = this.deps;
-    if (!(await this.slots.takeTurn(d.webhookId, signal))) return; // stopped while waiting: the lease is given back
+    if (!(await this.slots.takeTurn(d, signal))) return; // stopped while waiting: the lease is given back
     const attemptedAt = clock.now();
     if (attemptedAt.getTime() + this.options.timeoutMs > leaseUntil.getTime()) {
       // Waited so long for its endpoint that the lease could run out mid-attempt: leave it to
       // fall due again rather than race another worker.
-      sendDone(true);
+      sendDone('unused');
       logger.warn({ delivery_id: d.id }, 'webhook delivery waited out its lease; it will be claimed again');
       return;
     }
     if (!d.enabled) {
-      sendDone(true);
+      sendDone('unused');
       await store.cancelPending(d.webhookId, attemptedAt);
       return;
     }
@@ -255,7 +260,7 @@ export class DeliveryWorker {
     try {
       result = await this.send(d, attemptedAt, signal);
     } finally {
-      sendDone(true);
+      sendDone('sent');
     }
     if (result.kind === 'aborted') return;
     const completedAt = clock.now();

@@ -91,8 +91,16 @@ describe('SSRF guard: destinations', () => {
     ['https://2130706433/hook', '127.0.0.1 is a loopback'],
     ['https://0x7f.1/hook', '127.0.0.1 is a loopback'],
     ['https://[::ffff:127.0.0.1]/hook', '::ffff:7f00:1 is a loopback'],
-    ['https://loopback.example/hook', 'loopback.example resolves to 127.0.0.1, which is a loopback'],
-    ['https://mixed.example/hook', 'mixed.example resolves to 10.0.0.7, which is a loopback'],
+    ['https://[::ffff:0:7f00:1]/hook', '::ffff:0:7f00:1 is a loopback'],
+    ['https://192.0.2.1/hook', '192.0.2.1 is a loopback'],
+    ['https://198.51.100.7/hook', '198.51.100.7 is a loopback'],
+    ['https://203.0.113.9/hook', '203.0.113.9 is a loopback'],
+    ['https://[2001:db8::1]/hook', '2001:db8::1 is a loopback'],
+    ['https://[3fff::1]/hook', '3fff::1 is a loopback'],
+    ['https://localhost/hook', 'localhost is a loopback name'],
+    ['https://a.b.localhost/hook', 'a.b.localhost is a loopback name'],
+    ['https://loopback.example/hook', 'loopback.example resolves to a loopback'],
+    ['https://mixed.example/hook', 'mixed.example resolves to a loopback'],
   ])('refuses %s', async (url, message) => {
     const result = await resolveDestination(url, strict);
     expect(result).toMatchObject({ ok: false, errorClass: 'blocked_address' });

@@ -1,37 +1,39 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { tenure as runCli, seedDataDir } from '../ops/ops-support.js';
 
-/** The real binary (`npm test` builds dist/ first), run as a user would run `npx tenure`, on embedded storage. */
+/**
+ * The real binary (`npm test` builds dist/ first), run as a user would run `npx tenure`, on
+ * embedded storage. Each test has a data directory of its own (embedded storage is one process at
+ * a time), so the tests run side by side.
+ */
 
-let dir: string;
-let env: NodeJS.ProcessEnv;
+const dirs: string[] = [];
+afterAll(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))));
 
-const tenure = (...args: string[]) => runCli(env, ...args);
-
-async function newProject(name = 'cli test'): Promise<string> {
-  const res = await tenure('project', 'create', '--name', name);
-  expect(res.code, res.stderr).toBe(0);
-  return (JSON.parse(res.stdout) as { id: string }).id;
-}
-
-beforeAll(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'tenure-cli-'));
+/** A migrated embedded database of the test's own, and the CLI pointed at it. */
+async function site() {
+  const dir = await mkdtemp(path.join(tmpdir(), 'tenure-cli-'));
+  dirs.push(dir);
   const { DATABASE_URL: _ignored, ...rest } = process.env;
-  env = {
-    ...rest,
-    DATA_DIR: path.join(dir, 'data'),
-    LOG_LEVEL: 'silent',
-  };
+  const env: NodeJS.ProcessEnv = { ...rest, DATA_DIR: path.join(dir, 'data'), LOG_LEVEL: 'silent' };
   // A migrated embedded database (test/storage/cli.storage.test.ts runs `migrate` itself).
   await seedDataDir(env.DATA_DIR!);
-});
-afterAll(() => rm(dir, { recursive: true, force: true }));
+  const tenure = (...args: string[]) => runCli(env, ...args);
+  async function newProject(name = 'cli test'): Promise<string> {
+    const res = await tenure('project', 'create', '--name', name);
+    expect(res.code, res.stderr).toBe(0);
+    return (JSON.parse(res.stdout) as { id: string }).id;
+  }
+  return { dir, env, tenure, newProject };
+}
 
-describe('tenure CLI', () => {
+// Side by side, several commands share the machine: each test has longer than the default 30 s.
+describe.concurrent('tenure CLI', { timeout: 90_000 }, () => {
   it('creates a project and prints it as JSON', async () => {
+    const { tenure } = await site();
     const res = await tenure('project', 'create', '--name', 'Acme');
     expect(res.code, res.stderr).toBe(0);
     const project = JSON.parse(res.stdout);
@@ -39,6 +41,7 @@ describe('tenure CLI', () => {
   });
 
   it('creates a key showing the secret once and only its last four in the metadata', async () => {
+    const { tenure, newProject } = await site();
     const projectId = await newProject();
     const res = await tenure('key', 'create', '--project', projectId, '--label', 'ci');
     expect(res.code, res.stderr).toBe(0);
@@ -49,6 +52,7 @@ describe('tenure CLI', () => {
   });
 
   it('refuses a key for an unknown project with a message and a non-zero exit', async () => {
+    const { tenure } = await site();
     const res = await tenure('key', 'create', '--project', '00000000-0000-4000-8000-000000000000');
     expect(res.code).toBe(1);
     expect(res.stdout).toBe('');
@@ -56,6 +60,7 @@ describe('tenure CLI', () => {
   });
 
   it('imports a CSV, reporting every rejected line without stopping', async () => {
+    const { dir, tenure, newProject } = await site();
     const projectId = await newProject();
     const future = Date.now() + 30 * 86_400_000;
     const lines = [
@@ -86,6 +91,7 @@ describe('tenure CLI', () => {
   });
 
   it('fails plainly for a missing file or an unknown project', async () => {
+    const { dir, tenure, newProject } = await site();
     const projectId = await newProject();
     const missing = await tenure('membership', 'import', '--project', projectId, '--file', path.join(dir, 'nope.csv'));
     expect(missing.code).toBe(1);
@@ -98,10 +104,8 @@ describe('tenure CLI', () => {
   });
 
   it('names the variable of a bad configuration value', async () => {
-    const saved = env;
-    env = { ...env, PORT: 'eighty' };
-    const res = await tenure('migrate');
-    env = saved;
+    const { env } = await site();
+    const res = await runCli({ ...env, PORT: 'eighty' }, 'migrate');
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(/PORT/);
   });

@@ -11,7 +11,9 @@ const migrationCount = () => (JSON.parse(readFileSync('drizzle/meta/_journal.jso
 
 /**
  * `npx tenure doctor` as a user runs it (the built binary, a real environment): each check
- * printed with a fix in plain words, exit 1 when any failed, and nothing changed.
+ * printed with a fix in plain words, exit 1 when any failed, and nothing changed. Every test that
+ * opens embedded storage has a data directory of its own (one process at a time), so the tests
+ * run side by side.
  */
 
 let dir: Awaited<ReturnType<typeof scratch>>;
@@ -40,7 +42,16 @@ const embedded = (name: string) => {
   return { ...env, DATA_DIR: path.join(dir.dir, name) };
 };
 
-describe('tenure doctor', () => {
+/** The suite's storage for one test: on embedded storage a migrated copy of its own. */
+async function migrated(name: string): Promise<Record<string, string>> {
+  if (onPostgres) return dir.env;
+  const env = embedded(name);
+  await seedDataDir(env.DATA_DIR);
+  return env;
+}
+
+// Side by side, several commands share the machine: each test has longer than the default 30 s.
+describe.concurrent('tenure doctor', { timeout: 90_000 }, () => {
   it('passes on a migrated database and prints a report for people on stderr, JSON on stdout', async () => {
     // scratch() gives this suite a migrated database of its own.
     const res = await tenure(dir.env, 'doctor');
@@ -76,7 +87,7 @@ describe('tenure doctor', () => {
     expect(res.stdout + res.stderr).not.toContain('s3cret-pw');
   });
 
-  it('lists pending migrations on a database never migrated', { timeout: 60_000 }, async () => {
+  it('lists pending migrations on a database never migrated', async () => {
     const env = embedded('unmigrated');
     // A database nothing was applied to: a copy of the migrated one without what the migrations
     // made (both schemas), which is cheaper than creating an empty one (an initdb) here.
@@ -126,14 +137,14 @@ describe('tenure doctor', () => {
     afterAll(() => redis?.stop());
 
     it('checks Redis is reachable', async () => {
-      const { code, checks } = await doctorJson({ ...dir.env, REDIS_URL: redis.url });
+      const { code, checks } = await doctorJson({ ...(await migrated('redis-up')), REDIS_URL: redis.url });
       expect(code).toBe(0);
       expect(checks.redis).toMatchObject({ status: 'ok', detail: `reachable at 127.0.0.1:${redis.port}` });
     });
 
     it('fails plainly when Redis is not there', async () => {
       const port = await freePort();
-      const { code, checks } = await doctorJson({ ...dir.env, REDIS_URL: `redis://:pw-9876@127.0.0.1:${port}` });
+      const { code, checks } = await doctorJson({ ...(await migrated('redis-down')), REDIS_URL: `redis://:pw-9876@127.0.0.1:${port}` });
       expect(code).toBe(1);
       expect(checks.redis).toMatchObject({ status: 'fail', fix: expect.stringMatching(/Start Redis, or correct REDIS_URL/) });
       expect(JSON.stringify(checks)).not.toContain('pw-9876');

@@ -11,7 +11,8 @@ beforeAll(async () => {
 });
 afterAll(() => dir.remove());
 
-describe('help', () => {
+// Help opens no storage: the commands run side by side.
+describe.concurrent('help', { timeout: 90_000 }, () => {
   it('--help lists every command with a description, examples and where to read more', async () => {
     const res = await tenure(dir.env, '--help');
     expect(res.code).toBe(0);

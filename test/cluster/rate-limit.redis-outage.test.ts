@@ -85,10 +85,15 @@ it('serves every request through a Redis outage and uses Redis again when it ret
   const warnings = () => logLines.filter((l) => l.level === 40 && /Redis is unreachable/.test(l.msg));
   await until(() => warnings().length > 0, 'the outage warning');
   for (let i = 0; i < 10; i++) expect((await call()).statusCode).toBe(200);
-  expect(warnings()).toHaveLength(1);
+  // One warning per transition to unreachable, never one per request: a stopping server may take
+  // one reconnection before it is gone (seen on a loaded machine), which is announced and then
+  // warned about once more.
+  const recoveries = logLines.filter((l) => /Redis is reachable again/.test(l.msg)).length;
+  expect(warnings()).toHaveLength(recoveries + 1);
+  expect(recoveries).toBeLessThanOrEqual(1);
 
   redis = await startRedis(redis.port);
-  await until(() => logLines.some((l) => /Redis is reachable again/.test(l.msg)), 'the reconnection');
+  await until(() => logLines.filter((l) => /Redis is reachable again/.test(l.msg)).length > recoveries, 'the reconnection');
   const after = await call();
   expect(after.statusCode, after.body).toBe(200);
   // The fresh Redis holds the counters again: the shared store is back in use.

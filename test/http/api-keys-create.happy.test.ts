@@ -9,7 +9,7 @@ import { apiKeyCreate } from '../support/operations.keys.js';
 describe(`${apiKeyCreate.name}: happy`, () => {
   const h = useHarness();
 
-  it('answers 200 with the secret once and its metadata; created_by is the calling key', async () => {
+  it('answers 200 with the secret once and its metadata; created_by is the calling key, the scope full by default', async () => {
     const t = await h.tenant();
     const path = `${t.base}/integrations/api-keys`;
     const res = await t.request({ method: 'POST', url: path, payload: { label: 'ci deploys' } });
@@ -33,6 +33,7 @@ describe(`${apiKeyCreate.name}: happy`, () => {
           updated_by: t.keyId,
           revoked_at: null,
           revoked_by: null,
+          scope: 'full',
         },
       },
     });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createMembership, expectError, expectSuccess, ISO_MS, membershipRows } from '../support/api.js';
+import { createMembership, eventRows, expectError, expectSuccess, ISO_MS, membershipRows } from '../support/api.js';
 import { future, useHarness, userId, type Tenant } from '../support/harness.js';
 import { listUsers, seedUser } from '../support/keys.js';
 import { userBan } from '../support/operations.keys.js';
@@ -53,6 +53,19 @@ describe(`${userBan.name}: happy`, () => {
     await t.request({ method: 'PUT', url: pathFor(t, m.user_id), payload: { reason: 'abuse' } });
     expect((await membershipRows(h, t.projectId)).map((r) => r.user_id)).toStrictEqual([m.user_id]);
     expect((await listUsers(t)).data).toMatchObject([{ user_id: m.user_id, is_banned: true }]);
+  });
+
+  it('writes one user.banned event with the ban, {user_id, reason}; a second ban writes none', async () => {
+    const t = await h.tenant();
+    const [id, quiet] = [userId(), userId()];
+    await t.request({ method: 'PUT', url: pathFor(t, id), payload: { reason: ' abuse ' } });
+    await t.request({ method: 'PUT', url: pathFor(t, quiet) });
+    const again = await t.request({ method: 'PUT', url: pathFor(t, id), payload: { reason: 'again' } });
+    expect(again.statusCode, again.body).toBe(409);
+    expect(await eventRows(h, t.projectId)).toStrictEqual([
+      { type: 'user.banned', project_id: t.projectId, data: { user_id: id, reason: 'abuse' } },
+      { type: 'user.banned', project_id: t.projectId, data: { user_id: quiet, reason: null } },
+    ]);
   });
 
   it('bans only in the project of the path: the user may join another project', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { UUID } from '../support/api.js';
+import { eventRows, UUID } from '../support/api.js';
 import { useHarness, userId } from '../support/harness.js';
 import { ban, listUsers, seedUser } from '../support/keys.js';
 import { userUnban } from '../support/operations.keys.js';
@@ -17,6 +17,18 @@ describe(`${userUnban.name}: happy`, () => {
     expect(res.headers['x-request-id']).toMatch(UUID);
     await seedUser(t, { username: 'forgiven' }, id);
     expect((await listUsers(t)).data).toMatchObject([{ user_id: id, is_banned: false }]);
+  });
+
+  it('writes one user.unbanned event {user_id} with the unban; an unban of no ban writes none', async () => {
+    const t = await h.tenant();
+    const id = userId();
+    await ban(t, id);
+    expect((await t.request({ method: 'DELETE', url: `${t.base}/ban/${id}` })).statusCode).toBe(204);
+    expect((await t.request({ method: 'DELETE', url: `${t.base}/ban/${id}` })).statusCode).toBe(404);
+    expect((await eventRows(h, t.projectId)).map(({ type, data }) => ({ type, data }))).toStrictEqual([
+      { type: 'user.banned', data: { user_id: id, reason: null } },
+      { type: 'user.unbanned', data: { user_id: id } },
+    ]);
   });
 
   it('lets the user be banned again afterwards', async () => {

@@ -1,12 +1,11 @@
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rowsOf } from '../../src/store/db.js';
 import { createMembership, createWebhook, expectError } from '../support/api.js';
 import { createPlan, createTarget, grant } from '../support/catalogue.js';
 import { createHarness, type Harness, type Tenant } from '../support/harness.js';
 import { concreteUrl, projectRoutes, type RecordedRoute } from '../support/routes.js';
 
-vi.mock('fastify', async (original) => (await import('../support/routes.js')).recordingFastify(await original()));
 
 /**
  * Cross-project access (issue 6 item 9): a valid key of project B on any route of project A is a

@@ -6,7 +6,6 @@ import { createHarness, useHarness, type Harness } from '../support/harness.js';
 import { count, expectExecuted, expectReplayOf, keyRows, memberPayload, newKey, post } from '../support/idempotency.js';
 import { concreteUrl, projectRoutes } from '../support/routes.js';
 
-vi.mock('fastify', async (original) => (await import('../support/routes.js')).recordingFastify(await original()));
 
 const KEY_RULE = 'Idempotency-Key must be 1 to 255 printable ASCII characters';
 const OTHER_REQUEST = /already used with a different request/;
@@ -148,8 +147,13 @@ describe('Idempotency-Key: every project POST takes it, present and future', () 
     expect(posts).toEqual(expect.arrayContaining(['/v2/projects/:project_id/memberships', '/v2/projects/:project_id/integrations/webhooks']));
   });
 
+  it('only the POSTs that opted out (their answers hold a secret, which no record may keep) take no key', () => {
+    const optedOut = projectRoutes(h.app).filter((r) => r.method === 'POST' && !r.idempotent).map((r) => r.url);
+    expect(optedOut.sort()).toStrictEqual(['/v2/projects/:project_id/integrations/api-keys', '/v2/projects/:project_id/integrations/live-updates/tokens']);
+  });
+
   it('every project POST that has not opted out refuses a malformed key with 422 before anything else; nothing changes', async () => {
-    const posts = projectRoutes(h.app).filter((r) => r.method === 'POST' && r.config?.idempotency !== false);
+    const posts = projectRoutes(h.app).filter((r) => r.method === 'POST' && r.idempotent);
     for (const route of posts) {
       const t = await h.tenant();
       const url = concreteUrl(route, t.projectId);

@@ -1,6 +1,8 @@
+import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { createMembership, eventRows, failEventInserts, webhookRows } from '../support/api.js';
 import { createPlan, createTarget, planBody, targetBody } from '../support/catalogue.js';
+import { rowsOf } from '../../src/store/db.js';
 import { future, useHarness } from '../support/harness.js';
 import { count, expectExecuted, expectReplayOf, keyRows, memberPayload, newKey, post } from '../support/idempotency.js';
 
@@ -29,16 +31,38 @@ describe('Idempotency-Key: replays and what is stored', () => {
     expect(await keyRows(h, t.projectId)).toStrictEqual([{ key, state: 'done', response_status: 201 }]);
   });
 
-  it('replays POST /integrations/webhooks: the same id and secret, one webhook', async () => {
+  it('replays POST /integrations/webhooks and rotate-secret without the secret, which no record keeps (shown once)', async () => {
     const t = await h.tenant();
     const url = `${t.base}/integrations/webhooks`;
     const key = newKey();
     const first = await post(t, url, { url: 'https://hooks.example.com/idem' }, key);
     expectExecuted(first, 200);
+    const { secret, ...shown } = first.json().data;
+    expect(secret).toMatch(/\S{16}/);
     const again = await post(t, url, { url: 'https://hooks.example.com/idem' }, key);
-    expectReplayOf(again, first);
-    expect(again.json().data.secret).toBe(first.json().data.secret);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.statusCode).toBe(200);
+    expect(again.json()).toStrictEqual({ ...first.json(), data: shown });
     expect(await webhookRows(h, t.projectId)).toHaveLength(1);
+
+    const rotateKey = newKey();
+    const rotated = await post(t, `${url}/${shown.id}/rotate-secret`, {}, rotateKey);
+    expectExecuted(rotated, 200);
+    const newSecret = rotated.json().data.secret as string;
+    expect(newSecret).toMatch(/\S{16}/);
+    // Deleted since: a replay still answers as first, and still without the secret.
+    expect((await t.request({ method: 'DELETE', url: `${url}/${shown.id}` })).statusCode).toBe(200);
+    const rotatedAgain = await post(t, `${url}/${shown.id}/rotate-secret`, {}, rotateKey);
+    expect(rotatedAgain.headers['idempotent-replayed']).toBe('true');
+    expect(rotatedAgain.json().data.secret).toBeUndefined();
+    const stored = rowsOf<{ response_body: string }>(
+      await h.database.db.execute(sql`SELECT response_body FROM idempotency_keys WHERE project_id = ${t.projectId}`),
+    ).map((r) => r.response_body);
+    expect(stored).toHaveLength(2);
+    for (const body of stored) {
+      expect(body).not.toContain(secret);
+      expect(body).not.toContain(newSecret);
+    }
   });
 
   it.each([

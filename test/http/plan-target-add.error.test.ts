@@ -60,4 +60,26 @@ describe(`${planTargetAdd.name}: errors`, () => {
   ])('answers 422 for a %s that is not a UUID', async (_what, ids, message) => {
     await refused(ids, { status: 422, code: 'VALIDATION_ERROR', message });
   });
+
+  it.each<[string, Record<string, unknown>, Record<string, unknown>]>([
+    ['a telegram target to a plan granting a discord role', {}, { platform: 'telegram', kind: 'group', external_id: '-1001' }],
+    ['a discord role to a plan granting a telegram channel', { platform: 'telegram', kind: 'channel', external_id: '@tenure_vip' }, {}],
+  ])('answers 422 naming the one-platform rule for %s, and links nothing', async (_what, granted, adding) => {
+    const mixed = (a: string, b: string) =>
+      `A plan grants targets of one platform only (a member's user_id is their id on that platform): ` +
+      `this plan grants ${a} targets, so a ${b} target cannot be added; make a separate plan for ${b}`;
+    await refused(
+      async (t, plan) => {
+        const first = await createTarget(t, granted);
+        const linked = await t.request({ method: 'POST', url: `${t.base}/plans/${plan}/targets/${first.target_id}` });
+        expect(linked.statusCode, linked.body).toBe(200);
+        return [plan, (await createTarget(t, adding)).target_id];
+      },
+      {
+        status: 422,
+        code: 'VALIDATION_ERROR',
+        message: granted.platform === 'telegram' ? mixed('telegram', 'discord') : mixed('discord', 'telegram'),
+      },
+    );
+  });
 });

@@ -1,11 +1,10 @@
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectError, forEachCase } from '../support/api.js';
 import { useHarness } from '../support/harness.js';
 import { operationName, projectOperations } from '../support/operations.all.js';
 import { concreteUrl, projectRoutes } from '../support/routes.js';
 import { securityCases } from '../support/security.js';
 
-vi.mock('fastify', async (original) => (await import('../support/routes.js')).recordingFastify(await original()));
 
 /**
  * What every project route shares in authentication and project access, proven once as a table

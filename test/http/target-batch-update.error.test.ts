@@ -85,7 +85,7 @@ describe(`${targetBatchUpdate.name}: errors`, () => {
   });
 
   it('answers 422 naming the item that changes nothing', async () => {
-    await refused((_t, [a, b]) => [disable(a!), { target_id: b!.target_id }], invalid(([, b]) => `Item 1 (target_id ${b!.target_id}) must set is_enabled or target_name`));
+    await refused((_t, [a, b]) => [disable(a!), { target_id: b!.target_id }], invalid(([, b]) => `Item 1 (target_id ${b!.target_id}) must set is_enabled, target_name or on_expiry`));
   });
 
   it('answers 422 naming a target listed twice', async () => {

@@ -34,6 +34,9 @@ describe(`${targetCreate.name}: happy`, () => {
         plan_count: 0,
         parent_target_id: null,
         participant_count: 0,
+        on_expiry: 'remove_role',
+        health: 'ok',
+        health_error: null,
       },
     });
     expect(await getTarget(t, target.target_id)).toStrictEqual(target);

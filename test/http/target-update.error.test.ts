@@ -31,7 +31,7 @@ describe(`${targetUpdate.name}: errors`, () => {
     ['an empty object', {}],
     ['only unknown fields', { platform: 'telegram' }],
   ])('answers 422 for %s: nothing to change', async (_what, body) => {
-    await refused(body, invalid('Provide is_enabled or target_name'));
+    await refused(body, invalid('Provide is_enabled, target_name or on_expiry'));
   });
 
   it.each([

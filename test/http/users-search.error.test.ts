@@ -15,7 +15,7 @@ describe(`${userSearch.name}: errors`, () => {
     ['3 spaces around 1 character', 'search=%20a%20', TERM],
     ['101 characters', `search=${'a'.repeat(101)}`, TERM],
     ['a bad limit', 'search=abc&limit=0', 'limit must be an integer from 1 to 100'],
-    ['a bad offset', 'search=abc&offset=-2', 'offset must be a non-negative integer'],
+    ['a bad offset', 'search=abc&offset=-2', 'offset must be an integer from 0 to 1000000000'],
   ])('answers 422 for %s', async (_what, query, message) => {
     const t = await h.tenant();
     const path = `${t.base}/users/search`;

@@ -40,6 +40,24 @@ async function subscribed(t: Tenant, ...channels: string[]): Promise<LiveClient>
   return c;
 }
 
+/**
+ * Waits until the broadcaster has claimed every event of these projects (bounded). Under load it
+ * can broadcast an event written before a socket subscribed after the subscription, and then that
+ * socket rightly gets it: a test that counts what a socket receives settles earlier writes first.
+ */
+async function settled(...tenants: Tenant[]): Promise<void> {
+  for (const t of tenants) {
+    for (let i = 0; ; i++) {
+      const [row] = rowsOf<{ n: number }>(
+        await lh.h.database.db.execute(sql`SELECT count(*)::int AS n FROM events WHERE project_id = ${t.projectId} AND broadcast_at IS NULL`),
+      );
+      if (row!.n === 0) break;
+      if (i === 500) throw new Error('events were not broadcast');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+}
+
 const eventOf = (c: LiveClient, type: string, nth = 0) =>
   c.until(() => c.events().filter((e) => e.event === type)[nth]?.payload, `${type} #${nth}`);
 
@@ -92,6 +110,7 @@ describe('memberships channel', () => {
     const other = await lh.tenant();
     const m = await createMembership(t);
     const otherMember = await createMembership(other);
+    await settled(t, other);
     const subscriber = await subscribed(t, 'memberships');
     const idle = await subscribed(t);
     const plansOnly = await subscribed(t, 'plans');
@@ -137,6 +156,7 @@ describe('other channels', () => {
     ['plans', 'plan.updated', { plan: { id: 'p' } }],
     ['targets', 'target.added', { target: { id: 't' } }],
     ['webhook-deliveries', 'webhook.endpoint-disabled', { webhook_id: 'w', reason: 'failing', disabled_at: '2026-01-01T00:00:00.000Z' }],
+    ['access', 'access.failed', { user_id: '1', target_id: 't', platform: 'discord', error: { code: '50013', message: 'Missing Permissions' } }],
   ])('carries %s events to their channel only', async (channel, type, data) => {
     const t = await lh.tenant();
     const c = await subscribed(t, channel);

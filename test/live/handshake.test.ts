@@ -13,7 +13,7 @@ import { createContainer } from '../../src/container.js';
 import { openDatabase } from '../../src/store/db.js';
 import { InstanceSecretsStore } from '../../src/store/instance-secrets.store.js';
 import { ProjectsStore } from '../../src/store/projects.store.js';
-import type { Tenant } from '../support/harness.js';
+import { createTestDatabase, type Tenant } from '../support/harness.js';
 import { unknownKey } from '../support/security.js';
 import { createLiveHarness, LiveClient, type LiveHarness } from './live-harness.js';
 
@@ -271,7 +271,8 @@ describe('revocation through the API', () => {
 
 describe('an unreachable database', () => {
   it('refuses handshakes it cannot check with INTERNAL_ERROR, leaking nothing', async () => {
-    const database = await openDatabase({ kind: 'pglite-memory' });
+    // Taken away before the first handshake: any database will do, so the run's in-memory copy.
+    const database = await openDatabase((await createTestDatabase()).storage);
     const container = await createContainer({ config: loadConfig({}), logger: createLogger('silent'), database });
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

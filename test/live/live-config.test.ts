@@ -9,6 +9,7 @@ describe('live-update configuration', () => {
       tokenTtlSeconds: 900,
       tokenSecret: undefined,
       actionsPerMinute: 120,
+      maxPendingPerAddress: 20,
       eventRetentionMs: 86_400_000,
     });
   });
@@ -20,7 +21,8 @@ describe('live-update configuration', () => {
     ['7d', 604_800_000],
     ['90d', 7_776_000_000],
   ])('reads TENURE_EVENT_RETENTION=%s', (value, ms) => {
-    expect(loadConfig({ TENURE_EVENT_RETENTION: value }).live.eventRetentionMs).toBe(ms);
+    // History is kept at least as long (TENURE_HISTORY_RETENTION, 30d by default).
+    expect(loadConfig({ TENURE_EVENT_RETENTION: value, TENURE_HISTORY_RETENTION: '90d' }).live.eventRetentionMs).toBe(ms);
   });
 
   it.each(['24', '1y', '59s', '91d', '1.5h', 'h', '-1h', '24 h'])('refuses TENURE_EVENT_RETENTION=%s, naming it', (value) => {
@@ -44,6 +46,7 @@ describe('live-update configuration', () => {
     ['TENURE_LIVE_TOKEN_TTL_SECONDS', '10'],
     ['TENURE_LIVE_TOKEN_TTL_SECONDS', '86401'],
     ['TENURE_LIVE_ACTIONS_PER_MINUTE', 'many'],
+    ['TENURE_LIVE_MAX_PENDING_PER_IP', '0'],
   ])('refuses %s=%s', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid configuration: ${name} `));
   });
@@ -56,8 +59,16 @@ describe('live-update configuration', () => {
         TENURE_LIVE_TOKEN_TTL_SECONDS: '60',
         TENURE_LIVE_TOKEN_SECRET: secret,
         TENURE_LIVE_ACTIONS_PER_MINUTE: '10',
+        TENURE_LIVE_MAX_PENDING_PER_IP: '7',
         TENURE_EVENT_RETENTION: '1h',
       }).live,
-    ).toStrictEqual({ maxConnectionsPerProject: 5, tokenTtlSeconds: 60, tokenSecret: secret, actionsPerMinute: 10, eventRetentionMs: 3_600_000 });
+    ).toStrictEqual({
+      maxConnectionsPerProject: 5,
+      tokenTtlSeconds: 60,
+      tokenSecret: secret,
+      actionsPerMinute: 10,
+      maxPendingPerAddress: 7,
+      eventRetentionMs: 3_600_000,
+    });
   });
 });

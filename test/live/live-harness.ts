@@ -15,10 +15,16 @@ export interface LiveHarness {
   url: string;
   tenant(): Promise<Tenant>;
   /** A client connected (or refused) with `auth`; closed by `close()`. */
-  client(auth: Record<string, unknown> | undefined, options?: { transports?: ('websocket' | 'polling')[] }): LiveClient;
+  client(auth: Record<string, unknown> | undefined, options?: ClientOptions): LiveClient;
   /** A connected tenant client (waits for `ready`). */
   connect(t: Tenant): Promise<LiveClient>;
   close(): Promise<void>;
+}
+
+export interface ClientOptions {
+  transports?: ('websocket' | 'polling')[];
+  /** Sent with every HTTP request of the connection (e.g. X-Forwarded-For, behind TRUST_PROXY). */
+  headers?: Record<string, string>;
 }
 
 export interface LiveHarnessOptions {
@@ -35,8 +41,8 @@ export async function createLiveHarness(o: LiveHarnessOptions = {}): Promise<Liv
   const live = await startLiveUpdates(h.app.server, h.container, { keyCheckMs: o.keyCheckMs });
   const clients: LiveClient[] = [];
   const tenant = () => (o.harness ? o.harness.tenant() : h.tenant());
-  const client = (auth: Record<string, unknown> | undefined, options?: { transports?: ('websocket' | 'polling')[] }) => {
-    const c = new LiveClient(url, auth, options?.transports ?? ['websocket']);
+  const client = (auth: Record<string, unknown> | undefined, options?: ClientOptions) => {
+    const c = new LiveClient(url, auth, options?.transports ?? ['websocket'], options?.headers);
     clients.push(c);
     return c;
   };
@@ -71,11 +77,12 @@ export class LiveClient {
   connectError: (Error & { data?: { error_code?: string } }) | null = null;
   private waiters: (() => void)[] = [];
 
-  constructor(url: string, auth: Record<string, unknown> | undefined, transports: ('websocket' | 'polling')[]) {
+  constructor(url: string, auth: Record<string, unknown> | undefined, transports: ('websocket' | 'polling')[], headers?: Record<string, string>) {
     this.socket = connectSocket(`${url}${LIVE_NAMESPACE}`, {
       path: LIVE_PATH,
       transports,
       ...(auth ? { auth } : {}),
+      ...(headers ? { extraHeaders: headers } : {}),
       reconnection: false,
       forceNew: true,
     });

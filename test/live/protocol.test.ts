@@ -45,7 +45,7 @@ describe('errors keep the connection up', () => {
   it.each([
     ['an unknown action', { action: 'publish', channel: 'memberships' }, 'UNKNOWN_ACTION', /^Unknown action "publish"; actions: subscribe, unsubscribe, ping$/],
     ['a missing action', { channel: 'memberships' }, 'UNKNOWN_ACTION', /^Unknown action null/],
-    ['an unknown channel', { action: 'subscribe', channel: 'payment-requests' }, 'UNKNOWN_CHANNEL', /^Unknown channel \("payment-requests"\); channels: memberships, plans, targets, webhook-deliveries$/],
+    ['an unknown channel', { action: 'subscribe', channel: 'payment-requests' }, 'UNKNOWN_CHANNEL', /^Unknown channel \("payment-requests"\); channels: memberships, plans, targets, webhook-deliveries, access, payments$/],
     ['a missing channel', { action: 'subscribe' }, 'UNKNOWN_CHANNEL', /^Unknown channel \(missing\)/],
     ['a channel that is not a string', { action: 'unsubscribe', channel: ['memberships'] }, 'UNKNOWN_CHANNEL', /^Unknown channel \(missing\)/],
     ['a string message', 'subscribe memberships', 'INVALID_MESSAGE', /must be an object/],
@@ -65,7 +65,7 @@ describe('errors keep the connection up', () => {
     expect(await c.act({ action: 'subscribe', channel: 'nope' }, 'error')).toStrictEqual({
       type: 'error',
       error_code: 'UNKNOWN_CHANNEL',
-      message: 'Unknown channel ("nope"); channels: memberships, plans, targets, webhook-deliveries',
+      message: 'Unknown channel ("nope"); channels: memberships, plans, targets, webhook-deliveries, access, payments',
       channel: 'nope',
     });
   });

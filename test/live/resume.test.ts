@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { LIVE_NAMESPACE } from '../../src/live/live-updates.js';
 import { rowsOf } from '../../src/store/db.js';
 import { createMembership } from '../support/api.js';
 import { future, type Tenant } from '../support/harness.js';
@@ -189,4 +190,50 @@ describe('late commits', () => {
     expect(await c.act({ action: 'subscribe', channel: 'memberships', after: resumeAt }, 'subscribed')).toMatchObject({ replayed: 2 });
     expect(c.events().map((e) => e.payload.event_id)).toStrictEqual([late, lateish]);
   });
+});
+
+describe('a long backlog', () => {
+  const BACKLOG = 3_000;
+  const PAGE = 500;
+
+  it.each(['websocket', 'polling'] as const)(
+    `replays ${BACKLOG} events complete and in order, a page at a time, each read once the last was written out (%s)`,
+    async (transport) => {
+      const { t, seen } = await seenOne();
+      await lh.h.database.db.execute(
+        markWrites(
+          sql`INSERT INTO events (project_id, type, data)
+              SELECT ${t.projectId}, 'plan.created', jsonb_build_object('plan', jsonb_build_object('n', g)) FROM generate_series(1, ${BACKLOG}) g`,
+          ['events'],
+        ),
+      );
+      await settled(t);
+      const missed = rowsOf<{ id: string }>(
+        await lh.h.database.db.execute(sql`SELECT id FROM events WHERE project_id = ${t.projectId} AND type = 'plan.created' ORDER BY seq`),
+      ).map((r) => r.id);
+      expect(missed).toHaveLength(BACKLOG);
+
+      const c = lh.client({ token: t.key, project_id: t.projectId }, { transports: [transport] });
+      const conn = lh.live.io.of(LIVE_NAMESPACE).sockets.get(await c.ready())!.conn;
+      // Observes the real store (calls through): at each page read, what the connection still
+      // holds unsent (Engine.IO's queue, read for the test's sake only).
+      const store = lh.h.container.stores.liveEvents;
+      const readPage = store.replayPage.bind(store);
+      const unsentAtReads: number[] = [];
+      const observer = vi.spyOn(store, 'replayPage').mockImplementation((...args) => {
+        unsentAtReads.push((conn as unknown as { writeBuffer: unknown[] }).writeBuffer.length);
+        return readPage(...args);
+      });
+      try {
+        const answer = await c.act({ action: 'subscribe', channel: 'plans', after: seen }, 'subscribed');
+        expect(answer).toStrictEqual({ type: 'subscribed', channel: 'plans', replayed: BACKLOG });
+      } finally {
+        observer.mockRestore();
+      }
+      expect(c.events().map((e) => e.payload.event_id)).toStrictEqual(missed);
+      // Six full pages and the empty one that ends the replay, each read with nothing left unsent:
+      // never more than one page of the backlog in the process.
+      expect(unsentAtReads).toStrictEqual(Array<number>(BACKLOG / PAGE + 1).fill(0));
+    },
+  );
 });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/store/db.js';
 import { expectSuccess, UUID } from '../support/api.js';
-import { appOn, createHarness, createTestDatabase, type Harness } from '../support/harness.js';
+import { appOn, createHarness, createTestDatabase, openUnmigratedPglite, type Harness } from '../support/harness.js';
 import { freePort, startRedis, type RedisProcess } from '../support/processes.js';
 
 /**
@@ -105,7 +105,7 @@ describe('readiness failures', () => {
 
   // An unmigrated database is a fresh in-memory PGlite on either suite: the check reads the same table.
   it('503 naming the migrations, with every pending one, on a database never migrated', async () => {
-    const database = await openDatabase({ kind: 'pglite-memory' });
+    const database = await openUnmigratedPglite();
     const { app, close } = await appOn(database, config);
     try {
       const checks = expectNotReady(await app.inject({ method: 'GET', url: '/readyz' }), 'migrations');

@@ -39,7 +39,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe(`tenure CLI on ${onPostgres ? 'PostgreSQL' : 'embedded storage'}`, () => {
+// The two tests use storage of their own (the server's data directory is another): side by side.
+describe.concurrent(`tenure CLI on ${onPostgres ? 'PostgreSQL' : 'embedded storage'}`, { timeout: 90_000 }, () => {
   it('migrates idempotently', async () => {
     for (let i = 0; i < 2; i++) {
       const res = await tenure('migrate');
@@ -58,10 +59,7 @@ describe(`tenure CLI on ${onPostgres ? 'PostgreSQL' : 'embedded storage'}`, () =
         server.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('Server listening') && resolve());
         server.once('exit', (code) => reject(new Error(`server exited ${code}`)));
       });
-      const saved = env;
-      env = serverEnv;
-      const res = await tenure('project', 'create', '--name', 'blocked');
-      env = saved;
+      const res = await runCli(serverEnv, 'project', 'create', '--name', 'blocked');
       if (onPostgres) {
         expect(res.code, res.stderr).toBe(0);
         expect(JSON.parse(res.stdout)).toMatchObject({ name: 'blocked' });

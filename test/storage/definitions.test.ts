@@ -8,6 +8,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, pendingMigrations, rowsOf, type Database, type Db } from '../../src/store/db.js';
 import { readDefinitions } from '../../src/store/definitions.js';
+import { openUnmigratedPglite } from '../support/harness.js';
 
 /**
  * drizzle/functions.sql is the one definition of the database's functions and triggers: a
@@ -25,10 +26,10 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** A database nothing was applied to: a fresh in-memory PGlite, or a new PostgreSQL database. */
+/** A database nothing was applied to: an in-memory PGlite as after initdb, or a new PostgreSQL database. */
 async function emptyDatabase(): Promise<Database> {
   if (!onPostgres) {
-    const database = await openDatabase({ kind: 'pglite-memory' });
+    const database = await openUnmigratedPglite();
     cleanups.push(() => database.close());
     return database;
   }

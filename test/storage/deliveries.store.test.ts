@@ -36,13 +36,17 @@ describe('delivery store: leases and batches', () => {
     const store = new DeliveriesStore(w.h.database.db);
     const now = w.clock.now();
     const leaseMs = w.h.config.webhooks.leaseMs;
-    const [claimed] = await store.claim({
+    const {
+      deliveries: [claimed],
+    } = await store.claim({
       workerId: 'dead-worker',
       now,
       leaseUntil: new Date(now.getTime() + leaseMs),
       limit: 10,
       perEndpoint: 10,
       inFlight: new Map(),
+      perProject: 10,
+      projectsInFlight: new Map(),
     });
     expect(claimed).toMatchObject({ attempt: 1, eventType: 'membership.created' });
     // Leased: nobody else takes it…
@@ -82,15 +86,19 @@ describe('delivery store: leases and batches', () => {
     for (let i = 0; i < 6; i++) await event(t);
     const store = new DeliveriesStore(w.h.database.db);
     const base = w.clock.now().getTime();
-    const claimAll = () =>
-      store.claim({
-        workerId: 'batch',
-        now: w.clock.now(),
-        leaseUntil: new Date(w.clock.now().getTime() + 60_000),
-        limit: 3,
-        perEndpoint: 3,
-        inFlight: new Map(),
-        });
+    const claimAll = async () =>
+      (
+        await store.claim({
+          workerId: 'batch',
+          now: w.clock.now(),
+          leaseUntil: new Date(w.clock.now().getTime() + 60_000),
+          limit: 3,
+          perEndpoint: 3,
+          inFlight: new Map(),
+          perProject: 3,
+          projectsInFlight: new Map(),
+        })
+      ).deliveries;
     const record = (id: string, at: number, delivered: boolean) => ({
       id,
       attempt: 1,

@@ -15,17 +15,17 @@ import { future, onPostgres, useHarness, userId } from '../support/harness.js';
 
 const h = useHarness();
 
-/** Resolves with what `check` saw when `topic` woke; `check` runs inside the wake-up itself. */
-function nextWake<T>(database: Database, topic: WakeTopic, check: () => Promise<T>): Promise<T> {
-  return new Promise((resolve, reject) => {
-    let stop: (() => void) | undefined;
-    void database.wakeups
-      .subscribe(topic, () => {
-        stop?.();
-        check().then(resolve, reject);
-      })
-      .then((s) => (stop = s), reject);
+/**
+ * Subscribes to `topic` and records what `check` saw inside each wake-up. A trailing signal of an
+ * earlier write in the same database may wake the subscriber first (and see nothing yet), so tests
+ * claim that some wake-up saw the change, not that the first one did.
+ */
+async function recordWakes<T>(database: Database, topic: WakeTopic, check: () => Promise<T>) {
+  const seen: T[] = [];
+  const stop = await database.wakeups.subscribe(topic, () => {
+    void check().then((value) => seen.push(value));
   });
+  return { seen, stop };
 }
 
 const countEvents = async (database: Database, projectId: string) =>
@@ -40,10 +40,14 @@ const bulkEvent = (projectId: string) =>
 describe(`wake-ups after commit (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
   it("wakes this process's subscribers once the change and its event are committed and visible", async () => {
     const t = await h.tenant();
-    const seen = nextWake(h.database, 'events', () => countEvents(h.database, t.projectId));
-    const created = await h.services.memberships.create(t.projectId, { user_id: userId(), end_date: future().iso });
-    expect(created.ok).toBe(true);
-    expect(await seen).toBe(1);
+    const { seen, stop } = await recordWakes(h.database, 'events', () => countEvents(h.database, t.projectId));
+    try {
+      const created = await h.services.memberships.create(t.projectId, { user_id: userId(), end_date: future().iso });
+      expect(created.ok).toBe(true);
+      await vi.waitFor(() => expect(seen).toContain(1), { timeout: 5_000, interval: 20 });
+    } finally {
+      stop();
+    }
   });
 
   it('wakes after the whole transaction commits, and never for one rolled back', async () => {
@@ -87,9 +91,13 @@ describe(`wake-ups after commit (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () =
     const other = await openDatabase(h.storage);
     try {
       const t = await h.tenant();
-      const seen = nextWake(other, 'deliveries', () => countEvents(other, t.projectId));
-      await h.database.db.execute(bulkEvent(t.projectId));
-      expect(await seen).toBe(1);
+      const { seen, stop } = await recordWakes(other, 'deliveries', () => countEvents(other, t.projectId));
+      try {
+        await h.database.db.execute(bulkEvent(t.projectId));
+        await vi.waitFor(() => expect(seen).toContain(1), { timeout: 5_000, interval: 20 });
+      } finally {
+        stop();
+      }
     } finally {
       await other.close();
     }

@@ -76,6 +76,18 @@ export function expectError(
   });
 }
 
+/**
+ * A 422 whose message (the envelope's one `error`, or its `errors` joined) is `message`, or
+ * matches it when it is a pattern.
+ */
+export function expectRefusal(res: Response, message: string | RegExp): void {
+  expect(res.statusCode, res.body).toBe(422);
+  const body = expectJson(res) as { error?: { message: string }; errors?: { message: string }[] };
+  const text = body.error?.message ?? body.errors?.map((e) => e.message).join(' ');
+  if (typeof message === 'string') expect(text).toBe(message);
+  else expect(text).toMatch(message);
+}
+
 /** The spec's two-entry 422 for a malformed instant field. */
 export function expectInstantFormatError(res: Response, want: { method: string; path: string; field?: string }): void {
   expect(res.statusCode, res.body).toBe(422);
@@ -163,7 +175,7 @@ export async function webhookRows(h: Harness, projectId: string): Promise<{ id: 
 
 /** Everything a request could change in a project: compare before and after to prove "nothing". */
 export async function projectState(h: Harness, projectId: string) {
-  const [memberships, webhooks, events, updated, catalogue, people] = await Promise.all([
+  const [memberships, webhooks, events, updated, catalogue, people, access, payments] = await Promise.all([
     membershipRows(h, projectId),
     webhookRows(h, projectId),
     h.database.db.execute(sql`SELECT id, seq, type, data FROM events WHERE project_id = ${projectId} ORDER BY seq`),
@@ -180,8 +192,27 @@ export async function projectState(h: Harness, projectId: string) {
       (SELECT coalesce(jsonb_agg(to_jsonb(s) ORDER BY s.key), '[]') FROM settings s WHERE s.project_id = ${projectId}) AS settings,
       (SELECT coalesce(jsonb_agg(to_jsonb(u) ORDER BY u.user_id), '[]') FROM users u WHERE u.project_id = ${projectId}) AS users,
       (SELECT coalesce(jsonb_agg(to_jsonb(b) ORDER BY b.user_id), '[]') FROM bans b WHERE b.project_id = ${projectId}) AS bans`),
+    // Bot connections (sealed tokens included) and access rows, every column.
+    h.database.db.execute(sql`SELECT
+      (SELECT coalesce(jsonb_agg(to_jsonb(i) ORDER BY i.platform), '[]') FROM integrations i WHERE i.project_id = ${projectId}) AS integrations,
+      (SELECT coalesce(jsonb_agg(to_jsonb(a) ORDER BY a.target_id, a.user_id), '[]') FROM access a WHERE a.project_id = ${projectId}) AS access`),
+    // Merchant accounts (sealed secrets included), payments and the provider events applied, every column.
+    h.database.db.execute(sql`SELECT
+      (SELECT coalesce(jsonb_agg(to_jsonb(m) ORDER BY m.id), '[]') FROM merchant_accounts m WHERE m.project_id = ${projectId}) AS merchant_accounts,
+      (SELECT coalesce(jsonb_agg(to_jsonb(p) ORDER BY p.id), '[]') FROM payments p WHERE p.project_id = ${projectId}) AS payments,
+      (SELECT coalesce(jsonb_agg(to_jsonb(e) ORDER BY e.event_id), '[]') FROM payment_events e
+         JOIN merchant_accounts m ON m.id = e.merchant_account_id WHERE m.project_id = ${projectId}) AS payment_events`),
   ]);
-  return { memberships, webhooks, events: rowsOf(events), updated: rowsOf(updated), catalogue: rowsOf(catalogue)[0], people: rowsOf(people)[0] };
+  return {
+    memberships,
+    webhooks,
+    events: rowsOf(events),
+    updated: rowsOf(updated),
+    catalogue: rowsOf(catalogue)[0],
+    people: rowsOf(people)[0],
+    access: rowsOf(access)[0],
+    payments: rowsOf(payments)[0],
+  };
 }
 
 /** Marks a membership expired with an end date a day in the past, as the expiry sweeper would. */

@@ -1,5 +1,4 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { sql } from 'drizzle-orm';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
@@ -8,7 +7,12 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createContainer, type Container, type ContainerOptions, type Services } from '../../src/container.js';
 import { createLogger } from '../../src/logger.js';
-import type { Database, StorageOptions } from '../../src/store/db.js';
+import { openDatabase, type Database, type StorageOptions } from '../../src/store/db.js';
+import { borrowPglite, dumpAt } from './pglite-pool.js';
+import { systemResolver, type Resolver } from '../../src/webhooks/ssrf-guard.js';
+import { startFakeDiscord, type FakeDiscord, type FakeDiscordOptions } from './fake-discord.js';
+import { startFakeStripe, type FakeStripe } from './fake-stripe.js';
+import { startFakeTelegram, type FakeTelegram, type FakeTelegramOptions } from './fake-telegram.js';
 
 /**
  * The test harness: the real app in-process (`app.inject`) on a real database of its own — an
@@ -29,7 +33,7 @@ export interface TestDatabase {
 
 export async function createTestDatabase(): Promise<TestDatabase> {
   if (!onPostgres) {
-    const seed = new Blob([await readFile(inject('pgliteSeed'))]);
+    const seed = await dumpAt(inject('pgliteSeed'));
     return { storage: { kind: 'pglite-memory', seed }, drop: async () => undefined };
   }
   const admin = inject('pgAdminUrl');
@@ -41,6 +45,14 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     storage: { kind: 'postgres', url: url.toString(), poolSize: 5 },
     drop: () => adminQuery(admin, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
   };
+}
+
+/**
+ * An in-memory PGlite database nothing was applied to, as after initdb (tests of migrating, of
+ * readiness before it): loaded from a dump of one, which costs a fraction of an initdb.
+ */
+export async function openUnmigratedPglite(): Promise<Database> {
+  return openDatabase({ kind: 'pglite-memory', seed: await dumpAt(inject('pgliteEmptySeed')) });
 }
 
 async function adminQuery(url: string, sql: string): Promise<void> {
@@ -74,6 +86,12 @@ export interface Harness {
   databaseUrl: string | null;
   services: Services;
   config: Config;
+  /** A fake Discord of this harness's own, which the app calls (TENURE_DISCORD_API_URL) unless `env` names another. */
+  discord: FakeDiscord;
+  /** A fake Telegram Bot API of this harness's own, which the app calls (TENURE_TELEGRAM_API_URL) unless `env` names another. */
+  telegram: FakeTelegram;
+  /** A fake Stripe API of this harness's own, which the app calls (TENURE_STRIPE_API_URL) unless `env` names another. */
+  stripe: FakeStripe;
   tenant(): Promise<Tenant>;
   /**
    * Empties every table of the harness's database (all but the migrations and the instance's own
@@ -86,11 +104,23 @@ export interface Harness {
 
 export interface HarnessOptions extends Partial<Pick<ContainerOptions, 'clock' | 'resolve' | 'logger'>> {
   env?: Record<string, string>;
+  /** Options of the harness's fake Discord (its limits, latency). */
+  discord?: FakeDiscordOptions;
+  /** Options of the harness's fake Telegram (its limits, latency). */
+  telegram?: FakeTelegramOptions;
 }
+
+/**
+ * The encryption key of every test configuration, on both storages (PostgreSQL has no key of its
+ * own), and for child-process nodes sharing a harness's database. `TENURE_ENCRYPTION_KEY: ''`
+ * in `env` unsets it.
+ */
+export const TEST_ENCRYPTION_KEY = 'dGVudXJlIHRlc3QgZW5jcnlwdGlvbiBrZXkgMzIgYiE=';
 
 /** The test configuration: injected requests all come from one address, so limits are raised unless a test sets its own. */
 export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({
+    TENURE_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
     TENURE_WEBHOOK_ALLOW_PRIVATE: 'false',
     TENURE_RATE_LIMIT_KEY: '1000000000',
     TENURE_RATE_LIMIT_IP: '1000000000',
@@ -122,15 +152,32 @@ export async function appOn(
   };
 }
 
+/**
+ * How a harness resolves webhook hosts unless a test passes its own: the tests' names under
+ * example.com (reserved for documentation) do not resolve, answered here at once as DNS answers
+ * them, and other names go to the system. Asking the machine's DNS made tests wait out the SSRF
+ * guard's 5 s timeout whenever an answer was lost.
+ */
+const exampleResolver: Resolver = async (hostname) => {
+  if (/(^|\.)example\.com$/i.test(hostname)) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+  return systemResolver(hostname);
+};
+
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const config = testConfig(options.env);
+  const discord = await startFakeDiscord(options.discord);
+  const telegram = await startFakeTelegram(options.telegram);
+  const stripe = await startFakeStripe();
+  const config = testConfig({ TENURE_DISCORD_API_URL: discord.url, TENURE_TELEGRAM_API_URL: telegram.url, TENURE_STRIPE_API_URL: stripe.url, ...options.env });
   const testDb = await createTestDatabase();
+  const logger = options.logger ?? createLogger('silent');
+  // On PGlite the harness lends the container a database (which it then does not close).
+  const lent = onPostgres ? undefined : await borrowPglite(logger);
   const container = await createContainer({
     config,
-    logger: options.logger ?? createLogger('silent'),
-    storage: testDb.storage,
+    logger,
+    ...(lent ? { database: lent } : { storage: testDb.storage }),
     clock: options.clock,
-    resolve: options.resolve,
+    resolve: options.resolve ?? exampleResolver,
   });
   await container.listen();
   const app = await buildApp(container);
@@ -144,6 +191,9 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     databaseUrl: testDb.storage.kind === 'postgres' ? testDb.storage.url : null,
     services,
     config,
+    discord,
+    telegram,
+    stripe,
     async tenant() {
       const project = await services.projects.createProject(`test ${randomUUID()}`);
       if (!project.ok) throw project.error;
@@ -169,7 +219,11 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     async close() {
       await app.close();
       await container.close();
+      await lent?.close();
       await testDb.drop();
+      await discord.close();
+      await telegram.close();
+      await stripe.close();
     },
   };
 }

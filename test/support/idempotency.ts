@@ -31,6 +31,19 @@ export function expectReplayOf(replay: LightMyRequestResponse, first: LightMyReq
   expect(replay.headers['x-request-id']).toBe(first.headers['x-request-id']);
 }
 
+/**
+ * A replay of a response holding a secret shown once (webhook create, rotate-secret): the first
+ * response without `data.secret`, which no idempotency record keeps.
+ */
+export function expectReplayWithoutSecret(replay: LightMyRequestResponse, first: LightMyRequestResponse): void {
+  expect(replay.headers['idempotent-replayed'], replay.body).toBe('true');
+  expect(replay.statusCode, replay.body).toBe(first.statusCode);
+  expect(replay.headers['x-request-id']).toBe(first.headers['x-request-id']);
+  const { secret, ...shown } = first.json().data as { secret: string };
+  expect(secret).toMatch(/\S/);
+  expect(replay.json()).toStrictEqual({ ...first.json(), data: shown });
+}
+
 /** A fresh execution: not a replay, a request id of its own. */
 export function expectExecuted(res: LightMyRequestResponse, status: number, previous?: LightMyRequestResponse): void {
   expect(res.statusCode, res.body).toBe(status);

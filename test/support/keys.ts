@@ -1,14 +1,26 @@
+import { sql } from 'drizzle-orm';
 import { expect } from 'vitest';
+import type { ApiKeyScope } from '../../src/domain/projects/api-key-scope.js';
 import type { ApiKeyMetadata } from '../../src/domain/projects/projects.service.js';
 import type { BanView, UserView } from '../../src/domain/users/user.view.js';
-import { future, userId, type Tenant } from './harness.js';
+import { rowsOf } from '../../src/store/db.js';
+import { future, userId, type Harness, type Tenant } from './harness.js';
 
 /** Seeding API keys, users and bans through the API, for the keys, settings, users and bans suites. */
 
-export async function createKey(t: Tenant, label = 'second'): Promise<{ key: string; metadata: ApiKeyMetadata }> {
-  const res = await t.request({ method: 'POST', url: `${t.base}/integrations/api-keys`, payload: { label } });
+/** Issues a key through the API with `t`'s key: full unless `scope` says otherwise. */
+export async function createKey(t: Tenant, label = 'second', scope?: ApiKeyScope): Promise<{ key: string; metadata: ApiKeyMetadata }> {
+  const res = await t.request({ method: 'POST', url: `${t.base}/integrations/api-keys`, payload: { label, ...(scope ? { scope } : {}) } });
   expect(res.statusCode, res.body).toBe(200);
   return res.json().data;
+}
+
+/** How many of the project's keys are not revoked, read from the table. */
+export async function activeKeys(h: Harness, projectId: string): Promise<number> {
+  const [row] = rowsOf<{ n: number }>(
+    await h.database.db.execute(sql`SELECT count(*)::int AS n FROM api_keys WHERE project_id = ${projectId} AND revoked_at IS NULL`),
+  );
+  return row!.n;
 }
 
 /** Records a user the way the product does: a membership that names them. Returns their id. */

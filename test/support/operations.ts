@@ -85,7 +85,7 @@ export const membershipCreate: Operation = {
   method: 'POST',
   successStatus: 201,
   async prepare(_h, t) {
-    return { url: `${t.base}/memberships`, payload: { user_id: userId(), end_date: future(30).iso } };
+    return { url: `${t.base}/memberships`, payload: { user_id: userId(), end_date: future(30).iso, user_name: { first_name: 'Ada', username: 'ada' } } };
   },
   invalidPayload: { user_id: 'not digits', end_date: future(30).iso },
   allow: 'GET, POST',

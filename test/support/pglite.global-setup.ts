@@ -9,6 +9,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** A dump of a migrated database, for in-memory PGlite (`loadDataDir`). */
     pgliteSeed: string;
+    /** A dump of the same database before migrating (just after initdb), for tests of migrating. */
+    pgliteEmptySeed: string;
     /** A migrated embedded data directory (a DATA_DIR) to copy for real server and CLI processes. */
     pgliteDataDir: string;
   }
@@ -21,12 +23,13 @@ declare module 'vitest' {
  * data directory made from the same dump, instead of each paying for initdb again.
  */
 export default async function setup(project: TestProject) {
-  // Several projects (http, http-mocking, storage-pglite) use this setup in one vitest process:
+  // Several projects (http, storage-pglite) use this setup in one vitest process:
   // they share one seed, made once, and the last to finish removes it.
   const shared = ((globalThis as { tenurePgliteSeed?: Shared }).tenurePgliteSeed ??= { users: 0, made: makeSeed() });
   shared.users++;
-  const { root, seed, dataDir } = await shared.made;
+  const { root, seed, emptySeed, dataDir } = await shared.made;
   project.provide('pgliteSeed', seed);
+  project.provide('pgliteEmptySeed', emptySeed);
   project.provide('pgliteDataDir', dataDir);
   return async () => {
     if (--shared.users === 0) await rm(root, { recursive: true, force: true });
@@ -35,14 +38,18 @@ export default async function setup(project: TestProject) {
 
 interface Shared {
   users: number;
-  made: Promise<{ root: string; seed: string; dataDir: string }>;
+  made: Promise<{ root: string; seed: string; emptySeed: string; dataDir: string }>;
 }
 
-async function makeSeed(): Promise<{ root: string; seed: string; dataDir: string }> {
+async function makeSeed(): Promise<{ root: string; seed: string; emptySeed: string; dataDir: string }> {
   const root = await mkdtemp(path.join(tmpdir(), 'tenure-test-seed-'));
   const database = await openDatabase({ kind: 'pglite-memory' });
+  const emptySeed = path.join(root, 'empty.tar');
   let dump: Blob;
   try {
+    // An initdb costs a second or more of CPU: tests that need a database nothing was applied to
+    // load this copy of one instead.
+    await writeFile(emptySeed, Buffer.from(await (await database.dump()).arrayBuffer()));
     await database.migrate();
     dump = await database.dump();
   } finally {
@@ -56,5 +63,5 @@ async function makeSeed(): Promise<{ root: string; seed: string; dataDir: string
   await mkdir(dataDir);
   const embedded = await PGlite.create(path.join(dataDir, 'pglite'), { loadDataDir: dump });
   await embedded.close();
-  return { root, seed, dataDir };
+  return { root, seed, emptySeed, dataDir };
 }

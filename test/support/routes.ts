@@ -1,49 +1,52 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance, RouteOptions } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 
 /**
- * Every route the app registers, recorded by an onRoute hook installed the moment the Fastify
- * instance is created, so suites that must cover "every route" (cross-project access, the
- * Idempotency-Key rule) pick up routes added later without anyone listing them.
- *
- * Use from a test file (vi.mock is hoisted, so the factory imports this module itself):
- *
- *   vi.mock('fastify', async (original) => (await import('../support/routes.js')).recordingFastify(await original()));
+ * Every route the app serves, read from its OpenAPI document (`app.swagger()`, which
+ * @fastify/swagger builds from every registered route's schema), so suites that must cover "every
+ * route" (cross-project access, the Idempotency-Key rule, list conventions) pick up routes added
+ * later without anyone listing them. Each GET also answers HEAD, as Fastify exposes it.
  */
 
 export interface RecordedRoute {
   method: string;
   /** Fastify's form: `/v2/projects/:project_id/memberships/:user_id/extend`. */
   url: string;
-  config: RouteOptions['config'];
-  schema: RouteOptions['schema'];
+  /** Whether the route takes an Idempotency-Key (every project POST that has not opted out). */
+  idempotent: boolean;
+  /** The names of its query parameters. */
+  query: string[];
 }
 
-const recorded = new WeakMap<FastifyInstance, RecordedRoute[]>();
-
-type FastifyModule = { default: (...args: unknown[]) => FastifyInstance } & Record<string, unknown>;
-
-export function recordingFastify(original: FastifyModule): FastifyModule {
-  const factory = (...args: unknown[]) => {
-    const app = original.default(...args);
-    const routes: RecordedRoute[] = [];
-    recorded.set(app, routes);
-    app.addHook('onRoute', (route) => {
-      for (const method of [route.method].flat()) routes.push({ method, url: route.url, config: route.config, schema: route.schema });
-    });
-    return app;
-  };
-  return { ...original, default: factory, fastify: factory };
+interface Operation {
+  parameters?: Array<{ in: string; name: string }>;
 }
 
 export const PROJECT_PREFIX = '/v2/projects/:project_id';
 
-/** The routes `app` registered under /v2/projects/:project_id, one entry per method. */
+/** The routes `app` serves under /v2/projects/:project_id, one entry per method. */
 export function projectRoutes(app: FastifyInstance): RecordedRoute[] {
-  const routes = recorded.get(app);
-  if (!routes) throw new Error("No routes recorded: mock 'fastify' with recordingFastify before building the app");
-  return routes.filter((r) => r.url === PROJECT_PREFIX || r.url.startsWith(`${PROJECT_PREFIX}/`));
+  const document = app.swagger() as { paths: Record<string, Record<string, Operation>> };
+  const routes: RecordedRoute[] = [];
+  for (const [openApiPath, operations] of Object.entries(document.paths)) {
+    const url = openApiPath.replace(/\{([A-Za-z_]+)\}/g, ':$1');
+    if (url !== PROJECT_PREFIX && !url.startsWith(`${PROJECT_PREFIX}/`)) continue;
+    for (const [method, operation] of Object.entries(operations)) {
+      const parameters = operation.parameters ?? [];
+      const route = {
+        method: method.toUpperCase(),
+        url,
+        idempotent: parameters.some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key'),
+        query: parameters.filter((p) => p.in === 'query').map((p) => p.name),
+      };
+      routes.push(route);
+      if (route.method === 'GET') routes.push({ ...route, method: 'HEAD', idempotent: false });
+    }
+  }
+  if (routes.length === 0) throw new Error('The OpenAPI document lists no project route');
+  return routes;
 }
+
 
 /**
  * A concrete URL for a route in `projectId`. Each other parameter takes its value from `values`

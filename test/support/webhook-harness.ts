@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import type { Logger } from 'pino';
 import { expect } from 'vitest';
 import { systemClock, type Clock } from '../../src/domain/clock.js';
 import { rowsOf } from '../../src/store/db.js';
@@ -42,6 +43,8 @@ export interface WebhookHarnessOptions {
   random?: () => number;
   timeoutMs?: number;
   env?: Record<string, string>;
+  /** The container's logger (the worker's too): a test may read what it logged. */
+  logger?: Logger;
 }
 
 export interface WebhookHarness {
@@ -62,6 +65,7 @@ export async function createWebhookHarness(o: WebhookHarnessOptions = {}): Promi
     env: { TENURE_WEBHOOK_ALLOW_PRIVATE: String(o.allowPrivate ?? true), ...o.env },
     clock,
     resolve: o.resolve,
+    logger: o.logger,
   });
   const { stores, resolve, logger } = h.container;
   const sender = new HttpSender();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemResolver, type Resolver } from '../../src/webhooks/ssrf-guard.js';
+import type { Resolver } from '../../src/webhooks/ssrf-guard.js';
 import { createMembership, expectError, webhookRows } from '../support/api.js';
 import { attemptRows, createHook, createWebhookHarness, deliveryRows, type WebhookHarness } from '../support/webhook-harness.js';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
@@ -11,12 +11,14 @@ import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
  */
 
 /**
- * Names this test controls; any other name (localhost) is resolved by the system. `rebind.example`
- * answers a public address once, then loopback.
+ * Names this test controls; any other name does not resolve. `rebind.example` answers a public
+ * address once, then loopback. Every name asked is kept in `lookups`.
  */
+const lookups: string[] = [];
 function testResolver(): Resolver {
   let rebindCalls = 0;
   return async (host) => {
+    lookups.push(host);
     const table: Record<string, string[]> = {
       'public.example': ['93.184.215.14'],
       'loopback.example': ['127.0.0.1'],
@@ -25,7 +27,6 @@ function testResolver(): Resolver {
       'receiver.test': ['127.0.0.1'],
     };
     if (host === 'rebind.example') table[host] = rebindCalls++ === 0 ? ['93.184.215.14'] : ['127.0.0.1'];
-    if (host === 'localhost') return systemResolver(host);
     const found = table[host];
     if (!found) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
     return found.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
@@ -47,7 +48,12 @@ describe('SSRF guard with private targets refused (the default)', () => {
     ['loopback written as one number', 'https://2130706433/hook', 'url host 127.0.0.1 is a loopback'],
     ['IPv4-mapped IPv6 loopback', 'https://[::ffff:127.0.0.1]/hook', 'url host ::ffff:7f00:1 is a loopback'],
     ['CGNAT', 'https://100.64.1.1/hook', 'url host 100.64.1.1 is a loopback'],
-    ['localhost, resolved by the system', 'https://localhost/hook', 'url host localhost resolves to 127.0.0.1, which is a loopback'],
+    ['localhost, a loopback name whatever DNS says', 'https://localhost/hook', 'url host localhost is a loopback name'],
+    ['a subdomain of localhost', 'https://api.localhost./hook', 'url host api.localhost. is a loopback name'],
+    ['IPv4-translated IPv6 loopback', 'https://[::ffff:0:7f00:1]/hook', 'url host ::ffff:0:7f00:1 is a loopback'],
+    ['a documentation address (TEST-NET-1)', 'https://192.0.2.1/hook', 'url host 192.0.2.1 is a loopback'],
+    ['a documentation address (IPv6)', 'https://[2001:db8::1]/hook', 'url host 2001:db8::1 is a loopback'],
+    ['a well-known port of another service', 'https://public.example:22/hook', 'url port must be 80, 443, or 1024 and above'],
   ])('answers 422 at creation for %s', async (_what, url, message) => {
     const t = await w.tenant();
     const path = `${t.base}/integrations/webhooks`;
@@ -60,14 +66,38 @@ describe('SSRF guard with private targets refused (the default)', () => {
     ['loopback.example', '127.0.0.1'],
     ['metadata.example', '169.254.169.254'],
     ['private6.example', 'fd00::1'],
-  ])('refuses a name resolving to a private address (%s → %s)', async (host, address) => {
+  ])('refuses a name resolving to a private address (%s → %s), without naming the address', async (host, address) => {
     const t = await w.tenant();
     const created = await w.h.services.webhooks.create(t.projectId, `https://${host}/hook`);
     expect(created.ok).toBe(false);
     expect(created.ok ? null : [created.error.code, created.error.message]).toStrictEqual([
       'VALIDATION_ERROR',
-      `url host ${host} resolves to ${address}, which is a loopback, private, link-local or otherwise reserved address`,
+      `url host ${host} resolves to a loopback, private, link-local or otherwise reserved address`,
     ]);
+    expect(created.ok ? '' : created.error.message).not.toContain(address);
+  });
+
+  it('takes ports 80, 443 and 1024 and above', async () => {
+    const t = await w.tenant();
+    for (const url of ['https://public.example/a', 'http://public.example:80/b', 'https://public.example:443/c', 'https://public.example:1024/d', 'https://public.example:65535/e']) {
+      const created = await w.h.services.webhooks.create(t.projectId, url.replace('http://', 'https://'));
+      expect(created.ok, url).toBe(true);
+    }
+    for (const port of [1, 21, 25, 444, 1023]) {
+      const created = await w.h.services.webhooks.create(t.projectId, `https://public.example:${port}/hook`);
+      expect(created.ok ? null : created.error.message, String(port)).toBe('url port must be 80, 443, or 1024 and above');
+    }
+  });
+
+  it('at the cap, refuses before resolving the name', async () => {
+    const t = await w.tenant();
+    for (let i = 0; i < w.h.config.webhooks.maxPerProject; i++) {
+      expect((await w.h.services.webhooks.create(t.projectId, `https://public.example/${i}`)).ok).toBe(true);
+    }
+    lookups.length = 0;
+    const refused = await w.h.services.webhooks.create(t.projectId, 'https://cap.example/hook');
+    expect(refused.ok ? null : refused.error.code).toBe('CONFLICT');
+    expect(lookups).toStrictEqual([]);
   });
 
   it('accepts a public name, and a name that does not resolve (yet)', async () => {
@@ -89,7 +119,7 @@ describe('SSRF guard with private targets refused (the default)', () => {
         attempt: 1,
         status_code: null,
         error_class: 'blocked_address',
-        error_message: 'rebind.example resolves to 127.0.0.1, which is a loopback, private, link-local or otherwise reserved address',
+        error_message: 'rebind.example resolves to a loopback, private, link-local or otherwise reserved address',
         outcome: 'retry',
       },
     ]);

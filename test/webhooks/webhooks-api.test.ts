@@ -438,6 +438,63 @@ describe('webhook management API', () => {
       expect(since).toMatch(ISO_MS);
     });
 
+    it('never queues a second pending delivery of an event: a replay answers the pending one, a range skips it', async () => {
+      const t = await w.tenant();
+      const hook = await createHook(t, `${receiver.url}/replay-pending`);
+      await event(t);
+      const [pending] = await deliveryRows(w.h, t.projectId);
+      expect(pending!.status).toBe('pending');
+      const one = await post(t, `${hooks(t)}/${hook.id}/deliveries/${pending!.id}/replay`);
+      expect(one.statusCode, one.body).toBe(202);
+      expect(one.json().data).toMatchObject({ id: pending!.id, replay_of: null, status: 'pending' });
+      const range = `${hooks(t)}/${hook.id}/replay?since=2020-01-01T00:00:00.000Z`;
+      expect((await post(t, range)).json().data.replayed).toBe(0);
+      expect(await deliveryRows(w.h, t.projectId)).toHaveLength(1);
+      await w.worker.drain();
+      expect((await post(t, range)).json().data.replayed).toBe(1);
+      expect((await post(t, range)).json().data.replayed).toBe(0);
+      expect((await deliveryRows(w.h, t.projectId)).map((d) => d.status).sort()).toStrictEqual(['delivered', 'pending']);
+    });
+
+    it('refuses a range of more than 1,000 events with 422 naming the limit and where to stop; nothing is queued', async () => {
+      const t = await w.tenant();
+      // 1,001 events, one a millisecond from 2021-01-01T00:00:00.001Z, before the webhook: no deliveries yet.
+      await w.h.database.db.execute(sql`
+        INSERT INTO events (project_id, type, data, emitted_at)
+        SELECT ${t.projectId}, 'membership.bulk-extended', '{"total": 0, "new_end_date": "2030-01-01T00:00:00.000Z"}'::jsonb,
+               timestamptz '2021-01-01T00:00:00Z' + make_interval(secs => i / 1000.0)
+        FROM generate_series(1, 1001) AS i`);
+      const hook = await createHook(t, `${receiver.url}/replay-many`);
+      const path = `${hooks(t)}/${hook.id}/replay`;
+      const since = '2020-01-01T00:00:00.000Z';
+      const over = await post(t, `${path}?since=${since}`);
+      expectError(over, {
+        status: 422,
+        code: 'VALIDATION_ERROR',
+        method: 'POST',
+        path,
+        message: `The range holds more than 1000 events, the most one replay sends; replay since=${since}&until=2021-01-01T00:00:01.001Z first, then continue from 2021-01-01T00:00:01.001Z`,
+      });
+      expect(await deliveryRows(w.h, t.projectId)).toHaveLength(0);
+      expect((await post(t, `${path}?since=${since}&until=2021-01-01T00:00:01.001Z`)).json().data.replayed).toBe(1000);
+      expect((await post(t, `${path}?since=2021-01-01T00:00:01.001Z`)).json().data.replayed).toBe(1);
+    });
+
+    it('allows 10 range replays a minute per project, then answers 429 with Retry-After; other projects are not held back', async () => {
+      const [t, other] = [await w.tenant(), await w.tenant()];
+      const hook = await createHook(t, `${receiver.url}/replay-often`);
+      const range = `${hooks(t)}/${hook.id}/replay?since=2020-01-01T00:00:00.000Z`;
+      for (let i = 0; i < 10; i++) expect((await post(t, range)).statusCode).toBe(202);
+      const refused = await post(t, range);
+      // The 429 envelope of the spec (reference.md "Rate limits"): error.code and retry_after.
+      expect(refused.statusCode, refused.body).toBe(429);
+      expect(refused.json().error).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', message: expect.stringContaining('At most 10 range replays a minute per project') });
+      expect(Number(refused.headers['retry-after'])).toBe(refused.json().error.retry_after);
+      expect(refused.json().error.retry_after).toBeGreaterThan(0);
+      const otherHook = await createHook(other, `${receiver.url}/replay-often-other`);
+      expect((await post(other, `${hooks(other)}/${otherHook.id}/replay?since=2020-01-01T00:00:00.000Z`)).statusCode).toBe(202);
+    });
+
     it.each([
       ['no since', '', 'since is required'],
       ['a date without milliseconds', '?since=2024-01-01T00:00:00Z', 'since must be a UTC ISO-8601 datetime'],

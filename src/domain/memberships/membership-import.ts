@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { parse } from 'csv-parse';
+import { Parser } from 'csv-parse';
 import type { ChunkOutcome, ImportRow, MembershipImportStore } from '../../store/membership-import.store.js';
 import { isUserId } from '../ids.js';
 import { parseInstant } from '../instant.js';
@@ -46,6 +46,17 @@ function parseCsvInstant(cell: string): Date | null {
 
 const SKIPPED = 'user already has a membership in this project, or is banned from it';
 
+/**
+ * csv-parse's parser, each record pushed with the line it ends on: `{ record, line }`. Its own
+ * `info: true` gives the same number (`info.lines`, read at the same moment) inside an object of
+ * some fifteen fields copied per record, which was half of the parse's CPU (9 µs a row of 17).
+ */
+class LineNumberedParser extends Parser {
+  override push(record: unknown): boolean {
+    return super.push(record === null ? null : { record, line: this.info.lines });
+  }
+}
+
 export async function importMemberships(
   store: MembershipImportStore,
   projectId: string,
@@ -89,15 +100,14 @@ export async function importMemberships(
   };
 
   const parser = input.pipe(
-    parse({ trim: true, skip_empty_lines: true, relax_column_count: true, skip_records_with_error: true, info: true }),
+    new LineNumberedParser({ trim: true, skip_empty_lines: true, relax_column_count: true, skip_records_with_error: true }),
   );
   parser.on('skip', (err: Error & { lines?: number }) => {
     rejections.push({ line: err.lines ?? 0, user_id: null, reason: `unreadable CSV: ${err.message}` });
   });
 
   try {
-    for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
-      const line = info.lines;
+    for await (const { record, line } of parser as AsyncIterable<{ record: string[]; line: number }>) {
       const [userId = '', endDate = ''] = record;
       if (rowsRead === 0 && userId.toLowerCase() === 'user_id') {
         rowsRead++;

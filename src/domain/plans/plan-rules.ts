@@ -1,3 +1,5 @@
+import type { Platform } from '../targets/target.view.js';
+
 /**
  * The value rules of a plan (docs/plans-targets.md). Patterns are shared with the route schemas
  * so the OpenAPI document states the same grammar the service enforces.
@@ -84,3 +86,16 @@ export const changesSomething = (patch: PlanInput): boolean =>
   [patch.plan_name, patch.plan_price, patch.plan_currency, patch.plan_duration, patch.plan_price_formatted].some((v) => v !== undefined) ||
   patch.plan_data?.plan_recurring !== undefined ||
   patch.plan_data?.plan_one_time !== undefined;
+
+/**
+ * A plan grants targets of one platform only (docs/access.md, "Whose id is it"): a member's
+ * `user_id` is their id on the platform of their plan's targets, and a Discord id means nothing on
+ * Telegram. Why adding a `adding` target to a plan that grants `granted` ones is refused, or null.
+ */
+export function mixedPlatformProblem(granted: Platform, adding: Platform): string | null {
+  if (granted === adding) return null;
+  return (
+    `A plan grants targets of one platform only (a member's user_id is their id on that platform): ` +
+    `this plan grants ${granted} targets, so a ${adding} target cannot be added; make a separate plan for ${adding}`
+  );
+}

@@ -1,6 +1,6 @@
 import type { PlansStore } from '../../store/plans.store.js';
 import { fail, ok, type Result } from '../errors.js';
-import { changesSomething, isCurrency, mergePlan, newPlan, type PlanInput } from './plan-rules.js';
+import { changesSomething, isCurrency, mergePlan, mixedPlatformProblem, newPlan, type PlanInput } from './plan-rules.js';
 import type { PlanView } from './plan.view.js';
 
 export type NewPlanInput = PlanInput & Required<Pick<PlanInput, 'plan_name' | 'plan_price' | 'plan_currency' | 'plan_duration'>>;
@@ -47,11 +47,15 @@ export class PlansService {
     return (await this.store.delete(projectId, planId)) ? ok(null) : fail('NOT_FOUND', PLAN_NOT_FOUND);
   }
 
-  /** Idempotent: granting a target the plan already grants answers the plan unchanged. */
+  /**
+   * Idempotent: granting a target the plan already grants answers the plan unchanged. A target of
+   * the other platform than the plan's targets is refused (422, mixedPlatformProblem).
+   */
   async addTarget(projectId: string, planId: string, targetId: string): Promise<Result<PlanView>> {
     const outcome = await this.store.addTarget(projectId, planId, targetId);
     if (outcome === 'plan_missing') return fail('NOT_FOUND', PLAN_NOT_FOUND);
     if (outcome === 'target_missing') return fail('NOT_FOUND', TARGET_NOT_FOUND);
+    if ('mixed' in outcome) return fail('VALIDATION_ERROR', mixedPlatformProblem(outcome.mixed.granted, outcome.mixed.adding)!);
     return ok(outcome.plan);
   }
 

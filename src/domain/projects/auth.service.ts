@@ -1,11 +1,13 @@
 import { LRUCache } from 'lru-cache';
 import type { ApiKeyRecord, ProjectsStore } from '../../store/projects.store.js';
 import { AppError, fail, ok, type Result } from '../errors.js';
+import { scopeAllows, type ApiKeyScope } from './api-key-scope.js';
 import { hashKeySecret, looksLikeKeySecret } from './api-key-secret.js';
 
 export interface Principal {
   keyId: string;
   projectId: string;
+  scope: ApiKeyScope;
 }
 
 /** The SHA-256 hash of a well-formed bearer key, or the 401 for a missing or malformed header. */
@@ -19,7 +21,7 @@ function parseBearer(header: string | undefined): Result<string> {
 }
 
 const verdictOf = (key: ApiKeyRecord): Result<Principal> =>
-  key.revokedAt ? fail('UNAUTHORIZED', 'Invalid or revoked API key') : ok({ keyId: key.id, projectId: key.projectId });
+  key.revokedAt ? fail('UNAUTHORIZED', 'Invalid or revoked API key') : ok({ keyId: key.id, projectId: key.projectId, scope: key.scope });
 
 /**
  * Resolves bearer tokens to keys. Found keys are cached for `cacheTtlMs` so the hot path does not
@@ -71,6 +73,17 @@ export class AuthService {
     return principal.projectId === projectId
       ? null
       : new AppError('FORBIDDEN', 'This API key does not have access to this project');
+  }
+
+  /**
+   * A read key may only read (api-key-scope.ts); anything else is 403, decided with project access
+   * and so before the body is validated or anything runs. `reads` marks a route that only reads
+   * although it is not a GET.
+   */
+  authorizeScope(principal: Principal, method: string, reads: boolean): AppError | null {
+    return scopeAllows(principal.scope, method, reads)
+      ? null
+      : new AppError('FORBIDDEN', 'This API key is read-only; use a full key to create, change or delete anything');
   }
 
   invalidate(keyHash?: string): void {

@@ -1,6 +1,7 @@
 import type { ApiKeyRecord, ProjectRecord, ProjectsStore } from '../../store/projects.store.js';
 import { fail, ok, type Result } from '../errors.js';
 import { isUuid } from '../ids.js';
+import type { ApiKeyScope } from './api-key-scope.js';
 import { generateKeySecret, hashKeySecret } from './api-key-secret.js';
 
 export interface ApiKeyMetadata {
@@ -13,6 +14,8 @@ export interface ApiKeyMetadata {
   updated_by: string | null;
   revoked_at: string | null;
   revoked_by: string | null;
+  /** `full` or `read` (api-key-scope.ts); an addition to the reference's metadata. */
+  scope: ApiKeyScope;
 }
 
 export const toKeyMetadata = (k: ApiKeyRecord): ApiKeyMetadata => ({
@@ -25,6 +28,7 @@ export const toKeyMetadata = (k: ApiKeyRecord): ApiKeyMetadata => ({
   updated_by: k.updatedBy,
   revoked_at: k.revokedAt?.toISOString() ?? null,
   revoked_by: k.revokedBy,
+  scope: k.scope,
 });
 
 /** Projects and key issuance (the operator CLI and, later, the keys API). */
@@ -46,7 +50,11 @@ export class ProjectsService {
     return ok({ id: p.id, name: p.name, created_at: p.createdAt.toISOString() });
   }
 
-  /** Issues a key; the secret is returned here once and never stored. */
+  /**
+   * Issues a full key for the operator (the CLI, the demo project); the secret is returned here
+   * once and never stored. Not bound by the project's key cap: it is how an operator gets back into
+   * a project whose keys all leaked (the API's keys are issued by ApiKeysService).
+   */
   async createKey(
     projectId: string,
     label: string | null,

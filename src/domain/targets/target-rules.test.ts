@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EXTERNAL_ID_PATTERN, parentProblem, targetShapeProblem } from './target-rules.js';
+import { defaultOnExpiry, EXTERNAL_ID_PATTERN, onExpiryProblem, parentProblem, targetShapeProblem } from './target-rules.js';
 
 describe('target value rules', () => {
   it.each(['1', '123456789012345678', '-1001234567890', '@tenure_news'])('EXTERNAL_ID_PATTERN accepts %s', (id) => {
@@ -27,5 +27,25 @@ describe('target value rules', () => {
     expect(parentProblem('telegram', { platform: 'telegram', kind: 'group' })).toBeNull();
     expect(parentProblem('discord', { platform: 'telegram', kind: 'group' })).toBe('parent_target_id must be a discord target, not a telegram one');
     expect(parentProblem('discord', { platform: 'discord', kind: 'channel' })).toBe('parent_target_id must be a guild or group, not a channel');
+  });
+
+  it.each([
+    ['discord', 'role', 'remove_role'],
+    ['discord', 'guild', 'none'],
+    ['discord', 'channel', 'none'],
+    ['telegram', 'group', 'kick'],
+    ['telegram', 'channel', 'kick'],
+  ] as const)('a %s %s defaults to on_expiry %s', (platform, kind, want) => {
+    expect(defaultOnExpiry(platform, kind)).toBe(want);
+    expect(onExpiryProblem(platform, kind, want)).toBeNull();
+    expect(onExpiryProblem(platform, kind, null)).toBeNull();
+  });
+
+  it('names the allowed values when a kind does not allow an on_expiry', () => {
+    expect(onExpiryProblem('discord', 'role', 'none')).toBeNull();
+    expect(onExpiryProblem('discord', 'guild', 'kick')).toBeNull();
+    expect(onExpiryProblem('discord', 'role', 'kick')).toBe('on_expiry kick is not allowed for a discord role; use one of: none, remove_role');
+    expect(onExpiryProblem('telegram', 'group', 'remove_role')).toBe('on_expiry remove_role is not allowed for a telegram group; use one of: kick, none');
+    expect(onExpiryProblem('discord', 'channel', 'kick')).toBe('on_expiry kick is not allowed for a discord channel; use one of: none');
   });
 });

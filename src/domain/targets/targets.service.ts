@@ -1,7 +1,7 @@
 import type { TargetChange, TargetsStore } from '../../store/targets.store.js';
 import { fail, ok, type Result } from '../errors.js';
-import { parentProblem, targetShapeProblem } from './target-rules.js';
-import type { Platform, TargetKind, TargetView } from './target.view.js';
+import { onExpiryProblem, parentProblem, targetShapeProblem } from './target-rules.js';
+import type { OnExpiry, Platform, TargetKind, TargetView } from './target.view.js';
 
 export interface NewTargetInput {
   target_name: string;
@@ -10,16 +10,21 @@ export interface NewTargetInput {
   external_id: string;
   parent_target_id?: string | null;
   is_enabled?: boolean;
+  /** Left out or null: the kind's default. */
+  on_expiry?: OnExpiry | null;
 }
 
 const TARGET_NOT_FOUND = 'Target not found';
+
+const changesNothing = (c: Omit<TargetChange, 'target_id'>) =>
+  c.is_enabled === undefined && c.target_name === undefined && c.on_expiry === undefined;
 
 /** The rules of targets; validation (422) comes before existence (404) and conflicts (409). */
 export class TargetsService {
   constructor(private readonly store: TargetsStore) {}
 
   async create(projectId: string, input: NewTargetInput): Promise<Result<TargetView>> {
-    const shape = targetShapeProblem(input);
+    const shape = targetShapeProblem(input) ?? onExpiryProblem(input.platform, input.kind, input.on_expiry ?? null);
     if (shape) return fail('VALIDATION_ERROR', shape);
     const parentId = input.parent_target_id ?? null;
     if (parentId) {
@@ -35,6 +40,7 @@ export class TargetsService {
       externalId: input.external_id,
       isEnabled: input.is_enabled ?? true,
       parentTargetId: parentId,
+      onExpiry: input.on_expiry ?? null,
     });
     if (outcome === 'parent_missing') return fail('NOT_FOUND', `Parent target not found: ${parentId}`);
     if (outcome === 'duplicate') {
@@ -54,9 +60,7 @@ export class TargetsService {
 
   /** `PATCH /targets/{id}`: the batch of one. */
   async updateOne(projectId: string, targetId: string, change: Omit<TargetChange, 'target_id'>): Promise<Result<TargetView>> {
-    if (change.is_enabled === undefined && change.target_name === undefined) {
-      return fail('VALIDATION_ERROR', 'Provide is_enabled or target_name');
-    }
+    if (changesNothing(change)) return fail('VALIDATION_ERROR', 'Provide is_enabled, target_name or on_expiry');
     const updated = await this.update(projectId, [{ ...change, target_id: targetId }]);
     return updated.ok ? ok(updated.value[0]!) : updated;
   }
@@ -64,25 +68,43 @@ export class TargetsService {
   /**
    * `PATCH /targets`: all or nothing. Every item must change something and name a distinct
    * target (422 naming the item); an id that is not a target of the project fails the whole batch
-   * with a 404 naming every such id, and nothing is written.
+   * with a 404 naming every such id, and nothing is written. An `on_expiry` the target's kind does
+   * not allow is a 422 naming the item and the allowed values (a target's kind never changes, so
+   * it is read before the update). Every update also puts the target back to health `ok` and its
+   * failed access rows back to pending (TargetsStore.updateMany).
    */
   async update(projectId: string, changes: readonly TargetChange[]): Promise<Result<TargetView[]>> {
     const seen = new Set<string>();
     for (const [index, change] of changes.entries()) {
       const id = change.target_id.toLowerCase();
-      if (change.is_enabled === undefined && change.target_name === undefined) {
-        return fail('VALIDATION_ERROR', `Item ${index} (target_id ${change.target_id}) must set is_enabled or target_name`);
+      if (changesNothing(change)) {
+        return fail('VALIDATION_ERROR', `Item ${index} (target_id ${change.target_id}) must set is_enabled, target_name or on_expiry`);
       }
       if (seen.has(id)) return fail('VALIDATION_ERROR', `Item ${index}: target_id ${change.target_id} appears more than once`);
       seen.add(id);
     }
     const normalized = changes.map((c) => ({ ...c, target_id: c.target_id.toLowerCase() }));
+    const invalid = await this.onExpiryProblem(projectId, normalized, changes.length > 1);
+    if (invalid) return fail('VALIDATION_ERROR', invalid);
     const outcome = await this.store.updateMany(projectId, normalized);
     if ('missing' in outcome) {
       const [first, ...more] = outcome.missing;
       return fail('NOT_FOUND', more.length === 0 ? `Target not found: ${first}` : `Targets not found: ${outcome.missing.join(', ')}`);
     }
     return ok(outcome.updated);
+  }
+
+  /** The first change setting an `on_expiry` its (existing) target's kind does not allow. */
+  private async onExpiryProblem(projectId: string, changes: readonly TargetChange[], batch: boolean): Promise<string | null> {
+    const setting = changes.filter((c) => c.on_expiry != null);
+    if (setting.length === 0) return null;
+    const kinds = await this.store.kinds(projectId, setting.map((c) => c.target_id));
+    for (const change of setting) {
+      const target = kinds.get(change.target_id);
+      const problem = target && onExpiryProblem(target.platform, target.kind, change.on_expiry ?? null);
+      if (problem) return batch ? `Item ${changes.indexOf(change)} (target_id ${change.target_id}): ${problem}` : problem;
+    }
+    return null;
   }
 
   async delete(projectId: string, targetId: string): Promise<Result<null>> {

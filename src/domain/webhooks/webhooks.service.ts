@@ -3,8 +3,9 @@ import type { DeliveryLogStore, DeliveryView } from '../../store/delivery-log.st
 import type { WebhooksStore } from '../../store/webhooks.store.js';
 import { resolveDestination, type Resolver } from '../../webhooks/ssrf-guard.js';
 import type { Clock } from '../clock.js';
-import { fail, ok, type Result } from '../errors.js';
+import { AppError, fail, ok, type Result } from '../errors.js';
 import { formatInstant, parseInstant } from '../instant.js';
+import { SlidingBudget } from '../sliding-budget.js';
 import { toWebhookView, type WebhookView } from './webhook.view.js';
 
 export interface CreatedWebhook {
@@ -30,6 +31,9 @@ export function checkWebhookUrl(url: string, allowPlainHttp: boolean): string | 
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return 'url must be an absolute http or https URL';
   if (parsed.protocol === 'http:' && !allowPlainHttp) return 'url must use https';
   if (parsed.username || parsed.password) return 'url must not contain credentials';
+  // Where private targets are not allowed, neither are the well-known ports of other services.
+  const port = Number(parsed.port || (parsed.protocol === 'https:' ? 443 : 80));
+  if (!allowPlainHttp && port !== 80 && port !== 443 && port < 1024) return 'url port must be 80, 443, or 1024 and above';
   return null;
 }
 
@@ -40,16 +44,25 @@ export interface WebhooksOptions {
 }
 
 const newSecret = () => randomBytes(32).toString('hex');
+
+/** Events one range replay sends at most; a longer range is refused with where to stop. */
+export const MAX_REPLAY_EVENTS = 1_000;
+/** Range replays a project may ask for a minute, per node (each may queue MAX_REPLAY_EVENTS deliveries). */
+export const REPLAYS_PER_MINUTE = 10;
 const NOT_FOUND = 'Webhook not found';
 const DISABLED = 'Webhook is disabled; enable it first';
 
 export class WebhooksService {
+  private readonly replays: SlidingBudget;
+
   constructor(
     private readonly store: WebhooksStore,
     private readonly deliveries: DeliveryLogStore,
     private readonly clock: Clock,
     private readonly options: WebhooksOptions,
-  ) {}
+  ) {
+    this.replays = new SlidingBudget(REPLAYS_PER_MINUTE, 60_000, clock);
+  }
 
   /**
    * Spec 4.3. The secret (64 lowercase hex) is returned here; deliveries are signed with it. The
@@ -60,15 +73,19 @@ export class WebhooksService {
   async create(projectId: string, url: string): Promise<Result<CreatedWebhook>> {
     const problem = checkWebhookUrl(url, this.options.allowPrivate);
     if (problem) return fail('VALIDATION_ERROR', problem);
+    // The cap first: a project at its cap makes no DNS lookup (createWithin still holds it exactly).
+    if ((await this.store.count(projectId)) >= this.options.maxPerProject) return this.full();
     const destination = await resolveDestination(url, this.options);
     if (!destination.ok && destination.errorClass === 'blocked_address') {
       return fail('VALIDATION_ERROR', `url host ${destination.message}`);
     }
     const hook = await this.store.createWithin({ projectId, url, secret: newSecret() }, this.options.maxPerProject);
-    if (!hook) {
-      return fail('CONFLICT', `A project can have at most ${this.options.maxPerProject} webhooks; delete one first`);
-    }
+    if (!hook) return this.full();
     return ok({ url: hook.url, id: hook.id, secret: hook.secret });
+  }
+
+  private full<T>(): Result<T> {
+    return fail('CONFLICT', `A project can have at most ${this.options.maxPerProject} webhooks; delete one first`);
   }
 
   /** Spec 4.4. Its deliveries go with it: pending ones are never attempted. */
@@ -125,7 +142,7 @@ export class WebhooksService {
     return found ? ok(found) : fail('NOT_FOUND', 'Delivery not found');
   }
 
-  /** A new delivery of the same event, same body bytes and event id, due at once. */
+  /** A new delivery of the same event, same body bytes and event id, due at once; the pending one if the event's delivery is still pending. */
   async replayDelivery(projectId: string, webhookId: string, deliveryId: string): Promise<Result<DeliveryView>> {
     const id = await this.deliveries.replayOne(projectId, webhookId, deliveryId, this.clock.now());
     if (id) return this.getDelivery(projectId, webhookId, id);
@@ -135,7 +152,11 @@ export class WebhooksService {
     return fail('CONFLICT', DISABLED);
   }
 
-  /** Sends again every event of the project emitted in [since, until) (until: now) to this webhook. */
+  /**
+   * Sends again every event of the project emitted in [since, until) (until: now) to this webhook,
+   * except those whose delivery to it is still pending; at most MAX_REPLAY_EVENTS a call, and
+   * REPLAYS_PER_MINUTE calls a minute per project (docs/webhooks.md, "Replays").
+   */
   async replayRange(
     projectId: string,
     webhookId: string,
@@ -147,9 +168,18 @@ export class WebhooksService {
     const until = range.until === undefined ? now : parseInstant(range.until);
     if (!until) return fail('VALIDATION_ERROR', 'until must be a UTC ISO-8601 datetime with exactly three millisecond digits (YYYY-MM-DDTHH:MM:SS.mmmZ)');
     if (since >= until) return fail('VALIDATION_ERROR', 'since must be before until (default: now)');
-    const replayed = await this.deliveries.replayRange(projectId, webhookId, since, until, now);
+    const allowed = this.replays.take(projectId);
+    if (!allowed.ok) {
+      const message = `At most ${REPLAYS_PER_MINUTE} range replays a minute per project; try again in ${allowed.retryAfterSeconds} s`;
+      return { ok: false, error: new AppError('RATE_LIMIT_EXCEEDED', message, undefined, allowed.retryAfterSeconds) };
+    }
+    const replayed = await this.deliveries.replayRange(projectId, webhookId, { since, until, max: MAX_REPLAY_EVENTS }, now);
     if (replayed === null) return this.missingOrDisabled(projectId, webhookId);
-    return ok({ replayed, since: formatInstant(since), until: formatInstant(until) });
+    if ('over' in replayed) {
+      const page = replayed.over > formatInstant(since) ? `; replay since=${formatInstant(since)}&until=${replayed.over} first, then continue from ${replayed.over}` : '';
+      return fail('VALIDATION_ERROR', `The range holds more than ${MAX_REPLAY_EVENTS} events, the most one replay sends${page}`);
+    }
+    return ok({ replayed: replayed.replayed, since: formatInstant(since), until: formatInstant(until) });
   }
 
   private async missingOrDisabled<T>(projectId: string, webhookId: string): Promise<Result<T>> {

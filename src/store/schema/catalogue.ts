@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, index, numeric, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { boolean, index, jsonb, numeric, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { tz } from './columns.js';
 import { projects } from './projects.js';
 
@@ -44,6 +44,15 @@ export const targets = pgTable(
     externalId: text('external_id').notNull(),
     isEnabled: boolean('is_enabled').notNull().default(true),
     parentTargetId: uuid('parent_target_id'),
+    /**
+     * What losing access does here (docs/access.md): `remove_role` | `kick` | `none`; null = the
+     * kind's default (role `remove_role`, guild `none`, Telegram `kick`).
+     */
+    onExpiry: text('on_expiry'),
+    /** `ok` | `unhealthy` (the bot cannot act here: 50013 Missing Permissions, 10011 Unknown Role…). */
+    health: text('health').notNull().default('ok'),
+    /** `{code, message}` of the error that made the target unhealthy; null while ok. */
+    healthError: jsonb('health_error'),
     createdAt: tz('created_at').notNull().defaultNow(),
     updatedAt: tz('updated_at').notNull().defaultNow(),
   },

@@ -27,12 +27,15 @@ export const events = pgTable(
     liveOnly: boolean('live_only').notNull().default(false),
     /** When a node claimed the event for its live-update broadcast; null until then (broadcast once cluster-wide). */
     broadcastAt: tz('broadcast_at'),
+    /** When the access planner read the event (src/store/access-plan.store.ts); null until then (once cluster-wide). */
+    accessPlannedAt: tz('access_planned_at'),
   },
   (t) => [
     uniqueIndex('events_seq_key').on(t.seq),
     index('events_project_seq_idx').on(t.projectId, t.seq),
     index('events_unbroadcast_idx').on(t.seq).where(sql`broadcast_at IS NULL`),
     index('events_emitted_idx').on(t.emittedAt),
+    index('events_unplanned_idx').on(t.seq).where(sql`access_planned_at IS NULL`),
   ],
 );
 
@@ -105,6 +108,10 @@ export const webhookDeliveries = pgTable(
   },
   (t) => [
     index('webhook_deliveries_due_idx').on(t.nextAttemptAt).where(sql`status = 'pending'`),
+    // Each endpoint's pending deliveries in due order: the claim walks the endpoints through it
+    // (one step per endpoint, however long its queue) and reads each one's due deliveries from
+    // it, so one endpoint's backlog never hides another's (src/store/delivery-claim.ts).
+    index('webhook_deliveries_endpoint_due_idx').on(t.webhookId, t.nextAttemptAt).where(sql`status = 'pending'`),
     index('webhook_deliveries_webhook_idx').on(t.webhookId, t.createdAt, t.id),
     index('webhook_deliveries_event_idx').on(t.eventId),
   ],

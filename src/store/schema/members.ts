@@ -57,6 +57,12 @@ export const memberships = pgTable(
     endDate: tz('end_date').notNull(),
     /** `active` | `expired`; the expiry sweeper moves active rows past their end date to expired. */
     status: text('status').notNull().default('active'),
+    /** The provider's subscription behind the membership (Stripe `sub_…`), null unless a recurring payment backs it. */
+    subscriptionId: text('subscription_id'),
+    /** The subscription's status as the provider last reported it (`active`, `past_due`, `canceled`…). */
+    subscriptionStatus: text('subscription_status'),
+    /** When the provider created the event that set `subscription_status`: an older event never overwrites a newer one. */
+    subscriptionStatusAt: tz('subscription_status_at'),
     createdAt: tz('created_at').notNull().defaultNow(),
     updatedAt: tz('updated_at').notNull().defaultNow(),
   },
@@ -65,5 +71,6 @@ export const memberships = pgTable(
     index('memberships_project_created_idx').on(t.projectId, t.createdAt, t.id),
     // The expiry sweeper's scan: only active rows, by end date.
     index('memberships_active_end_idx').on(t.endDate).where(sql`status = 'active'`),
+    index('memberships_subscription_idx').on(t.projectId, t.subscriptionId).where(sql`subscription_id IS NOT NULL`),
   ],
 );

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import type { ApiKeyScope } from '../../domain/projects/api-key-scope.js';
 import { tz } from './columns.js';
 
 /** Projects and what belongs to a project as a whole: its API keys, settings and idempotency records. */
@@ -21,6 +22,8 @@ export const apiKeys = pgTable(
     /** Hex SHA-256 of the secret; the secret itself is never stored. */
     keyHash: text('key_hash').notNull(),
     lastFour: text('last_four').notNull(),
+    /** `full` | `read` (src/domain/projects/api-key-scope.ts); keys made before scopes are full. */
+    scope: text('scope').$type<ApiKeyScope>().notNull().default('full'),
     createdAt: tz('created_at').notNull().defaultNow(),
     createdBy: text('created_by'),
     updatedAt: tz('updated_at').notNull().defaultNow(),

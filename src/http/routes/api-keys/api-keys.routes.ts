@@ -10,7 +10,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeysService 
   // Not idempotent-replayable: a stored response would keep the secret in the database, where
   // keys otherwise exist only as hashes (docs/idempotency-and-lists.md). A retry issues another key.
   app.post(base, { schema: createKeySchema, config: { idempotency: false } }, async (request, reply) => {
-    const created = unwrap(await apiKeys.create(request.params.project_id, request.body.label, request.principal.keyId));
+    const created = unwrap(await apiKeys.create(request.params.project_id, request.body, request.principal.keyId));
     return sendSuccess(reply, 200, { message: 'API key created successfully', data: created });
   });
 

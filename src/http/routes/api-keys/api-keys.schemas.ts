@@ -1,9 +1,17 @@
 import Type from 'typebox';
+import { API_KEY_SCOPES } from '../../../domain/projects/api-key-scope.js';
 import { Envelope, errorResponses, InstantString, Page, ProjectParams, Uuid } from '../../schemas.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
-/** Key metadata (reference.md "Integrations: API keys"); `*_by` is the acting key's id, or "cli". */
+const SCOPES = 'full: every route of the project; read: its GET routes (and minting a live-updates token) only';
+const scope = (description: string) =>
+  Type.Enum([...API_KEY_SCOPES], { description, 'x-message': `scope must be one of: ${API_KEY_SCOPES.join(', ')}` });
+
+/**
+ * Key metadata (reference.md "Integrations: API keys"); `*_by` is the acting key's id, or "cli".
+ * `scope` is tenure's addition (DESIGN.md, "API keys").
+ */
 export const KeyMetadata = Type.Object({
   id: Type.String({ format: 'uuid' }),
   label: Nullable(Type.String()),
@@ -14,6 +22,7 @@ export const KeyMetadata = Type.Object({
   updated_by: Nullable(Type.String()),
   revoked_at: Nullable(InstantString),
   revoked_by: Nullable(Type.String()),
+  scope: scope(SCOPES),
 });
 
 export const createKeySchema = {
@@ -21,10 +30,11 @@ export const createKeySchema = {
   params: ProjectParams,
   body: Type.Object({
     label: Type.String({ minLength: 1, maxLength: 200, 'x-message': 'label must be 1 to 200 characters' }),
+    scope: Type.Optional(scope(`${SCOPES}. Default: full`)),
   }),
   response: {
     200: Envelope(Type.Object({ key: Type.String({ description: 'The secret; store it now, it is never shown again' }), metadata: KeyMetadata })),
-    ...errorResponses(422),
+    ...errorResponses(409, 422),
   },
 };
 

@@ -100,7 +100,7 @@ export const deletePlanSchema = {
 const PlanTargetParams = Type.Object({ project_id: Type.String(), plan_id: Uuid('plan_id'), target_id: Uuid('target_id') });
 
 export const addPlanTargetSchema = {
-  summary: 'Make a plan grant a target (idempotent)',
+  summary: 'Make a plan grant a target (idempotent); a plan grants targets of one platform only',
   params: PlanTargetParams,
   response: { 200: Envelope(Plan), ...errorResponses(404, 422) },
 };

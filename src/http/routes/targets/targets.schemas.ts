@@ -1,6 +1,6 @@
 import Type from 'typebox';
 import { EXTERNAL_ID_PATTERN } from '../../../domain/targets/target-rules.js';
-import { PLATFORMS, TARGET_KINDS } from '../../../domain/targets/target.view.js';
+import { ON_EXPIRY_VALUES, PLATFORMS, TARGET_KINDS } from '../../../domain/targets/target.view.js';
 import { Envelope, errorResponses, Page, ProjectParams, Uuid } from '../../schemas.js';
 
 const oneOf = <T extends string>(values: readonly T[], field: string) =>
@@ -16,6 +16,14 @@ export const TargetName = Type.String({
   'x-message': 'target_name must be a non-blank string of at most 200 characters',
 });
 const IsEnabled = Type.Boolean({ 'x-message': 'is_enabled must be true or false' });
+/** Which kind allows which value is the service's check (target-rules.ts); null: the kind's default. */
+const onExpiryMessage = `on_expiry must be one of: ${ON_EXPIRY_VALUES.join(', ')}, or null`;
+const OnExpiry = Type.Union([Type.Enum([...ON_EXPIRY_VALUES], { 'x-message': onExpiryMessage }), Type.Null()], {
+  description:
+    'What losing access does here: Discord role remove_role (default) | none; Discord guild kick | none (default); ' +
+    'Telegram kick (default) | none; Discord channel none. null: the kind’s default',
+  'x-message': onExpiryMessage,
+});
 
 export const Target = Type.Object({
   target_id: Type.String({ format: 'uuid' }),
@@ -27,6 +35,11 @@ export const Target = Type.Object({
   plan_count: Type.Integer({ description: 'Plans (not deleted) that grant this target; computed' }),
   parent_target_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
   participant_count: Type.Integer({ description: 'Distinct users with an active membership on a plan granting this target; computed' }),
+  on_expiry: Type.Enum([...ON_EXPIRY_VALUES], { description: 'The on_expiry in effect: the target’s own or its kind’s default' }),
+  health: Type.Union([Type.Literal('ok'), Type.Literal('unhealthy')], {
+    description: 'unhealthy: the bot cannot act here (Missing Permissions, Unknown Role); a PATCH of the target retries',
+  }),
+  health_error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()]),
 });
 
 const TargetParams = Type.Object({ project_id: Type.String(), target_id: Uuid('target_id') });
@@ -44,6 +57,7 @@ export const createTargetSchema = {
     }),
     parent_target_id: Type.Optional(Type.Union([Uuid('parent_target_id'), Type.Null()])),
     is_enabled: Type.Optional(IsEnabled),
+    on_expiry: Type.Optional(OnExpiry),
   }),
   response: { 201: Envelope(Target), ...errorResponses(404, 409, 422) },
 };
@@ -64,10 +78,11 @@ export const getTargetSchema = {
 const Change = {
   is_enabled: Type.Optional(IsEnabled),
   target_name: Type.Optional(TargetName),
+  on_expiry: Type.Optional(OnExpiry),
 };
 
 export const updateTargetSchema = {
-  summary: 'Rename, enable or disable a target',
+  summary: 'Rename, enable or disable a target, or set its on_expiry (also retries it after an error: health back to ok)',
   params: TargetParams,
   body: Type.Object(Change),
   response: { 200: Envelope(Target, true), ...errorResponses(404, 422) },

@@ -20,7 +20,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
   const base = '/v2/projects/:project_id/integrations/webhooks';
   const one = `${base}/:webhook_id`;
 
-  app.post(base, { schema: createWebhookSchema }, async (request, reply) => {
+  app.post(base, { schema: createWebhookSchema, config: { idempotency: { withhold: ['secret'] } } }, async (request, reply) => {
     const created = unwrap(await webhooks.create(request.params.project_id, request.body.url));
     return sendSuccess(reply, 200, { message: 'Webhook created successfully', data: created });
   });
@@ -46,7 +46,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
     return sendSuccess(reply, 200, { message: 'Webhook deleted successfully', data: null });
   });
 
-  app.post(`${one}/rotate-secret`, { schema: rotateSecretSchema }, async (request, reply) => {
+  app.post(`${one}/rotate-secret`, { schema: rotateSecretSchema, config: { idempotency: { withhold: ['secret'] } } }, async (request, reply) => {
     const rotated = unwrap(await webhooks.rotateSecret(request.params.project_id, request.params.webhook_id));
     return sendSuccess(reply, 200, { message: 'Webhook secret rotated successfully', data: rotated });
   });

@@ -1,0 +1,1 @@
+CREATE INDEX "access_project_created_idx" ON "access" USING btree ("project_id","created_at","target_id","user_id");

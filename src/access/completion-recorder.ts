@@ -1,0 +1,88 @@
+import type { Clock } from '../domain/clock.js';
+import type { AccessCompletion, AccessWorkerStore, ClaimedAccess, CompleteResult } from '../store/access-worker.store.js';
+import type { IntegrationKey } from '../store/bot-leases.store.js';
+import type { CallResult } from './connector.js';
+import { nextAccessAttemptAt } from './retry-schedule.js';
+
+/** Outcomes written per statement at most. */
+const RECORD_BATCH = 500;
+
+/**
+ * Writes one bot's call outcomes with group commit, as the webhook worker's AttemptRecorder does:
+ * outcomes that arrive while a write is under way go together in the next one, one statement per
+ * batch (AccessWorkerStore.complete, its events included), with no timer, so an idle worker adds
+ * no latency and a burst of thousands costs a few dozen statements. `record` resolves once the
+ * outcome's batch is written (with whether the lease was still held), or rejects when the write
+ * failed: the row keeps its claim, falls due again when the claim runs out, and is called again
+ * (at least once).
+ */
+export class CompletionRecorder {
+  private unrecorded: { completion: AccessCompletion; done: (result: CompleteResult | null, err?: unknown) => void }[] = [];
+  private writing: Promise<void> | null = null;
+  /** Outcomes in the statement under way. */
+  private inWrite = 0;
+
+  constructor(
+    private readonly store: AccessWorkerStore,
+    private readonly owner: string,
+    private readonly key: IntegrationKey,
+    private readonly clock: Clock,
+  ) {}
+
+  record(completion: AccessCompletion): Promise<CompleteResult> {
+    return new Promise((resolve, reject) => {
+      this.unrecorded.push({ completion, done: (result, err) => (result ? resolve(result) : reject(err)) });
+      this.writing ??= this.write();
+    });
+  }
+
+  /** Outcomes handed in and not written yet (waiting, or in the statement under way): what a crash now would call again. */
+  get unwritten(): number {
+    return this.unrecorded.length + this.inWrite;
+  }
+
+  /** Resolves once everything handed in so far is written (or failed). */
+  async flush(): Promise<void> {
+    while (this.writing) await this.writing;
+  }
+
+  private async write(): Promise<void> {
+    // Let outcomes finishing in this same turn of the event loop join the batch.
+    await new Promise((resolve) => setImmediate(resolve));
+    while (this.unrecorded.length > 0) {
+      const batch = this.unrecorded.splice(0, RECORD_BATCH);
+      this.inWrite = batch.length;
+      try {
+        const result = await this.store.complete(this.owner, this.key, this.clock.now(), batch.map((b) => b.completion));
+        this.inWrite = 0;
+        for (const b of batch) b.done(result);
+      } catch (err) {
+        this.inWrite = 0;
+        for (const b of batch) b.done(null, err);
+      }
+    }
+    this.writing = null;
+  }
+}
+
+/** What a call's result writes to its row (a retry is due when the platform said, else on the schedule from `now`). */
+export function completionOf(row: ClaimedAccess, result: Exclude<CallResult, { outcome: 'aborted' }>, now: Date, random: () => number): AccessCompletion {
+  const base = { targetId: row.targetId, userId: row.userId, desired: row.desired };
+  switch (result.outcome) {
+    case 'applied':
+    case 'unchanged':
+      return { ...base, outcome: result.outcome };
+    case 'failed':
+      return { ...base, outcome: 'failed', error: result.error, targetFault: result.targetFault };
+    case 'retry':
+      return {
+        ...base,
+        outcome: 'retry',
+        error: result.error,
+        nextAttemptAt: result.retryAfterMs === undefined ? nextAccessAttemptAt(row.attempt, now, random) : new Date(now.getTime() + result.retryAfterMs),
+      };
+    case 'waiting_for_member':
+    case 'unauthorized':
+      return { ...base, outcome: result.outcome, error: result.error };
+  }
+}

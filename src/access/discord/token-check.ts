@@ -1,0 +1,73 @@
+import { DiscordAPIError, HTTPError, RateLimitError } from '@discordjs/rest';
+import type { BotTokenCheck, TokenVerdict } from '../../domain/integrations/integrations.service.js';
+import { createDiscordRest, fetchBotUser } from './rest.js';
+
+/**
+ * How a Discord bot token is taken and checked before it is stored (docs/access.md, "Connecting a
+ * bot"): `GET /users/@me` with it, through @discordjs/rest like every other call.
+ */
+
+/** Discord's tokens are about 70 characters today; the bound leaves room for a longer format. */
+export const MAX_TOKEN_LENGTH = 200;
+const TOKEN_SHAPE = /^[\x21-\x7e]+$/;
+
+/**
+ * The token as Discord takes it. Surrounding whitespace is dropped, and a leading `Bot ` too: that
+ * is how the token appears in an Authorization header, and owners paste it from there. Whatever
+ * is left must be printable ASCII without spaces: anything else cannot be a token, and could not
+ * even be sent in a header.
+ */
+export function normalizeDiscordToken(raw: string): { token: string } | { problem: string } {
+  const token = raw.trim().replace(/^Bot(?:\s+|$)/i, '');
+  if (token.length === 0) return { problem: 'bot_token must not be empty: copy it from the Discord Developer Portal (your application, Bot, Reset Token)' };
+  if (token.length > MAX_TOKEN_LENGTH) return { problem: `bot_token must be at most ${MAX_TOKEN_LENGTH} characters` };
+  if (!TOKEN_SHAPE.test(token)) return { problem: 'bot_token must be the bot token alone: printable ASCII characters without spaces' };
+  return { token };
+}
+
+/**
+ * The request path waits for this check, so it is short: one retry of a 5xx or a timeout, 5 s a
+ * try, and a rate limit is reported rather than waited out.
+ */
+const CHECK_OPTIONS = { retries: 1, timeout: 5_000, rejectOnRateLimit: () => true } as const;
+
+const UNAVAILABLE = 'Nothing was stored; try again in a moment';
+
+/** The verdict of Discord's answer to `GET /users/@me`. */
+export function verdictOf(err: unknown): TokenVerdict {
+  if (err instanceof DiscordAPIError && err.status === 401) {
+    return {
+      ok: false,
+      refused: true,
+      message: 'Discord refused bot_token (401 Unauthorized): copy the current token from the Discord Developer Portal (your application, Bot, Reset Token)',
+    };
+  }
+  if (err instanceof RateLimitError) {
+    const retryAfterSeconds = Math.max(1, Math.ceil(err.retryAfter / 1000));
+    return { ok: false, refused: false, message: `Discord is rate limiting the token check; ${UNAVAILABLE.toLowerCase()}`, retryAfterSeconds };
+  }
+  if (err instanceof DiscordAPIError || err instanceof HTTPError) {
+    return { ok: false, refused: false, message: `Discord answered the token check with HTTP ${err.status}. ${UNAVAILABLE}` };
+  }
+  const reason = (err as { name?: string }).name === 'AbortError' ? 'timed out' : 'unreachable';
+  return { ok: false, refused: false, message: `Discord could not be asked to check the token (${reason}). ${UNAVAILABLE}` };
+}
+
+export function discordTokenCheck(apiUrl: string): BotTokenCheck {
+  return {
+    label: 'Discord',
+    normalize: normalizeDiscordToken,
+    async verify(token) {
+      const rest = createDiscordRest(token, apiUrl, CHECK_OPTIONS);
+      try {
+        const bot = await fetchBotUser(rest);
+        return { ok: true, botId: bot.id, botName: bot.username };
+      } catch (err) {
+        return verdictOf(err);
+      } finally {
+        rest.clearHashSweeper();
+        rest.clearHandlerSweeper();
+      }
+    },
+  };
+}

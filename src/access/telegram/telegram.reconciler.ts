@@ -1,0 +1,349 @@
+import type { Api } from 'grammy';
+import type { ChatMember } from 'grammy/types';
+import type { Logger } from 'pino';
+import type { Container } from '../../container.js';
+import type { Clock } from '../../domain/clock.js';
+import {
+  noChatRepairs,
+  TelegramReconcileStore,
+  type ChatAnswer,
+  type ChatError,
+  type ChatRepairs,
+  type ManagedChat,
+  type Presence,
+} from '../../store/telegram-reconcile.store.js';
+import type { AccessWorker } from '../access.worker.js';
+import type { HeldBot } from '../bot-leases.js';
+import { telegramFailure, type TelegramFailure } from './api.js';
+import { grammySignal } from './client.js';
+
+/**
+ * Telegram drift repair (docs/access.md "Drift repair"; DESIGN.md "Access on Discord and
+ * Telegram"): every `TENURE_ACCESS_RECONCILE_SECONDS`, each Telegram bot this process holds (the
+ * Telegram access worker's lease: its calls stay within the bot's one budget, through its one
+ * client, paced per chat) is compared with Telegram:
+ *
+ * 1. the project is planned again (AccessPlanStore.planProject), as on Discord;
+ * 2. Telegram has no member list a bot may read, so for each chat target the members tenure
+ *    manages there are asked about one by one (`getChatMember`), a few at a time, a page of rows
+ *    at a time, and each page's answers are compared with those rows in one statement
+ *    (src/store/telegram-reconcile.store.ts). Members tenure has no row for are never asked about.
+ *
+ * A repair only marks rows (`pending`, with what Telegram showed as `applied`); the worker makes
+ * the call and writes its event, as for any change. A chat the bot cannot see (403, 400 "chat not
+ * found") flags its target unhealthy and its rows are left; a 429 ends the bot's pass, which starts
+ * again after `retry_after`. Nothing here logs a grammY error or a URL (the token is in it): only
+ * `telegramFailure`'s code and description.
+ */
+
+/** Rows read, and asked about, per page: one statement of answers per page. */
+export const ASK_PAGE = 200;
+/**
+ * Questions in flight per bot. The bot's client spaces calls to one chat (TENURE_TELEGRAM_CHAT_PER_SECOND)
+ * anyway; a few in flight keep that pace without a queue of hundreds behind one chat's limit.
+ */
+export const ASK_AT_ONCE = 4;
+/** How long a bot's comparison waits after Telegram failed to answer (5xx, network, timeout, a refused token). */
+export const FAILURE_PAUSE_MS = 30_000;
+
+/** What getChatMember takes: grammY's `Api`, or the worker's client that paces it. */
+export type ChatMemberReader = Pick<Api, 'getChatMember'>;
+
+/** The Telegram bots this process may call: the Telegram access worker's leases and clients. */
+export interface HeldTelegramBots<C extends ChatMemberReader> {
+  /** The lease owner id of this process's Telegram access worker (`integrations.lease_owner`). */
+  readonly id: string;
+  /** Runs `work` with the bot of `projectId` if it is held here; its `signal` aborts when the bot is let go. */
+  withBot<T>(projectId: string, work: (bot: HeldBot<C>) => Promise<T>): Promise<T | null>;
+}
+
+export interface TelegramReconcilerDeps<C extends ChatMemberReader> {
+  store: TelegramReconcileStore;
+  /** Plans the whole project again (AccessPlanStore.planProject). */
+  planProject(projectId: string): Promise<unknown>;
+  /** The bots held, each with its client (getChatMember goes through it, at its pace). */
+  bots: HeldTelegramBots<C>;
+  clock: Clock;
+  logger: Logger;
+}
+
+export interface TelegramReconcilerOptions {
+  /** How old a comparison may get (TENURE_ACCESS_RECONCILE_SECONDS). */
+  everyMs: number;
+  /** How often the bots held are looked at (a newly held bot, never compared, is due at once). */
+  tickMs: number;
+  /** Rows per page (default ASK_PAGE). */
+  pageSize?: number;
+  /** Questions in flight per bot (default ASK_AT_ONCE). */
+  atOnce?: number;
+}
+
+export interface ChatReport {
+  targetId: string;
+  chatId: string;
+  /** Members asked about (answers received). */
+  asked: number;
+  pages: number;
+  repairs: ChatRepairs;
+  /** Set when the bot cannot see the chat: the target is now unhealthy with it. */
+  error?: ChatError;
+}
+
+export interface TelegramProjectReport {
+  projectId: string;
+  chats: ChatReport[];
+  /**
+   * False when the pass stopped before its end (the bot let go, a 429, Telegram not answering): the
+   * comparison is not recorded, and is made again (after `retryAfterMs`, if set) by whoever holds the bot.
+   */
+  completed: boolean;
+  /** Why the pass stopped, as Telegram said it (code and description only). */
+  stoppedBy?: ChatError;
+  /** When it stopped on a 429 or a failure: how long until the bot is compared again. */
+  retryAfterMs?: number;
+}
+
+/** Where a member stands, by their status in the chat (Bot API ChatMember). Pure. */
+export function presenceOf(member: ChatMember): Presence {
+  switch (member.status) {
+    case 'creator':
+    case 'administrator':
+      // In the chat, and beyond what a bot may remove: a revoke there is the worker's to report.
+      return 'admin';
+    case 'member':
+      return 'member';
+    case 'restricted':
+      return member.is_member ? 'member' : 'absent';
+    default:
+      // `left`, or `kicked` (banned from the chat).
+      return 'absent';
+  }
+}
+
+/**
+ * Whether a failed getChatMember says the bot cannot see the chat: 403 (removed from it, not a
+ * member), 400 "chat not found", or a group that became a supergroup (its id changed). Null when
+ * the failure is about something else (the user, Telegram itself, the bot's pace). Pure.
+ */
+export function chatRefusal(failure: TelegramFailure): ChatError | null {
+  if (failure.kind === 'forbidden') return { code: failure.code, message: failure.description };
+  if (failure.kind === 'bad_request' && (failure.migrateToChatId !== undefined || /chat not found/i.test(failure.description))) {
+    return { code: failure.code, message: failure.description };
+  }
+  return null;
+}
+
+/** A chat id as the Bot API takes it: a number, or a public `@username` as it is. */
+const chatIdOf = (chatId: string): number | string => (/^-?\d+$/.test(chatId) ? Number(chatId) : chatId);
+
+/** Why a page's questions stopped before its end (`stopped`: the bot let go, or the reconciler stopping). */
+type Halt = { kind: 'chat'; error: ChatError } | { kind: 'bot'; failure: TelegramFailure } | { kind: 'stopped' };
+
+/** How long to leave a bot after a failure that stopped its pass. */
+const pauseAfter = (failure: TelegramFailure): number =>
+  failure.kind === 'rate_limited' ? failure.retryAfterSeconds * 1000 : FAILURE_PAUSE_MS;
+
+export class TelegramReconciler<C extends ChatMemberReader> {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<unknown> | null = null;
+  /** Woken while a pass ran: another pass follows at once. */
+  private again = false;
+  private stopped = true;
+  /**
+   * Aborted by stop(): a running pass stops asking at once (a chat's pass may last minutes at the
+   * chat's pace), and what it was asking is asked again by the next pass.
+   */
+  private stopping = new AbortController();
+  /** Bots not to compare before this instant (epoch ms, the app clock): after a 429's retry_after, or a failure. */
+  private readonly notBefore = new Map<string, number>();
+  private readonly pageSize: number;
+  private readonly atOnce: number;
+
+  constructor(
+    private readonly deps: TelegramReconcilerDeps<C>,
+    private readonly options: TelegramReconcilerOptions,
+  ) {
+    this.pageSize = options.pageSize ?? ASK_PAGE;
+    this.atOnce = options.atOnce ?? ASK_AT_ONCE;
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.stopping = new AbortController();
+    this.schedule(0);
+  }
+
+  /** Looks for due bots now (the worker has just taken a bot, or a resync cleared `reconciled_at`). One pass at a time. */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.stopping.abort();
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+
+  /** Compares every bot held here whose last comparison is older than `everyMs`, one after the other. */
+  async runOnce(): Promise<TelegramProjectReport[]> {
+    const now = this.deps.clock.now();
+    const due = await this.deps.store.due(this.deps.bots.id, now, this.options.everyMs);
+    const reports: TelegramProjectReport[] = [];
+    for (const { projectId } of due) {
+      if (this.stopping.signal.aborted) break;
+      if ((this.notBefore.get(projectId) ?? 0) > this.deps.clock.now().getTime()) continue;
+      this.notBefore.delete(projectId);
+      try {
+        const report = await this.deps.bots.withBot(projectId, (bot) => this.reconcileProject(bot));
+        if (!report) continue;
+        if (report.retryAfterMs !== undefined) this.notBefore.set(projectId, this.deps.clock.now().getTime() + report.retryAfterMs);
+        reports.push(report);
+      } catch (err) {
+        // The store or the planner failed (Telegram's failures are caught where asked, never thrown
+        // here): not recorded as compared, tried again at the next tick; the other bots go on.
+        this.deps.logger.error({ err, projectId }, 'access: Telegram drift repair of a project failed; tried again at the next tick');
+      }
+    }
+    return reports;
+  }
+
+  /** Plans the project again, then compares each of its chats with Telegram, and records when. */
+  async reconcileProject(bot: HeldBot<C>): Promise<TelegramProjectReport> {
+    const { store, logger } = this.deps;
+    const { projectId } = bot;
+    // Let go of the bot (another process holds it now), or stopping: the pass ends where it is.
+    const signal = AbortSignal.any([bot.signal, this.stopping.signal]);
+    await this.deps.planProject(projectId);
+    const chats: ChatReport[] = [];
+    for (const chat of await store.chats(projectId)) {
+      if (signal.aborted) return { projectId, chats, completed: false };
+      const { report, halt } = await this.reconcileChat(bot, chat, signal);
+      chats.push(report);
+      if (halt?.kind === 'stopped') return { projectId, chats, completed: false };
+      if (halt?.kind === 'bot') {
+        const stoppedBy = { code: halt.failure.code, message: halt.failure.description };
+        const retryAfterMs = pauseAfter(halt.failure);
+        logger.warn({ projectId, chatId: chat.chatId, error: stoppedBy, retryAfterMs }, 'access: Telegram drift repair stopped for this bot; compared again later');
+        return { projectId, chats, completed: false, stoppedBy, retryAfterMs };
+      }
+      const { remove, joined, left, relink } = report.repairs;
+      if (report.error) logger.warn({ projectId, chatId: chat.chatId, error: report.error }, 'access: the bot cannot see the chat; target marked unhealthy');
+      else if (remove + joined + left + relink > 0) logger.info({ projectId, chatId: chat.chatId, ...report.repairs, asked: report.asked }, 'access: Telegram drift repaired');
+    }
+    await store.markReconciled(projectId, this.deps.clock.now());
+    return { projectId, chats, completed: true };
+  }
+
+  /** Asks about the chat's managed members page by page, repairing each page's drift. */
+  private async reconcileChat(bot: HeldBot<C>, chat: ManagedChat, signal: AbortSignal): Promise<{ report: ChatReport; halt?: Halt }> {
+    const { store } = this.deps;
+    const report: ChatReport = { targetId: chat.targetId, chatId: chat.chatId, asked: 0, pages: 0, repairs: noChatRepairs() };
+    // Rows written after this instant are newer than the answers: they are left out of the comparison.
+    const seenAt = await store.now();
+    let after: string | null = null;
+    for (;;) {
+      const members = await store.membersToAsk(bot.projectId, chat.targetId, seenAt, after, this.pageSize);
+      if (members.length === 0) break;
+      const { answers, halt } = await this.ask(bot.client, chat.chatId, members, signal);
+      if (halt?.kind === 'stopped') return { report, halt };
+      report.pages++;
+      report.asked += answers.length;
+      // Answers received before a 429 or a failure are still true: they are compared.
+      const repairs = await store.repairPage(bot.projectId, chat.targetId, answers, seenAt, this.deps.clock.now());
+      for (const k of Object.keys(repairs) as (keyof ChatRepairs)[]) report.repairs[k] += repairs[k];
+      if (halt?.kind === 'chat') {
+        await store.markChatUnhealthy(bot.projectId, chat.targetId, halt.error);
+        return { report: { ...report, error: halt.error } };
+      }
+      if (halt) return { report, halt };
+      if (members.length < this.pageSize) break;
+      after = members.at(-1)!;
+    }
+    // Answered in this chat: the bot sees it (a refusal flagged before is over).
+    if (report.asked > 0) await store.clearChatRefusal(bot.projectId, chat.targetId);
+    return { report };
+  }
+
+  /** getChatMember for each of `members`, `atOnce` at a time; stops asking at the first refusal of the chat or failure of the bot. */
+  private async ask(client: C, chatId: string, members: readonly string[], signal: AbortSignal): Promise<{ answers: ChatAnswer[]; halt?: Halt }> {
+    const answers: ChatAnswer[] = [];
+    let halt: Halt | undefined;
+    let next = 0;
+    const askInTurn = async () => {
+      while (!halt && next < members.length) {
+        const userId = members[next++]!;
+        if (signal.aborted) {
+          halt = { kind: 'stopped' };
+          return;
+        }
+        try {
+          answers.push({ userId, presence: presenceOf(await client.getChatMember(chatIdOf(chatId), Number(userId), grammySignal(signal))) });
+        } catch (err) {
+          if (signal.aborted) {
+            halt = { kind: 'stopped' };
+            return;
+          }
+          const failure = telegramFailure(err);
+          const refusal = chatRefusal(failure);
+          if (refusal) halt ??= { kind: 'chat', error: refusal };
+          // 400 about the member (user not found…): nothing to compare for them; the others go on.
+          else if (failure.kind !== 'bad_request') halt ??= { kind: 'bot', failure };
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.atOnce, members.length) }, askInTurn));
+    return halt ? { answers, halt } : { answers };
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.running = this.runOnce()
+        .catch((err: unknown) => this.deps.logger.error({ err }, 'access: Telegram drift repair failed; retried at the next tick'))
+        .finally(() => {
+          this.running = null;
+          const again = this.again;
+          this.again = false;
+          this.schedule(again ? 0 : this.options.tickMs);
+        });
+    }, delayMs);
+    this.timer.unref();
+  }
+}
+
+/** How often drift repair looks for bots due (a bot just taken is looked at at once, through onAcquired). */
+export const TELEGRAM_RECONCILE_TICK_MS = 5_000;
+
+/**
+ * Telegram drift repair of the bots `worker` (the Telegram access worker) holds, with their clients,
+ * every TENURE_ACCESS_RECONCILE_SECONDS; a bot the worker has just taken is looked at at once.
+ * `options` override the configuration's (tests compare whenever they ask: `everyMs` 0).
+ */
+export function createTelegramReconciler<C extends ChatMemberReader>(
+  c: Container,
+  worker: AccessWorker<C>,
+  options: Partial<TelegramReconcilerOptions> = {},
+): TelegramReconciler<C> {
+  const everyMs = c.config.access.reconcileMs;
+  const reconciler = new TelegramReconciler<C>(
+    {
+      store: new TelegramReconcileStore(c.database.db),
+      planProject: (projectId) => c.stores.accessPlan.planProject(projectId),
+      bots: worker,
+      clock: c.clock,
+      logger: c.logger,
+    },
+    { everyMs, tickMs: Math.min(TELEGRAM_RECONCILE_TICK_MS, everyMs), ...options },
+  );
+  worker.leases.onAcquired(() => reconciler.wake());
+  return reconciler;
+}

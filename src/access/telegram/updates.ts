@@ -1,0 +1,429 @@
+import type { Api } from 'grammy';
+import type { Logger } from 'pino';
+import type { Container } from '../../container.js';
+import type { Clock } from '../../domain/clock.js';
+import { TELEGRAM_UPDATE_KINDS } from '../../domain/integrations/telegram-webhook.service.js';
+import { TelegramWebhookSecrets } from '../../domain/integrations/telegram-webhook-secret.js';
+import type { AccessError } from '../../store/access-worker.store.js';
+import type { ReceivedUpdate, TelegramBotKey, TelegramUpdatesStore } from '../../store/telegram-updates.store.js';
+import type { WakeTopic } from '../../store/wakeups.js';
+import { Alarm } from '../../wake-loop.js';
+import type { BotLeases, HeldBot } from '../bot-leases.js';
+import { createTelegramApi, TELEGRAM_TIMEOUT_SECONDS, telegramFailure, type TelegramFailure } from './api.js';
+import { grammySignal, type TelegramClient } from './client.js';
+import { effectsAfter, eventOf, lookupOf, outcomeOf, planOf, type CallOutcome, type TelegramCall, type UpdatePlan } from './update-plan.js';
+
+/**
+ * A held Telegram bot's updates (docs/access.md, "Telegram"; DESIGN.md: joins, leaves and join
+ * requests, at least once and idempotently). The process holding the bot's lease (every connected
+ * bot is held: the connector's `holdAlways`) is the one that receives and handles them:
+ *
+ * - polling (TENURE_TELEGRAM_UPDATES=polling): `deleteWebhook` when the bot is taken, then a
+ *   long poll, `getUpdates(offset, timeout 25, allowed_updates)`; each batch is stored with the
+ *   next offset in one statement fenced by the lease (the offset confirms the batch to Telegram at
+ *   the next poll, so a crash before it gets the batch again: stored once);
+ * - webhook: `setWebhook(url, secret_token, allowed_updates)` when the bot is taken; the route
+ *   stores what Telegram posts and its commit wakes the holder (the `access` wake-up).
+ *
+ * Either way the holder then handles the bot's unhandled updates in update_id order, each one:
+ * the calls it needs (update-plan.ts), made first (each harmless to repeat), then its effects
+ * written with its handled mark in one statement. A passing failure (429, 5xx, no answer) stops
+ * the round and the same update is handled again after a pause, so the order holds.
+ *
+ * Nothing here logs a grammY error or the Api (they carry the token): only `telegramFailure`.
+ */
+
+export interface TelegramUpdatesDeps {
+  store: TelegramUpdatesStore;
+  /** TENURE_TELEGRAM_API_URL: the long poll has a client of its own, whose timeout outlasts the poll. */
+  apiUrl: string;
+  /** TENURE_TELEGRAM_UPDATES. */
+  mode: 'polling' | 'webhook';
+  /** TENURE_TELEGRAM_WEBHOOK_URL in webhook mode: Telegram posts to `${webhookUrl}/telegram/updates/${projectId}`. */
+  webhookUrl: string | undefined;
+  /** The bots' secret tokens (the route checks them); needed in webhook mode. */
+  secrets: TelegramWebhookSecrets | null;
+  /** Wake-ups after commits in any process: the route's inserts wake the holder (webhook mode). */
+  wakeups: { subscribe(topic: WakeTopic, handler: () => void): Promise<() => void> } | null;
+  clock: Clock;
+  logger: Logger;
+  random?: () => number;
+}
+
+/** The deps as a process has them: the configuration's mode and URLs, the instance's secrets, the database's wake-ups. */
+export function telegramUpdatesDeps(c: Container): TelegramUpdatesDeps {
+  const { access } = c.config;
+  return {
+    store: c.stores.telegramUpdates,
+    apiUrl: access.telegramApiUrl,
+    mode: access.telegram.updates,
+    webhookUrl: access.telegram.webhookUrl,
+    secrets: TelegramWebhookSecrets.of(c.secretBox),
+    wakeups: c.database.wakeups,
+    clock: c.clock,
+    logger: c.logger,
+  };
+}
+
+export interface TelegramUpdatesOptions {
+  /** getUpdates' long-poll timeout, in seconds (Telegram allows up to 50). */
+  pollTimeoutSeconds: number;
+  /** How often a webhook holder looks for updates without a wake-up (a wake-up can be lost). */
+  inboxPollMs: number;
+  /** The longest pause after failures in a row. */
+  maxBackoffMs: number;
+}
+
+export const DEFAULT_TELEGRAM_UPDATES_OPTIONS: TelegramUpdatesOptions = { pollTimeoutSeconds: 25, inboxPollMs: 5_000, maxBackoffMs: 60_000 };
+
+/** Updates read from the inbox at a time. */
+const INBOX_BATCH = 100;
+
+/** The bot was let go, or its token refused: this bot's loop ends here. */
+class Stop extends Error {}
+
+/** A Telegram call failed: `failure` says why; `afterMs` when Telegram said when to come back. */
+class CallFailed extends Error {
+  constructor(
+    readonly failure: TelegramFailure,
+    /** The token the call was made with (a reconnection may have replaced it since). */
+    readonly token: string,
+    readonly method: string,
+  ) {
+    super(`${method}: ${failure.code}`);
+  }
+}
+
+/** One held bot's updates: its loop runs until the bot is let go or `stop` is called. */
+export class TelegramUpdates {
+  /** Resolves once the loop has ended. */
+  readonly done: Promise<void>;
+  private readonly alarm = new Alarm();
+  private readonly stopping = new AbortController();
+  private readonly signal: AbortSignal;
+  private poller: { token: string; api: Api } | null = null;
+
+  constructor(
+    readonly bot: HeldBot<TelegramClient>,
+    /** The lease owner (`integrations.lease_owner`) every write is fenced by. */
+    private readonly owner: string,
+    private readonly deps: TelegramUpdatesDeps,
+    private readonly options: TelegramUpdatesOptions = DEFAULT_TELEGRAM_UPDATES_OPTIONS,
+  ) {
+    this.signal = AbortSignal.any([bot.signal, this.stopping.signal]);
+    this.signal.addEventListener('abort', () => this.alarm.ring(), { once: true });
+    this.done = this.run();
+  }
+
+  /** Updates may be waiting in the inbox (the webhook route stored some). */
+  wake(): void {
+    this.alarm.ring();
+  }
+
+  /** Ends the loop; an update being handled is left unhandled, for the next holder. */
+  stop(): Promise<void> {
+    this.stopping.abort();
+    return this.done;
+  }
+
+  private get key(): TelegramBotKey {
+    return { projectId: this.bot.projectId, botId: this.bot.botId };
+  }
+
+  private async run(): Promise<void> {
+    const { logger } = this.deps;
+    let failures = 0;
+    /** The token the bot was set up with (deleteWebhook / setWebhook); a reconnection sets it up again. */
+    let preparedFor: string | null = null;
+    /** The next getUpdates offset; undefined until read from the database. */
+    let offset: number | null | undefined;
+    while (!this.signal.aborted) {
+      this.alarm.reset();
+      try {
+        const client = this.bot.client;
+        if (preparedFor !== client.token) {
+          await this.prepare(client);
+          preparedFor = client.token;
+          offset = undefined;
+        }
+        await this.drain(client);
+        if (this.deps.mode === 'polling') {
+          offset = await this.poll(client, offset === undefined ? await this.deps.store.offset(this.key) : offset);
+        } else {
+          await this.alarm.sleep(this.options.inboxPollMs);
+        }
+        failures = 0;
+      } catch (err) {
+        if (this.signal.aborted || err instanceof Stop) break;
+        if (err instanceof CallFailed && err.failure.kind === 'unauthorized') {
+          if (await this.refused(err)) break;
+          continue;
+        }
+        failures++;
+        const pause = this.pauseAfter(err, failures);
+        if (err instanceof CallFailed) {
+          const conflict = err.failure.code === '409';
+          logger[conflict ? 'warn' : 'error'](
+            { projectId: this.bot.projectId, method: err.method, failure: err.failure, retryInMs: pause },
+            conflict
+              ? 'telegram updates: another getUpdates (or a webhook) is using this bot; polling again later'
+              : 'telegram updates: a Bot API call failed; trying again later',
+          );
+        } else {
+          logger.error({ err, projectId: this.bot.projectId, retryInMs: pause }, 'telegram updates: handling the bot’s updates failed; trying again later');
+        }
+        await this.pause(pause);
+      }
+    }
+  }
+
+  /** The bot was just taken (or reconnected): long polling needs no webhook; a webhook needs setting. */
+  private async prepare(client: TelegramClient): Promise<void> {
+    const signal = grammySignal(this.signal);
+    if (this.deps.mode === 'polling') {
+      await this.call(client, 'deleteWebhook', () => client.deleteWebhook({ drop_pending_updates: false }, signal));
+      return;
+    }
+    const { webhookUrl, secrets } = this.deps;
+    if (!webhookUrl || !secrets) throw new Error('webhook mode needs TENURE_TELEGRAM_WEBHOOK_URL and the instance encryption key');
+    const url = `${webhookUrl}/telegram/updates/${this.bot.projectId}`;
+    await this.call(client, 'setWebhook', () =>
+      client.setWebhook(
+        url,
+        {
+          secret_token: secrets.tokenFor(this.bot.projectId, this.bot.botId),
+          allowed_updates: [...TELEGRAM_UPDATE_KINDS],
+          // One delivery at a time: they arrive in update_id order, as long polling hands them.
+          max_connections: 1,
+        },
+        signal,
+      ),
+    );
+    this.deps.logger.info({ projectId: this.bot.projectId }, 'telegram updates: webhook set');
+  }
+
+  /** One long poll; stores what it brought with the next offset (fenced by the lease); returns that offset. */
+  private async poll(client: TelegramClient, offset: number | null): Promise<number | null> {
+    const api = this.pollerOf(client.token);
+    const updates = await this.call(client, 'getUpdates', () =>
+      api.getUpdates(
+        { ...(offset === null ? {} : { offset }), timeout: this.options.pollTimeoutSeconds, allowed_updates: [...TELEGRAM_UPDATE_KINDS] },
+        grammySignal(this.signal),
+      ),
+    );
+    if (updates.length === 0) return offset;
+    const next = Math.max(...updates.map((u) => u.update_id)) + 1;
+    const received: ReceivedUpdate[] = updates.map((u) => ({ updateId: u.update_id, payload: u }));
+    const { held } = await this.deps.store.receivePolled({ owner: this.owner, bot: this.key, now: this.deps.clock.now(), updates: received, nextOffset: next });
+    if (!held) throw new Stop();
+    return next;
+  }
+
+  /** The long poll's own client: the bot's token, a timeout longer than the poll, no pace (getUpdates is not paced). */
+  private pollerOf(token: string): Api {
+    if (this.poller?.token !== token) {
+      this.poller = { token, api: createTelegramApi(token, this.deps.apiUrl, { timeoutSeconds: this.options.pollTimeoutSeconds + TELEGRAM_TIMEOUT_SECONDS }) };
+    }
+    return this.poller.api;
+  }
+
+  /** Handles the bot's unhandled updates in update_id order until none is left. */
+  private async drain(client: TelegramClient): Promise<void> {
+    for (;;) {
+      const batch = await this.deps.store.unhandled(this.owner, this.key, this.deps.clock.now(), INBOX_BATCH);
+      if (batch.length === 0) return;
+      for (const update of batch) {
+        if (this.signal.aborted) return;
+        await this.handle(client, update);
+      }
+    }
+  }
+
+  /** One update: read what it is about, make its calls, write its effects with its handled mark. */
+  private async handle(client: TelegramClient, update: ReceivedUpdate): Promise<void> {
+    const { store, clock, logger } = this.deps;
+    const event = eventOf(update.payload);
+    const lookup = lookupOf(event);
+    const context = lookup ? await store.context(this.bot.projectId, lookup.chatId, lookup.userId, lookup.inviteLink) : null;
+    const plan = planOf(event, context);
+    const { outcomes, fault } = await this.perform(client, plan);
+    const effects = effectsAfter(plan, outcomes, fault);
+    const result = await store.handled({ owner: this.owner, bot: this.key, now: clock.now(), updateId: update.updateId, effects });
+    if (!result.held) throw new Stop();
+    const changed = plan.calls.length > 0 || Object.keys(effects).length > 0;
+    logger[changed ? 'info' : 'debug'](
+      { projectId: this.bot.projectId, updateId: update.updateId, kind: event.kind, calls: plan.calls.map((c) => c.method), outcomes, ...(fault ? { fault } : {}) },
+      `telegram updates: ${plan.note}`,
+    );
+  }
+
+  /**
+   * Makes the plan's calls in order. A passing failure or a refused token throws (the update is
+   * handled again later); a fault of the chat stops the calls after it; a refused call is noted.
+   */
+  private async perform(client: TelegramClient, plan: UpdatePlan): Promise<{ outcomes: (CallOutcome | undefined)[]; fault: AccessError | null }> {
+    const outcomes: (CallOutcome | undefined)[] = [];
+    let fault: AccessError | null = null;
+    for (const call of plan.calls) {
+      if (fault) {
+        outcomes.push(undefined);
+        continue;
+      }
+      try {
+        await this.call(client, call.method, () => this.make(client, call));
+        outcomes.push('done');
+      } catch (err) {
+        if (!(err instanceof CallFailed)) throw err;
+        const { outcome, error } = outcomeOf(call, err.failure);
+        if (outcome === 'retry' || outcome === 'unauthorized') throw err;
+        if (outcome === 'fault') fault = error;
+        if (outcome === 'refused') {
+          this.deps.logger.warn({ projectId: this.bot.projectId, method: call.method, failure: err.failure }, 'telegram updates: a call was refused; the rest of the update is handled');
+        }
+        outcomes.push(outcome);
+      }
+    }
+    return { outcomes, fault };
+  }
+
+  private make(client: TelegramClient, call: TelegramCall): Promise<unknown> {
+    const signal = grammySignal(this.signal);
+    const chat = Number(call.chatId);
+    switch (call.method) {
+      case 'banChatMember': {
+        const until = call.banSeconds === null ? {} : { until_date: Math.floor(this.deps.clock.now().getTime() / 1000) + call.banSeconds };
+        return client.banChatMember(chat, Number(call.userId), until, signal);
+      }
+      case 'unbanChatMember':
+        // Only a ban is lifted: without it, unbanning a member removes them (docs: unbanChatMember).
+        return client.unbanChatMember(chat, Number(call.userId), { only_if_banned: true }, signal);
+      case 'revokeChatInviteLink':
+        return client.revokeChatInviteLink(chat, call.inviteLink, signal);
+      case 'approveChatJoinRequest':
+        return client.approveChatJoinRequest(chat, Number(call.userId), signal);
+      case 'declineChatJoinRequest':
+        return client.declineChatJoinRequest(chat, Number(call.userId), signal);
+    }
+  }
+
+  /** Runs a Bot API call; what grammY throws becomes a CallFailed that says only `telegramFailure`. */
+  private async call<T>(client: TelegramClient, method: string, run: () => Promise<T>): Promise<T> {
+    // grammY starts a request whose signal aborted before it was given (it waits for an abort event).
+    if (this.signal.aborted) throw new Stop();
+    try {
+      return await run();
+    } catch (err) {
+      throw new CallFailed(telegramFailure(err), client.token, method);
+    }
+  }
+
+  /**
+   * The token was refused. If the bot was reconnected meanwhile (a new token), that was the old
+   * one: go on with the new. Else the integration is flagged unhealthy, as the access worker
+   * flags it, and the bot is let go once its lease is not renewed. Returns whether to stop.
+   */
+  private async refused(err: CallFailed): Promise<boolean> {
+    if (this.bot.client.token !== err.token) return false;
+    const error: AccessError = { code: err.failure.code, message: `Telegram refused the bot token (${err.failure.description}): connect the bot again with its current token` };
+    const flagged = await this.deps.store.flagUnauthorized(this.owner, this.key, this.deps.clock.now(), error).catch((e: unknown) => {
+      this.deps.logger.error({ err: e, projectId: this.bot.projectId }, 'telegram updates: flagging the refused bot failed');
+      return false;
+    });
+    this.deps.logger.error({ projectId: this.bot.projectId, botId: this.bot.botId, flagged }, 'telegram updates: Telegram refused the bot token (401); no more updates for this bot until it is reconnected');
+    return true;
+  }
+
+  /** Telegram's retry_after when it gave one; else 1 s, doubling per failure in a row, up to maxBackoffMs, ±20%. */
+  private pauseAfter(err: unknown, failures: number): number {
+    if (err instanceof CallFailed && err.failure.kind === 'rate_limited') return err.failure.retryAfterSeconds * 1000;
+    const base = Math.min(this.options.maxBackoffMs, 1000 * 2 ** Math.min(failures - 1, 16));
+    return Math.round(base * (0.8 + 0.4 * (this.deps.random ?? Math.random)()));
+  }
+
+  /** Sleeps `ms`, or until the bot is let go (a wake-up does not cut a pause short). */
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.signal.addEventListener('abort', done, { once: true });
+    });
+  }
+}
+
+export interface TelegramUpdatesHandle {
+  /** The bots whose updates this process handles now, by project. */
+  readonly bots: ReadonlyMap<string, TelegramUpdates>;
+  /** Looks for stored updates of the bots held here (webhook mode: the route stored some). */
+  wake(): void;
+  /** Stops every bot's loop (updates being handled are left for the next holder). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Receives and handles the updates of every Telegram bot `worker` holds: a loop per bot from the
+ * moment its lease is taken (`leases.onAcquired`) until it is let go (its `signal`). In webhook
+ * mode, each commit of the `access` topic (the route's inserts among them, from any process)
+ * wakes the loops of the bots with updates waiting.
+ */
+export function startTelegramUpdates(
+  worker: { readonly leases: BotLeases<TelegramClient> },
+  deps: TelegramUpdatesDeps,
+  options: TelegramUpdatesOptions = DEFAULT_TELEGRAM_UPDATES_OPTIONS,
+): TelegramUpdatesHandle {
+  const { leases } = worker;
+  const bots = new Map<string, TelegramUpdates>();
+  let stopped = false;
+  const take = (bot: HeldBot<TelegramClient>) => {
+    if (stopped || bots.get(bot.projectId)?.bot === bot) return;
+    const loop = new TelegramUpdates(bot, leases.id, deps, options);
+    bots.set(bot.projectId, loop);
+    void loop.done.finally(() => {
+      if (bots.get(bot.projectId) === loop) bots.delete(bot.projectId);
+    });
+  };
+  // A bot let go needs no hook: its signal aborts, its loop ends and is forgotten.
+  const offAcquired = leases.onAcquired((taken) => taken.forEach(take));
+  for (const bot of leases.held()) take(bot);
+
+  // In webhook mode the route's commits say which bots have updates; one look at a time.
+  let looking: Promise<void> | null = null;
+  let again = false;
+  const look = (): void => {
+    if (stopped) return;
+    if (looking) {
+      again = true;
+      return;
+    }
+    looking = deps.store
+      .withUnhandled([...bots.keys()])
+      .then((waiting) => {
+        for (const projectId of waiting) bots.get(projectId)?.wake();
+      })
+      .catch((err: unknown) => deps.logger.warn({ err }, 'telegram updates: looking for stored updates failed; the next poll looks again'))
+      .finally(() => {
+        looking = null;
+        if (again) {
+          again = false;
+          look();
+        }
+      });
+  };
+  const unsubscribe = deps.mode === 'webhook' && deps.wakeups ? deps.wakeups.subscribe('access', look) : null;
+  unsubscribe?.catch((err: unknown) => deps.logger.warn({ err }, 'telegram updates: no wake-ups; the webhook inbox is looked at every poll'));
+
+  return {
+    bots,
+    wake: look,
+    async stop() {
+      stopped = true;
+      offAcquired();
+      await unsubscribe?.then((off) => off()).catch(() => undefined);
+      await looking;
+      await Promise.all([...bots.values()].map((loop) => loop.stop()));
+    },
+  };
+}

@@ -1,0 +1,18 @@
+import type { PaymentsStore } from '../../store/payments.store.js';
+import type { PaymentView } from './payment.view.js';
+
+export const PAYMENT_STATUSES = ['succeeded', 'refunded', 'disputed', 'failed'] as const;
+
+/** The payments recorded from the providers' events (docs/payments.md, "Payments"): read only. */
+export class PaymentsService {
+  constructor(private readonly store: PaymentsStore) {}
+
+  list(projectId: string, filter: { user_id?: string; status?: string; limit: number; offset: number }): Promise<{ items: PaymentView[]; total: number }> {
+    return this.store.list(projectId, {
+      ...(filter.user_id ? { userId: filter.user_id } : {}),
+      ...(filter.status ? { status: filter.status } : {}),
+      limit: filter.limit,
+      offset: filter.offset,
+    });
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * What the payments services need of Stripe (docs/payments.md), behind one small interface: the
+ * stripe-node implementation is src/payments/stripe/stripe-api.ts, wired by the container, and
+ * tests point it at a local fake of the API. Nothing here throws for what Stripe answers: the
+ * answer is a value the service turns into the API's error vocabulary.
+ */
+
+/** Why Stripe did not do what was asked. */
+export type StripeRefusal =
+  /** Stripe refused the key (401) or its permissions (403): the merchant must act. */
+  | { ok: false; kind: 'key'; status: number; message: string }
+  /** Stripe refused the request itself (400, 404): tenure or the input is wrong. */
+  | { ok: false; kind: 'request'; status: number; code: string | null; param: string | null; message: string }
+  /** Stripe could not be asked (unreachable, timed out, 429, 5xx): try again later. */
+  | { ok: false; kind: 'unavailable'; message: string };
+
+export type StripeAnswer<T> = ({ ok: true } & T) | StripeRefusal;
+
+export interface StripeAccountInfo {
+  accountId: string;
+  name: string | null;
+}
+
+/** A Checkout Session to create; amounts in the currency's smallest unit, currency lower-case. */
+export interface CheckoutSessionRequest {
+  mode: 'payment' | 'subscription';
+  successUrl: string;
+  cancelUrl: string;
+  productName: string;
+  unitAmount: number;
+  currency: string;
+  /** For a subscription: the billing interval. */
+  recurring: { interval: 'day' | 'week' | 'month' | 'year'; intervalCount: number } | null;
+  metadata: Record<string, string>;
+  clientReferenceId: string;
+  /** The key Stripe answers a retry with the first session by (up to 255 characters). */
+  idempotencyKey: string;
+}
+
+/** A Stripe event as tenure reads it: the id, type, creation (Unix seconds) and its object. */
+export interface StripeEventLike {
+  id: string;
+  type: string;
+  created: number;
+  livemode: boolean;
+  data: { object: Record<string, unknown> };
+}
+
+export interface StripeApi {
+  /** Who the key belongs to (`GET /v1/account`). */
+  account(secretKey: string): Promise<StripeAnswer<StripeAccountInfo>>;
+  createCheckoutSession(secretKey: string, request: CheckoutSessionRequest): Promise<StripeAnswer<{ sessionId: string; url: string }>>;
+  /** One page of the account's events, newest first, created at or after `since` (Unix seconds). */
+  listEvents(
+    secretKey: string,
+    page: { since: number; types: readonly string[]; startingAfter: string | null; limit: number },
+  ): Promise<StripeAnswer<{ events: StripeEventLike[]; hasMore: boolean }>>;
+  /**
+   * The event in `payload` when `signature` (the `Stripe-Signature` header) signs it with `secret`
+   * within Stripe's tolerance (300 s); null otherwise.
+   */
+  verifyEvent(payload: string, signature: string, secret: string): StripeEventLike | null;
+}

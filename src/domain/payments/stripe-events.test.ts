@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import type { StripeEventLike } from './stripe-api.js';
+import { buyerOf, changeOf } from './stripe-events.js';
+
+const META = { project_id: 'p1', plan_id: 'q1', user_id: '42' };
+const BUYER = { projectId: 'p1', planId: 'q1', userId: '42' };
+const ev = (type: string, object: Record<string, unknown>): StripeEventLike => ({ id: 'evt_1', type, created: 1, livemode: false, data: { object } });
+
+describe('what a Stripe event means', () => {
+  it('reads the buyer from a checkout\'s metadata only when all three are there', () => {
+    expect(buyerOf(META)).toStrictEqual(BUYER);
+    expect(buyerOf({ project_id: 'p1', plan_id: 'q1' })).toBeNull();
+    expect(buyerOf(null)).toBeNull();
+  });
+
+  it('a paid one-time session is a payment keyed by its payment intent; a subscription session by its first invoice', () => {
+    const session = { id: 'cs_1', payment_status: 'paid', metadata: META, amount_total: 999, currency: 'usd', customer: 'cus_1' };
+    expect(changeOf(ev('checkout.session.completed', { ...session, mode: 'payment', payment_intent: 'pi_1' }))).toMatchObject({ kind: 'paid', key: 'pi_1', buyer: BUYER, amountMinor: 999, currency: 'USD' });
+    expect(changeOf(ev('checkout.session.completed', { ...session, mode: 'subscription', subscription: 'sub_1', invoice: 'in_1' }))).toMatchObject({ kind: 'paid', key: 'in_1', subscriptionId: 'sub_1' });
+    expect(changeOf(ev('checkout.session.completed', { ...session, mode: 'payment', payment_status: 'unpaid' }))).toMatchObject({ kind: 'ignored' });
+    expect(changeOf(ev('checkout.session.async_payment_succeeded', { ...session, mode: 'payment', payment_status: 'unpaid', payment_intent: 'pi_2' }))).toMatchObject({ kind: 'paid', key: 'pi_2' });
+  });
+
+  it('reads an invoice in the current shape and the one before API 2025-03-31', () => {
+    const current = { id: 'in_1', amount_paid: 500, currency: 'eur', parent: { subscription_details: { subscription: 'sub_1', metadata: META } }, payments: { data: [{ payment: { payment_intent: 'pi_1' } }] } };
+    const legacy = { id: 'in_1', amount_paid: 500, currency: 'eur', subscription: 'sub_1', subscription_details: { metadata: META }, payment_intent: 'pi_1' };
+    for (const invoice of [current, legacy]) {
+      expect(changeOf(ev('invoice.paid', invoice))).toStrictEqual({
+        kind: 'paid', key: 'in_1', buyer: BUYER, amountMinor: 500, currency: 'EUR', checkoutSessionId: null, paymentIntentId: 'pi_1', invoiceId: 'in_1', subscriptionId: 'sub_1', customerId: null,
+      });
+    }
+    expect(changeOf(ev('invoice.paid', { id: 'in_2', amount_paid: 1 }))).toMatchObject({ kind: 'ignored', reason: 'an invoice of no subscription' });
+  });
+
+  it('subscription updates and deletions, full refunds and disputes', () => {
+    expect(changeOf(ev('customer.subscription.updated', { id: 'sub_1', status: 'past_due' }))).toStrictEqual({ kind: 'subscription', subscriptionId: 'sub_1', status: 'past_due', buyer: null });
+    expect(changeOf(ev('customer.subscription.deleted', { id: 'sub_1', status: 'active' }))).toMatchObject({ status: 'canceled' });
+    expect(changeOf(ev('charge.refunded', { payment_intent: 'pi_1', refunded: true }))).toStrictEqual({ kind: 'reversed', paymentIntentId: 'pi_1', status: 'refunded' });
+    expect(changeOf(ev('charge.refunded', { payment_intent: 'pi_1', refunded: false }))).toMatchObject({ kind: 'ignored', reason: 'a partial refund' });
+    expect(changeOf(ev('charge.dispute.created', { payment_intent: { id: 'pi_1' } }))).toStrictEqual({ kind: 'reversed', paymentIntentId: 'pi_1', status: 'disputed' });
+    expect(changeOf(ev('customer.created', {}))).toMatchObject({ kind: 'ignored', reason: 'tenure does not act on customer.created' });
+  });
+});

@@ -1,0 +1,158 @@
+import type { StripeEventLike } from './stripe-api.js';
+
+/**
+ * What a Stripe event means to tenure (docs/payments.md, "What each Stripe event does"), read from
+ * the event alone: a pure function, so each rule is tested without a database. Field names are
+ * Stripe's (API reference: Checkout Session, Invoice, Subscription, Charge, Dispute), the Invoice
+ * both as of API 2025-03-31 (`parent.subscription_details`, `payments`) and before it
+ * (`subscription_details`, `subscription`, `payment_intent`).
+ */
+
+/** The project, plan and member a checkout's metadata names. */
+export interface Buyer {
+  projectId: string;
+  planId: string;
+  userId: string;
+}
+
+export type PaymentChange =
+  /** A payment succeeded: record it once (by `key`) and create or extend the membership by the plan's duration. */
+  | {
+      kind: 'paid';
+      key: string;
+      /** Null for a renewal whose invoice carries no metadata: the membership holding `subscriptionId` is the buyer. */
+      buyer: Buyer | null;
+      amountMinor: number;
+      currency: string;
+      checkoutSessionId: string | null;
+      paymentIntentId: string | null;
+      invoiceId: string | null;
+      subscriptionId: string | null;
+      customerId: string | null;
+    }
+  /** A subscription's renewal failed: recorded as a failed payment; the subscription's status decides access. */
+  | { kind: 'failed'; key: string; buyer: Buyer | null; amountMinor: number; currency: string; invoiceId: string; subscriptionId: string | null; customerId: string | null }
+  /** A subscription's status changed (or it ended: `canceled`). */
+  | { kind: 'subscription'; subscriptionId: string; status: string; buyer: Buyer | null }
+  /** The money went back (a full refund) or is contested: the payment is marked and the membership ends at once. */
+  | { kind: 'reversed'; paymentIntentId: string; status: 'refunded' | 'disputed' }
+  | { kind: 'ignored'; reason: string };
+
+type Obj = Record<string, unknown>;
+const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+const obj = (v: unknown): Obj => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
+/** An expandable field: the id, or the object's id when expanded. */
+const idOf = (v: unknown): string | null => str(v) ?? str(obj(v).id);
+
+/** The buyer a checkout's metadata names; null when any of the three is missing (not a tenure checkout). */
+export function buyerOf(metadata: unknown): Buyer | null {
+  const m = obj(metadata);
+  const projectId = str(m.project_id);
+  const planId = str(m.plan_id);
+  const userId = str(m.user_id);
+  return projectId && planId && userId ? { projectId, planId, userId } : null;
+}
+
+function invoiceParts(invoice: Obj) {
+  const details = obj(obj(invoice.parent).subscription_details);
+  const legacy = obj(invoice.subscription_details);
+  const payment = obj(obj((obj(invoice.payments).data as unknown[] | undefined)?.[0]).payment);
+  return {
+    subscriptionId: idOf(details.subscription) ?? idOf(invoice.subscription),
+    metadata: Object.keys(obj(details.metadata)).length > 0 ? details.metadata : legacy.metadata,
+    paymentIntentId: idOf(payment.payment_intent) ?? idOf(invoice.payment_intent),
+  };
+}
+
+export function changeOf(event: StripeEventLike): PaymentChange {
+  const o = obj(event.data?.object);
+  switch (event.type) {
+    case 'checkout.session.completed': {
+      // Delayed payment methods complete the session unpaid; they pay later (async_payment_succeeded).
+      if (o.payment_status !== 'paid') return { kind: 'ignored', reason: `session not paid (payment_status ${String(o.payment_status)})` };
+      const buyer = buyerOf(o.metadata);
+      if (!buyer) return { kind: 'ignored', reason: 'not a tenure checkout (no project_id, plan_id and user_id metadata)' };
+      const subscriptionId = idOf(o.subscription);
+      const invoiceId = idOf(o.invoice);
+      const paymentIntentId = idOf(o.payment_intent);
+      // A subscription's first payment is its first invoice, which invoice.paid reports too: one key for both.
+      const key = o.mode === 'subscription' ? invoiceId : paymentIntentId;
+      if (!key) return { kind: 'ignored', reason: `a paid ${String(o.mode)} session without its ${o.mode === 'subscription' ? 'invoice' : 'payment intent'}` };
+      return {
+        kind: 'paid',
+        key,
+        buyer,
+        amountMinor: num(o.amount_total),
+        currency: String(o.currency ?? '').toUpperCase(),
+        checkoutSessionId: str(o.id),
+        paymentIntentId,
+        invoiceId,
+        subscriptionId,
+        customerId: idOf(o.customer),
+      };
+    }
+    case 'checkout.session.async_payment_succeeded':
+      return changeOf({ ...event, type: 'checkout.session.completed', data: { object: { ...o, payment_status: 'paid' } } });
+    case 'invoice.paid': {
+      const parts = invoiceParts(o);
+      const invoiceId = str(o.id);
+      if (!parts.subscriptionId || !invoiceId) return { kind: 'ignored', reason: 'an invoice of no subscription' };
+      return {
+        kind: 'paid',
+        key: invoiceId,
+        buyer: buyerOf(parts.metadata),
+        amountMinor: num(o.amount_paid),
+        currency: String(o.currency ?? '').toUpperCase(),
+        checkoutSessionId: null,
+        paymentIntentId: parts.paymentIntentId,
+        invoiceId,
+        subscriptionId: parts.subscriptionId,
+        customerId: idOf(o.customer),
+      };
+    }
+    case 'invoice.payment_failed': {
+      const parts = invoiceParts(o);
+      const invoiceId = str(o.id);
+      if (!parts.subscriptionId || !invoiceId) return { kind: 'ignored', reason: 'an invoice of no subscription' };
+      return {
+        kind: 'failed',
+        key: invoiceId,
+        buyer: buyerOf(parts.metadata),
+        amountMinor: num(o.amount_due),
+        currency: String(o.currency ?? '').toUpperCase(),
+        invoiceId,
+        subscriptionId: parts.subscriptionId,
+        customerId: idOf(o.customer),
+      };
+    }
+    case 'customer.subscription.updated':
+    case 'customer.subscription.deleted': {
+      const subscriptionId = str(o.id);
+      if (!subscriptionId) return { kind: 'ignored', reason: 'a subscription without an id' };
+      const status = event.type === 'customer.subscription.deleted' ? 'canceled' : (str(o.status) ?? 'unknown');
+      return { kind: 'subscription', subscriptionId, status, buyer: buyerOf(o.metadata) };
+    }
+    case 'charge.refunded': {
+      const paymentIntentId = idOf(o.payment_intent);
+      if (!paymentIntentId) return { kind: 'ignored', reason: 'a charge of no payment intent' };
+      // A partial refund leaves the purchase standing.
+      if (o.refunded !== true) return { kind: 'ignored', reason: 'a partial refund' };
+      return { kind: 'reversed', paymentIntentId, status: 'refunded' };
+    }
+    case 'charge.dispute.created': {
+      const paymentIntentId = idOf(o.payment_intent);
+      if (!paymentIntentId) return { kind: 'ignored', reason: 'a dispute of no payment intent' };
+      return { kind: 'reversed', paymentIntentId, status: 'disputed' };
+    }
+    default:
+      return { kind: 'ignored', reason: `tenure does not act on ${event.type}` };
+  }
+}
+
+/**
+ * Subscription statuses that end access at once: Stripe gave up (`unpaid` after its retries,
+ * `incomplete_expired`) or the subscription ended (`canceled`). `past_due` keeps it through the
+ * grace period; the rest (`active`, `trialing`, `incomplete`, `paused`) change nothing.
+ */
+export const ENDING_STATUSES: readonly string[] = ['canceled', 'unpaid', 'incomplete_expired'];

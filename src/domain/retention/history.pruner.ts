@@ -1,0 +1,62 @@
+import type { Logger } from 'pino';
+import type { RetentionStore } from '../../store/retention.store.js';
+import { WakeLoop } from '../../wake-loop.js';
+import type { Clock } from '../clock.js';
+
+/**
+ * Prunes history older than TENURE_HISTORY_RETENTION (docs/operations.md, "Retention"): events
+ * with their deliveries and attempts, and handled Telegram updates, in small batches one after
+ * another until a batch comes back short, then again after `intervalMs`. Every worker process
+ * runs one; they skip each other's rows.
+ */
+
+export interface HistoryPrunerOptions {
+  retentionMs: number;
+  intervalMs: number;
+  batchSize: number;
+}
+
+export class HistoryPruner {
+  private readonly loop: WakeLoop;
+
+  constructor(
+    private readonly store: RetentionStore,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly options: HistoryPrunerOptions,
+  ) {
+    this.loop = new WakeLoop(
+      async () => {
+        const pruned = await this.pruneOnce();
+        if (pruned.events > 0 || pruned.telegramUpdates > 0) this.logger.info(pruned, 'pruned history past its retention');
+      },
+      (err) => this.logger.error({ err }, 'pruning history failed; trying again later'),
+      options.intervalMs,
+    );
+  }
+
+  /** Prunes everything older than the retention now, batch after batch (a stop ends it after the batch in flight); returns what went. */
+  async pruneOnce(): Promise<{ events: number; telegramUpdates: number }> {
+    const before = new Date(this.clock.now().getTime() - this.options.retentionMs);
+    const drain = async (batch: (before: Date, size: number) => Promise<number>) => {
+      let total = 0;
+      for (;;) {
+        const n = await batch(before, this.options.batchSize);
+        total += n;
+        if (n < this.options.batchSize || this.loop.isStopped) return total;
+      }
+    };
+    const events = await drain((b, size) => this.store.pruneEvents(b, size));
+    const telegramUpdates = await drain((b, size) => this.store.pruneTelegramUpdates(b, size));
+    return { events, telegramUpdates };
+  }
+
+  /** Prunes now, then every `intervalMs`. */
+  start(): void {
+    this.loop.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.loop.stop();
+  }
+}

@@ -1,0 +1,30 @@
+import Type from 'typebox';
+import { Envelope, errorResponses, ProjectParams, UserId, Uuid } from '../../schemas.js';
+
+export const Checkout = Type.Object({
+  session_id: Type.String({ description: "Stripe's Checkout Session id (cs_…)" }),
+  checkout_url: Type.String({ description: 'Send the member here to pay' }),
+  mode: Type.Union([Type.Literal('payment'), Type.Literal('subscription')], {
+    description: 'subscription for a plan with plan_data.plan_recurring (renewed every plan_duration), else payment (once)',
+  }),
+  merchant_account_id: Type.String({ format: 'uuid', description: 'The merchant account the session was made with' }),
+});
+
+const Url = (field: string) =>
+  Type.String({ minLength: 1, maxLength: 2048, 'x-message': `${field} must be an http:// or https:// URL of at most 2048 characters` });
+
+export const createCheckoutSchema = {
+  summary: 'A Stripe Checkout Session for one member and one plan',
+  description:
+    "The membership is created or extended when Stripe reports the payment (docs/payments.md). A retried call with the same input answers the same session (Stripe idempotency key), so a member is never charged twice for one checkout.",
+  params: ProjectParams,
+  body: Type.Object({
+    plan_id: Uuid('plan_id'),
+    user_id: UserId,
+    success_url: Url('success_url'),
+    cancel_url: Url('cancel_url'),
+    coupon: Type.Optional(Type.String({ maxLength: 200, 'x-message': 'coupon must be a string of at most 200 characters', description: 'Not supported yet: refused with a 422' })),
+    merchant_account_id: Type.Optional(Uuid('merchant_account_id')),
+  }),
+  response: { 200: Envelope(Checkout), ...errorResponses(404, 409, 422) },
+};

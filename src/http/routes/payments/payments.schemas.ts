@@ -1,0 +1,35 @@
+import Type from 'typebox';
+import { PAYMENT_STATUSES } from '../../../domain/payments/payments.service.js';
+import { Envelope, errorResponses, InstantString, Page, ProjectParams, UserId } from '../../schemas.js';
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+
+export const Payment = Type.Object({
+  payment_id: Type.String({ format: 'uuid' }),
+  provider: Type.String({ examples: ['stripe'] }),
+  merchant_account_id: Nullable(Type.String({ format: 'uuid' })),
+  user_id: Type.String(),
+  plan_id: Nullable(Type.String({ format: 'uuid' })),
+  amount: Type.String({ description: "Decimal string in the currency's unit", examples: ['29.99'] }),
+  amount_minor: Type.Integer({ description: "In the currency's smallest unit, as Stripe counts it", examples: [2999] }),
+  currency: Type.String({ examples: ['USD'] }),
+  status: Type.Enum([...PAYMENT_STATUSES]),
+  checkout_session_id: Nullable(Type.String()),
+  payment_intent_id: Nullable(Type.String()),
+  invoice_id: Nullable(Type.String()),
+  subscription_id: Nullable(Type.String()),
+  customer_id: Nullable(Type.String()),
+  created_at: InstantString,
+  updated_at: InstantString,
+});
+
+export const listPaymentsSchema = {
+  summary: "List the project's payments, newest first",
+  params: ProjectParams,
+  querystring: Type.Object({
+    ...Page(),
+    user_id: Type.Optional(UserId),
+    status: Type.Optional(Type.Enum([...PAYMENT_STATUSES], { 'x-message': `status must be one of: ${PAYMENT_STATUSES.join(', ')}` })),
+  }),
+  response: { 200: Envelope(Type.Array(Payment), true), ...errorResponses(422) },
+};

@@ -1,0 +1,99 @@
+import Stripe from 'stripe';
+import type { StripeEndpoint } from '../../config.js';
+import type { StripeApi, StripeEventLike, StripeRefusal } from '../../domain/payments/stripe-api.js';
+
+/**
+ * tenure's calls to Stripe through stripe-node (docs/payments.md). TENURE_STRIPE_API_URL reaches
+ * it as the client's `host`, `port` and `protocol`. A request path waits on these calls, so they
+ * are short: 10 s a try and one network retry (stripe-node then sends its own idempotency key, so
+ * a retried POST never makes two objects). Telemetry is off: nothing about tenure's calls goes to
+ * Stripe beyond the calls themselves.
+ */
+
+const TIMEOUT_MS = 10_000;
+
+/** The answer tenure gives for what stripe-node threw: never the key, which Stripe's own messages mask anyway. */
+export function refusalOf(err: unknown): StripeRefusal {
+  if (err instanceof Stripe.errors.StripeAuthenticationError) {
+    return { ok: false, kind: 'key', status: 401, message: 'Stripe refused the secret key (401): copy a current secret key from the Stripe Dashboard (Developers, API keys)' };
+  }
+  if (err instanceof Stripe.errors.StripePermissionError) {
+    return { ok: false, kind: 'key', status: 403, message: `Stripe refused the key's permissions (403): ${err.message}` };
+  }
+  if (err instanceof Stripe.errors.StripeRateLimitError) return { ok: false, kind: 'unavailable', message: 'Stripe is rate limiting this account (429)' };
+  if (err instanceof Stripe.errors.StripeConnectionError) return { ok: false, kind: 'unavailable', message: 'Stripe could not be reached' };
+  if (err instanceof Stripe.errors.StripeError) {
+    const status = err.statusCode ?? 0;
+    if (status >= 400 && status < 500) return { ok: false, kind: 'request', status, code: err.code ?? null, param: err.param ?? null, message: err.message };
+    return { ok: false, kind: 'unavailable', message: `Stripe answered with HTTP ${status || 'no status'}` };
+  }
+  throw err;
+}
+
+export function stripeApi(endpoint: StripeEndpoint): StripeApi {
+  const client = (secretKey: string) => new Stripe(secretKey, { ...endpoint, timeout: TIMEOUT_MS, maxNetworkRetries: 1, telemetry: false });
+
+  return {
+    async account(secretKey) {
+      try {
+        const account = await client(secretKey).accounts.retrieveCurrent();
+        const name = account.settings?.dashboard?.display_name ?? account.business_profile?.name ?? null;
+        return { ok: true, accountId: account.id, name };
+      } catch (err) {
+        return refusalOf(err);
+      }
+    },
+
+    async createCheckoutSession(secretKey, r) {
+      const priceData: Stripe.Checkout.SessionCreateParams.LineItem.PriceData = {
+        currency: r.currency,
+        unit_amount: r.unitAmount,
+        product_data: { name: r.productName },
+        ...(r.recurring ? { recurring: { interval: r.recurring.interval, interval_count: r.recurring.intervalCount } } : {}),
+      };
+      try {
+        const session = await client(secretKey).checkout.sessions.create(
+          {
+            mode: r.mode,
+            success_url: r.successUrl,
+            cancel_url: r.cancelUrl,
+            client_reference_id: r.clientReferenceId,
+            metadata: r.metadata,
+            line_items: [{ quantity: 1, price_data: priceData }],
+            ...(r.mode === 'subscription' ? { subscription_data: { metadata: r.metadata } } : {}),
+          },
+          { idempotencyKey: r.idempotencyKey },
+        );
+        if (!session.url) return { ok: false, kind: 'unavailable', message: 'Stripe answered a Checkout Session without a URL' };
+        return { ok: true, sessionId: session.id, url: session.url };
+      } catch (err) {
+        return refusalOf(err);
+      }
+    },
+
+    async listEvents(secretKey, page) {
+      try {
+        const list = await client(secretKey).events.list({
+          limit: page.limit,
+          created: { gte: page.since },
+          types: [...page.types],
+          ...(page.startingAfter ? { starting_after: page.startingAfter } : {}),
+        });
+        return { ok: true, events: list.data as unknown as StripeEventLike[], hasMore: list.has_more };
+      } catch (err) {
+        return refusalOf(err);
+      }
+    },
+
+    verifyEvent(payload, signature, secret) {
+      try {
+        return Stripe.webhooks.constructEvent(payload, signature, secret) as unknown as StripeEventLike;
+      } catch (err) {
+        if (err instanceof Stripe.errors.StripeSignatureVerificationError) return null;
+        // A payload that is signed but not JSON: no event either.
+        if (err instanceof SyntaxError) return null;
+        throw err;
+      }
+    },
+  };
+}

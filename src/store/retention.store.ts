@@ -1,0 +1,51 @@
+import { sql } from 'drizzle-orm';
+import { rowsOf, type Db } from './db.js';
+
+/**
+ * What history is pruned, and how (docs/operations.md, "Retention"): events older than the
+ * retention, with their stored webhook bodies, deliveries and attempts (they cascade from the
+ * event), and the Telegram updates handled before it. A batch takes the oldest events first
+ * (`events_emitted_idx`) and leaves alone any event still in use: one the access planner has not
+ * read, one with a delivery still pending, or one delivered again (a replay) within the
+ * retention. Rows another node is pruning are skipped (SKIP LOCKED), so nodes never wait on each
+ * other, and a batch holds few locks for a short time.
+ */
+export class RetentionStore {
+  constructor(private readonly db: Db) {}
+
+  /** Deletes up to `batch` events emitted before `before` (and what hangs on them); returns how many. */
+  async pruneEvents(before: Date, batch: number): Promise<number> {
+    const result = await this.db.execute(sql`
+      WITH old AS (
+        SELECT e.id FROM events e
+        WHERE e.emitted_at < ${before}::timestamptz AND e.access_planned_at IS NOT NULL
+          AND NOT EXISTS (
+            SELECT 1 FROM webhook_deliveries d
+            WHERE d.event_id = e.id AND (d.status = 'pending' OR d.created_at >= ${before}::timestamptz))
+        ORDER BY e.emitted_at
+        LIMIT ${batch}
+        FOR UPDATE SKIP LOCKED
+      ), gone AS (
+        DELETE FROM events e USING old WHERE e.id = old.id RETURNING 1
+      )
+      SELECT count(*)::int AS n FROM gone`);
+    return rowsOf<{ n: number }>(result)[0]?.n ?? 0;
+  }
+
+  /** Deletes up to `batch` Telegram updates handled before `before`; returns how many. */
+  async pruneTelegramUpdates(before: Date, batch: number): Promise<number> {
+    const result = await this.db.execute(sql`
+      WITH old AS (
+        SELECT project_id, bot_id, update_id FROM telegram_updates
+        WHERE handled_at < ${before}::timestamptz
+        LIMIT ${batch}
+        FOR UPDATE SKIP LOCKED
+      ), gone AS (
+        DELETE FROM telegram_updates u USING old
+        WHERE u.project_id = old.project_id AND u.bot_id = old.bot_id AND u.update_id = old.update_id
+        RETURNING 1
+      )
+      SELECT count(*)::int AS n FROM gone`);
+    return rowsOf<{ n: number }>(result)[0]?.n ?? 0;
+  }
+}

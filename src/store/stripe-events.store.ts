@@ -1,0 +1,279 @@
+import { sql } from 'drizzle-orm';
+import { fractionDigits } from '../domain/payments/checkout-rules.js';
+import type { PaymentView } from '../domain/payments/payment.view.js';
+import { ENDING_STATUSES, type Buyer, type PaymentChange } from '../domain/payments/stripe-events.js';
+import type { Clock } from '../domain/clock.js';
+import type { Db } from './db.js';
+import { rowsOf } from './db.js';
+import { extendedEvent, iso, membershipEvent, withPlan } from './memberships.store.js';
+import { insertEvent } from './outbox.js';
+
+/**
+ * A provider's events applied to payments and memberships (docs/payments.md, "What each Stripe
+ * event does"). Each event is applied in one transaction that first records its id in
+ * `payment_events`: an id already there is a duplicate and changes nothing, whichever way it came
+ * (the webhook, a redelivery, reconciliation). Every change writes its outbox events in the same
+ * transaction: `payment.*` and the `membership.*` the access engine follows.
+ */
+
+type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+
+export interface EventMeta {
+  merchantAccountId: string;
+  projectId: string;
+  eventId: string;
+  type: string;
+  /** When the provider created the event: orders subscription statuses. */
+  createdAt: Date;
+  source: 'webhook' | 'reconcile';
+}
+
+/** Currencies by their number of fraction digits, for the decimal amount (Intl's table, as checkout counts them). */
+const CURRENCIES = Intl.supportedValuesOf('currency');
+const byDigits = (n: number) => CURRENCIES.filter((c) => /^[A-Z]{3}$/.test(c) && fractionDigits(c) === n).map((c) => `'${c}'`).join(', ');
+const DIGITS_SQL = `CASE WHEN currency IN (${byDigits(0)}) THEN 0 WHEN currency IN (${byDigits(3)}) THEN 3 ELSE 2 END`;
+
+/** The payment object of a relation `alias` with the payments columns, as the API and events show it. */
+export const paymentJson = (alias: string) => {
+  const c = (name: string) => sql.raw(`${alias}.${name}`);
+  const digits = sql.raw(DIGITS_SQL.replaceAll('currency', `${alias}.currency`));
+  return sql<PaymentView>`jsonb_build_object(
+    'payment_id', ${c('id')}, 'provider', ${c('provider')}, 'merchant_account_id', ${c('merchant_account_id')},
+    'user_id', ${c('user_id')}, 'plan_id', ${c('plan_id')},
+    'amount', round(${c('amount_minor')}::numeric / power(10::numeric, ${digits}), ${digits})::text, 'amount_minor', ${c('amount_minor')},
+    'currency', ${c('currency')}, 'status', ${c('status')}, 'checkout_session_id', ${c('checkout_session_id')},
+    'payment_intent_id', ${c('payment_intent_id')}, 'invoice_id', ${c('invoice_id')}, 'subscription_id', ${c('subscription_id')},
+    'customer_id', ${c('customer_id')}, 'created_at', ${iso(c('created_at'))}, 'updated_at', ${iso(c('updated_at'))})`;
+};
+
+const paymentEvent = (type: 'payment.succeeded' | 'payment.refunded' | 'payment.disputed' | 'payment.failed', source: string) =>
+  insertEvent(type, { projectId: sql`project_id`, data: { payment: paymentJson(source) }, from: sql.raw(`FROM ${source}`) });
+
+export class StripeEventsStore {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Applies `change` for the event `meta` once: null when the event was applied before (nothing
+   * changes), else what applying it did, in words (kept in `payment_events.outcome`).
+   */
+  async apply(meta: EventMeta, change: PaymentChange, o: { graceMs: number }): Promise<string | null> {
+    return this.db.transaction(async (tx) => {
+      const fresh = rowsOf(
+        await tx.execute(sql`
+          INSERT INTO payment_events (merchant_account_id, event_id, type, created_at, source, outcome)
+          VALUES (${meta.merchantAccountId}, ${meta.eventId}, ${meta.type}, ${meta.createdAt.toISOString()}::timestamptz, ${meta.source}, 'applying')
+          ON CONFLICT (merchant_account_id, event_id) DO NOTHING RETURNING event_id`),
+      );
+      if (fresh.length === 0) return null;
+      const outcome = await this.applyChange(tx, meta, change, o.graceMs);
+      await tx.execute(sql`UPDATE payment_events SET outcome = ${outcome} WHERE merchant_account_id = ${meta.merchantAccountId} AND event_id = ${meta.eventId}`);
+      return outcome;
+    });
+  }
+
+  private async applyChange(tx: Tx, meta: EventMeta, change: PaymentChange, graceMs: number): Promise<string> {
+    switch (change.kind) {
+      case 'ignored':
+        return `ignored: ${change.reason}`;
+      case 'paid':
+        return this.paid(tx, meta, change);
+      case 'failed':
+        return this.failed(tx, meta, change);
+      case 'subscription':
+        return this.subscription(tx, meta, change, graceMs);
+      case 'reversed':
+        return this.reversed(tx, meta, change);
+    }
+  }
+
+  /** The buyer named by the event, or the member holding the subscription (a renewal's invoice without metadata). */
+  private async buyerOf(tx: Tx, projectId: string, buyer: Buyer | null, subscriptionId: string | null): Promise<Buyer | null> {
+    if (buyer) return buyer.projectId === projectId ? buyer : null;
+    if (!subscriptionId) return null;
+    const rows = rowsOf<{ user_id: string; plan_id: string | null }>(
+      await tx.execute(sql`SELECT user_id, plan_id FROM memberships WHERE project_id = ${projectId} AND subscription_id = ${subscriptionId}`),
+    );
+    const row = rows[0];
+    return row?.plan_id ? { projectId, planId: row.plan_id, userId: row.user_id } : null;
+  }
+
+  private async paid(tx: Tx, meta: EventMeta, p: Extract<PaymentChange, { kind: 'paid' }>): Promise<string> {
+    const buyer = await this.buyerOf(tx, meta.projectId, p.buyer, p.subscriptionId);
+    if (!buyer) return 'ignored: the payment names no member of this project';
+    const now = this.clock.now();
+    // One row per payment: a subscription's first invoice comes as checkout.session.completed and as invoice.paid.
+    const recorded = rowsOf<{ inserted: boolean }>(
+      await tx.execute(sql`
+        WITH ins AS (
+          INSERT INTO payments AS p (project_id, merchant_account_id, provider, payment_key, user_id, plan_id, amount_minor, currency, status,
+            checkout_session_id, payment_intent_id, invoice_id, subscription_id, customer_id, created_at, updated_at)
+          SELECT ${meta.projectId}::uuid, ${meta.merchantAccountId}::uuid, 'stripe', ${p.key}, ${buyer.userId},
+            (SELECT id FROM plans WHERE id = ${buyer.planId}::uuid AND project_id = ${meta.projectId}::uuid), ${p.amountMinor}, ${p.currency}, 'succeeded',
+            ${p.checkoutSessionId}, ${p.paymentIntentId}, ${p.invoiceId}, ${p.subscriptionId}, ${p.customerId}, ${now.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz
+          ON CONFLICT (project_id, provider, payment_key) DO UPDATE SET
+            checkout_session_id = coalesce(p.checkout_session_id, excluded.checkout_session_id),
+            payment_intent_id = coalesce(p.payment_intent_id, excluded.payment_intent_id),
+            customer_id = coalesce(p.customer_id, excluded.customer_id)
+          RETURNING p.*, (xmax = 0) AS inserted
+        ), ev AS (${insertEvent('payment.succeeded', { projectId: sql`project_id`, data: { payment: paymentJson('ins') }, from: sql`FROM ins WHERE inserted` })})
+        SELECT inserted FROM ins`),
+    );
+    if (!recorded[0]?.inserted) return 'recorded already: the payment was applied by another event';
+    return this.grant(tx, meta, buyer, p.subscriptionId);
+  }
+
+  /**
+   * Creates the member's membership, or extends it by the plan's duration from its end date (or
+   * from now, when it has ended), with its event; a subscription's id and status go with it.
+   */
+  private async grant(tx: Tx, meta: EventMeta, buyer: Buyer, subscriptionId: string | null): Promise<string> {
+    const now = this.clock.now();
+    const at = sql`${now.toISOString()}::timestamptz`;
+    const eventAt = sql`${meta.createdAt.toISOString()}::timestamptz`;
+    const plan = rowsOf<{ id: string }>(await tx.execute(sql`SELECT id FROM plans WHERE id = ${buyer.planId} AND project_id = ${meta.projectId}`));
+    if (plan.length === 0) return 'recorded; no membership change: the plan no longer exists';
+    // A subscription that ended after this payment was made stays ended (its events came out of order).
+    const ended = rowsOf(
+      await tx.execute(sql`
+        SELECT 1 FROM memberships WHERE project_id = ${meta.projectId} AND user_id = ${buyer.userId} AND subscription_id = ${subscriptionId}
+          AND subscription_status IN (${sql.join(ENDING_STATUSES.map((s) => sql`${s}`), sql`, `)}) AND subscription_status_at > ${eventAt}`),
+    );
+    if (ended.length > 0) return 'recorded; no membership change: the subscription ended after this payment';
+    const status = subscriptionId ? sql`'active'` : sql`NULL`;
+    const extended = rowsOf(
+      await tx.execute(sql`
+        WITH old AS (
+          SELECT id, end_date FROM memberships WHERE project_id = ${meta.projectId} AND user_id = ${buyer.userId} FOR UPDATE
+        ), upd AS (
+          UPDATE memberships m SET end_date = greatest(m.end_date, ${at}) + (SELECT duration FROM plans WHERE id = ${buyer.planId})::interval,
+            status = 'active', plan_id = ${buyer.planId}, updated_at = ${at},
+            subscription_id = coalesce(${subscriptionId}, m.subscription_id),
+            subscription_status = CASE WHEN ${subscriptionId}::text IS NOT NULL AND (m.subscription_status_at IS NULL OR m.subscription_status_at <= ${eventAt})
+              THEN ${status} ELSE m.subscription_status END,
+            subscription_status_at = CASE WHEN ${subscriptionId}::text IS NOT NULL THEN greatest(m.subscription_status_at, ${eventAt}) ELSE m.subscription_status_at END
+          FROM old WHERE m.id = old.id
+          RETURNING m.*, old.end_date AS previous_end_date
+        ), full_row AS (${withPlan('upd')}), ev AS (${extendedEvent(now)})
+        SELECT id FROM full_row`),
+    );
+    if (extended.length > 0) return 'applied: membership extended by the plan duration';
+    const created = rowsOf<{ banned: boolean; id: string | null }>(
+      await tx.execute(sql`
+        WITH banned AS (
+          SELECT EXISTS (SELECT 1 FROM bans WHERE project_id = ${meta.projectId} AND user_id = ${buyer.userId}) AS yes
+        ), ins AS (
+          INSERT INTO memberships (project_id, user_id, plan_id, start_date, end_date, subscription_id, subscription_status, subscription_status_at, created_at, updated_at)
+          SELECT ${meta.projectId}::uuid, ${buyer.userId}::text, ${buyer.planId}::uuid, ${at}, ${at} + (SELECT duration FROM plans WHERE id = ${buyer.planId})::interval,
+            ${subscriptionId}::text, ${status}, CASE WHEN ${subscriptionId}::text IS NOT NULL THEN ${eventAt} END, ${at}, ${at}
+          FROM banned WHERE NOT banned.yes
+          ON CONFLICT (project_id, user_id) DO NOTHING
+          RETURNING *
+        ), usr AS (
+          INSERT INTO users (project_id, user_id) SELECT project_id, user_id FROM ins
+          ON CONFLICT (project_id, user_id) DO UPDATE SET last_seen = now()
+          RETURNING project_id, user_id, first_name, username
+        ), full_row AS (${withPlan('ins', 'usr')}), ev AS (${membershipEvent('membership.created', now)})
+        SELECT (SELECT yes FROM banned) AS banned, (SELECT id FROM full_row) AS id`),
+    )[0]!;
+    if (created.id) return 'applied: membership created';
+    return created.banned ? 'recorded; no membership: the user is banned' : 'recorded; no membership change: created concurrently';
+  }
+
+  private async failed(tx: Tx, meta: EventMeta, f: Extract<PaymentChange, { kind: 'failed' }>): Promise<string> {
+    const buyer = await this.buyerOf(tx, meta.projectId, f.buyer, f.subscriptionId);
+    if (!buyer) return 'ignored: the payment names no member of this project';
+    const now = sql`${this.clock.now().toISOString()}::timestamptz`;
+    const rows = rowsOf(
+      await tx.execute(sql`
+        WITH ins AS (
+          INSERT INTO payments (project_id, merchant_account_id, provider, payment_key, user_id, plan_id, amount_minor, currency, status,
+            invoice_id, subscription_id, customer_id, created_at, updated_at)
+          SELECT ${meta.projectId}::uuid, ${meta.merchantAccountId}::uuid, 'stripe', ${f.key}, ${buyer.userId},
+            (SELECT id FROM plans WHERE id = ${buyer.planId}::uuid AND project_id = ${meta.projectId}::uuid), ${f.amountMinor}, ${f.currency}, 'failed',
+            ${f.invoiceId}, ${f.subscriptionId}, ${f.customerId}, ${now}, ${now}
+          ON CONFLICT (project_id, provider, payment_key) DO NOTHING
+          RETURNING *
+        ), ev AS (${paymentEvent('payment.failed', 'ins')})
+        SELECT id FROM ins`),
+    );
+    return rows.length > 0 ? 'applied: payment failed recorded' : 'recorded already: the invoice has a payment';
+  }
+
+  /**
+   * Records the subscription's status unless a later event set it already, and acts on it:
+   * `past_due` keeps access for the grace period past now; an ending status ends the membership now.
+   */
+  private async subscription(tx: Tx, meta: EventMeta, s: Extract<PaymentChange, { kind: 'subscription' }>, graceMs: number): Promise<string> {
+    const now = this.clock.now();
+    const at = sql`${now.toISOString()}::timestamptz`;
+    const eventAt = sql`${meta.createdAt.toISOString()}::timestamptz`;
+    const user = s.buyer && s.buyer.projectId === meta.projectId ? s.buyer.userId : null;
+    const marked = rowsOf<{ id: string; end_date_passed: boolean }>(
+      await tx.execute(sql`
+        UPDATE memberships SET subscription_id = ${s.subscriptionId}, subscription_status = ${s.status}, subscription_status_at = ${eventAt}, updated_at = ${at}
+        WHERE project_id = ${meta.projectId}
+          AND (subscription_id = ${s.subscriptionId} OR (subscription_id IS NULL AND user_id = ${user}::text))
+          AND (subscription_status_at IS NULL OR subscription_status_at <= ${eventAt})
+        RETURNING id, end_date <= ${at} AS end_date_passed`),
+    );
+    if (marked.length === 0) return `ignored: no membership holds subscription ${s.subscriptionId}, or a later event set its status`;
+    const ids = sql.join(marked.map((m) => sql`${m.id}::uuid`), sql`, `);
+    if (ENDING_STATUSES.includes(s.status)) {
+      const ended = rowsOf(
+        await tx.execute(sql`
+          WITH upd AS (
+            UPDATE memberships m SET end_date = ${at}, status = 'expired', updated_at = ${at}
+            WHERE m.id IN (${ids}) AND m.end_date > ${at}
+            RETURNING m.*
+          ), full_row AS (${withPlan('upd')}), ev AS (${membershipEvent('membership.expired', now)})
+          SELECT id FROM full_row`),
+      );
+      return ended.length > 0 ? `applied: subscription ${s.status}, membership ended` : `applied: subscription ${s.status}, membership had ended already`;
+    }
+    if (s.status === 'past_due' && graceMs > 0) {
+      const until = sql`${new Date(now.getTime() + graceMs).toISOString()}::timestamptz`;
+      const kept = rowsOf(
+        await tx.execute(sql`
+          WITH old AS (SELECT id, end_date FROM memberships WHERE id IN (${ids}) AND end_date < ${until} FOR UPDATE
+          ), upd AS (
+            UPDATE memberships m SET end_date = ${until}, status = 'active', updated_at = ${at}
+            FROM old WHERE m.id = old.id
+            RETURNING m.*, old.end_date AS previous_end_date
+          ), full_row AS (${withPlan('upd')}), ev AS (${extendedEvent(now)})
+          SELECT id FROM full_row`),
+      );
+      return kept.length > 0 ? 'applied: subscription past_due, access kept for the grace period' : 'applied: subscription past_due, paid through the grace period already';
+    }
+    return `applied: subscription ${s.status}`;
+  }
+
+  /** A refund or dispute: the payment is marked and its member's membership ends now. */
+  private async reversed(tx: Tx, meta: EventMeta, r: Extract<PaymentChange, { kind: 'reversed' }>): Promise<string> {
+    const now = this.clock.now();
+    const at = sql`${now.toISOString()}::timestamptz`;
+    const type = r.status === 'refunded' ? 'payment.refunded' : 'payment.disputed';
+    const marked = rowsOf<{ user_id: string }>(
+      await tx.execute(sql`
+        WITH upd AS (
+          UPDATE payments SET status = ${r.status}, updated_at = ${at}
+          WHERE project_id = ${meta.projectId} AND provider = 'stripe' AND payment_intent_id = ${r.paymentIntentId} AND status = 'succeeded'
+          RETURNING *
+        ), ev AS (${paymentEvent(type, 'upd')})
+        SELECT user_id FROM upd`),
+    );
+    if (marked.length === 0) return `ignored: no succeeded payment of ${r.paymentIntentId} (unknown, or ${r.status} already)`;
+    const ended = rowsOf(
+      await tx.execute(sql`
+        WITH upd AS (
+          UPDATE memberships m SET end_date = ${at}, status = 'expired', updated_at = ${at}
+          WHERE m.project_id = ${meta.projectId} AND m.user_id = ${marked[0]!.user_id} AND m.end_date > ${at}
+          RETURNING m.*
+        ), full_row AS (${withPlan('upd')}), ev AS (${membershipEvent('membership.expired', now)})
+        SELECT id FROM full_row`),
+    );
+    return ended.length > 0 ? `applied: payment ${r.status}, membership ended` : `applied: payment ${r.status}, membership had ended already`;
+  }
+}

@@ -1,0 +1,346 @@
+import { sql, type SQL } from 'drizzle-orm';
+import type { AccessError, Desired } from './access-worker.store.js';
+import { at } from './bot-leases.store.js';
+import { rowsOf, type Db } from './db.js';
+import { eventRows, insertEvents, type EventRows } from './outbox.js';
+import { markWrites } from './wakeups.js';
+
+/**
+ * A Telegram bot's updates (`telegram_updates`; docs/access.md, "Telegram": joins, leaves, join
+ * requests), at least once and only once. Long polling and the webhook route only insert them
+ * (a repeat is a no-op: the primary key is the bot's `update_id`); the worker holding the bot's
+ * lease reads the unhandled ones in `update_id` order and writes each one's effects in the same
+ * statement that marks it handled, so a crash leaves an update either unhandled, to be handled
+ * again, or handled with all its effects.
+ *
+ * Every write made for the holder (a polled batch with the next offset, an update handled) is
+ * fenced by its lease (src/store/bot-leases.store.ts): nothing is written once `lease_owner` is
+ * another process's or the lease ran out at `now` (the app clock), and the integration's bot must
+ * still be the one the update came to.
+ */
+
+/** The bot an update came to. */
+export interface TelegramBotKey {
+  projectId: string;
+  /** The bot's own user id (`integrations.bot_id`). */
+  botId: string;
+}
+
+/** An update as Telegram sent it: its `update_id` and the whole Update object. */
+export interface ReceivedUpdate {
+  updateId: number;
+  payload: unknown;
+}
+
+/** Where one member's access row stands. */
+export interface AccessAt {
+  desired: Desired;
+  state: string;
+  applied: Desired | null;
+}
+
+/** What the handling of an update about one user in one chat decides from (one read). */
+export interface UpdateContext {
+  /** The project's target of that chat; null when the chat is none of tenure's. */
+  target: { id: string; healthy: boolean } | null;
+  /** The user's access row on that target. */
+  user: AccessAt | null;
+  /** The user is banned from the project. */
+  userBanned: boolean;
+  /** The tenure link the user came through (by its exact URL), whoever it was made for. */
+  invite: { targetId: string; userId: string; chatId: string } | null;
+  /** The access row of the member the link was made for, on the link's target. */
+  inviteOwner: AccessAt | null;
+}
+
+/**
+ * The database side of one update, written with its `handled_at` (each optional). Each re-checks
+ * the row as it is then, so an update handled late, or a row that moved meanwhile, ends right.
+ */
+export interface UpdateEffects {
+  /** A tenure link someone joined through: used (the first use kept), and revoked when `revoked`. */
+  link?: { inviteLink: string; usedBy: string; revoked: boolean };
+  /**
+   * The user is in the chat: a granted row synced (`access.granted`, unless it was synced
+   * already); a revoked one made pending, for the worker to remove them.
+   */
+  joined?: { targetId: string; userId: string };
+  /** The member whose link someone else used: a row waiting for them pending again, for a fresh link. */
+  relink?: { targetId: string; userId: string; error: AccessError };
+  /** The user left or was removed: a granted synced row waits for them again. */
+  left?: { targetId: string; userId: string; error: AccessError };
+  /** The bot cannot act in the chat: the target unhealthy, its pending rows failed (`access.failed`). */
+  targetFault?: { targetId: string; error: AccessError };
+  /** The bot is an admin with the rights it needs again: the target healthy, its failed rows pending. */
+  targetHealed?: { targetId: string };
+}
+
+export interface HandledResult {
+  /** False when the lease was not held (or the bot changed): nothing was written. */
+  held: boolean;
+  /** False when it was handled already (or not held). */
+  handled: boolean;
+  /** `access.granted` events written. */
+  granted: number;
+}
+
+/** NUL and lone surrogates: jsonb refuses the one and cannot hold the other. */
+// eslint-disable-next-line no-control-regex -- NUL is exactly what this looks for.
+const UNSTORABLE = /[\u0000\uD800-\uDFFF]/gu;
+
+/**
+ * An update as jsonb can hold it. A polled batch holding a name with a NUL would otherwise fail
+ * to insert on every try and stop the bot's updates for good; the fields tenure reads (ids,
+ * statuses, links) never hold one.
+ */
+export const storable = (payload: unknown): string => JSON.stringify(payload, (_key, value: unknown) => (typeof value === 'string' ? value.replace(UNSTORABLE, '\uFFFD') : value));
+
+export class TelegramUpdatesStore {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Stores a batch `getUpdates` returned and the offset that confirms it (`update_offset`, the
+   * next `getUpdates` offset), in one statement, while `owner` holds the bot. Updates stored
+   * already are left as they are.
+   */
+  async receivePolled(o: { owner: string; bot: TelegramBotKey; now: Date; updates: readonly ReceivedUpdate[]; nextOffset: number }): Promise<{ held: boolean; stored: number }> {
+    const input = `[${o.updates.map((u) => `{"update_id":${u.updateId},"payload":${storable(u.payload)}}`).join(',')}]`;
+    const result = await this.db.execute(sql`
+      WITH lease AS (${lease(o.owner, o.bot, o.now)}), moved AS (
+        UPDATE integrations SET update_offset = ${o.nextOffset}::bigint
+        WHERE project_id = ${o.bot.projectId} AND platform = 'telegram' AND EXISTS (SELECT 1 FROM lease)
+        RETURNING 1
+      ), stored AS (
+        INSERT INTO telegram_updates (project_id, bot_id, update_id, payload, received_at)
+        SELECT ${o.bot.projectId}, ${o.bot.botId}, u.update_id, u.payload, ${at(o.now)}
+        FROM jsonb_to_recordset(${input}::jsonb) AS u(update_id bigint, payload jsonb)
+        WHERE EXISTS (SELECT 1 FROM lease)
+        ON CONFLICT DO NOTHING
+        RETURNING 1
+      )
+      SELECT (SELECT count(*) FROM lease)::int AS held, (SELECT count(*) FROM stored)::int AS stored`);
+    const row = rowsOf<{ held: number; stored: number }>(result)[0]!;
+    return { held: row.held > 0, stored: row.stored };
+  }
+
+  /**
+   * The `getUpdates` offset to resume from: the one stored with the last polled batch of this bot,
+   * or null (Telegram then starts at its oldest unconfirmed update). An offset is trusted only
+   * while the update just below it is this bot's: after a reconnection to another bot, whose
+   * update ids are another sequence, an old offset would confirm (drop) the new bot's updates.
+   */
+  async offset(bot: TelegramBotKey): Promise<number | null> {
+    const result = await this.db.execute(sql`
+      SELECT i.update_offset FROM integrations i
+      WHERE i.project_id = ${bot.projectId} AND i.platform = 'telegram' AND i.bot_id = ${bot.botId}
+        AND EXISTS (SELECT 1 FROM telegram_updates u
+                    WHERE u.project_id = i.project_id AND u.bot_id = i.bot_id AND u.update_id = i.update_offset - 1)`);
+    const value = rowsOf<{ update_offset: string | number | null }>(result)[0]?.update_offset;
+    return value === undefined || value === null ? null : Number(value);
+  }
+
+  /** The bot's first `limit` unhandled updates in `update_id` order, while `owner` holds it (none otherwise). */
+  async unhandled(owner: string, bot: TelegramBotKey, now: Date, limit: number): Promise<ReceivedUpdate[]> {
+    const result = await this.db.execute(sql`
+      SELECT u.update_id, u.payload FROM telegram_updates u
+      WHERE u.project_id = ${bot.projectId} AND u.handled_at IS NULL AND u.bot_id = ${bot.botId}
+        AND EXISTS (${lease(owner, bot, now)})
+      ORDER BY u.update_id
+      LIMIT ${limit}`);
+    return rowsOf<{ update_id: string | number; payload: unknown }>(result).map((r) => ({ updateId: Number(r.update_id), payload: r.payload }));
+  }
+
+  /** Of these projects, those with unhandled updates (a webhook holder's wake-up: which bots to look at). */
+  async withUnhandled(projectIds: readonly string[]): Promise<Set<string>> {
+    if (projectIds.length === 0) return new Set();
+    const result = await this.db.execute(sql`
+      SELECT p.id AS project_id FROM unnest(${sql.param([...projectIds])}::uuid[]) AS p(id)
+      WHERE EXISTS (SELECT 1 FROM telegram_updates u WHERE u.project_id = p.id AND u.handled_at IS NULL)`);
+    return new Set(rowsOf<{ project_id: string }>(result).map((r) => r.project_id));
+  }
+
+  /** What handling an update about `userId` (none: the bot's own) in `chatId` (through `inviteLink`, if any) decides from. */
+  async context(projectId: string, chatId: string, userId: string | null, inviteLink: string | null): Promise<UpdateContext> {
+    const accessAt = (alias: string) => sql.raw(`jsonb_build_object('desired', ${alias}.desired, 'state', ${alias}.state, 'applied', ${alias}.applied)`);
+    const result = await this.db.execute(sql`
+      WITH t AS (
+        SELECT id, health FROM targets WHERE project_id = ${projectId} AND platform = 'telegram' AND external_id = ${chatId}
+      ), inv AS (
+        SELECT target_id, user_id, chat_id FROM telegram_invites WHERE invite_link = ${inviteLink} AND project_id = ${projectId}
+      )
+      SELECT (SELECT jsonb_build_object('id', t.id, 'healthy', t.health = 'ok') FROM t) AS target,
+             (SELECT ${accessAt('a')} FROM access a JOIN t ON a.target_id = t.id WHERE a.user_id = ${userId}) AS "user",
+             EXISTS (SELECT 1 FROM bans b WHERE b.project_id = ${projectId} AND b.user_id = ${userId}) AS user_banned,
+             (SELECT jsonb_build_object('targetId', i.target_id, 'userId', i.user_id, 'chatId', i.chat_id) FROM inv i) AS invite,
+             (SELECT ${accessAt('a')} FROM access a JOIN inv i ON a.target_id = i.target_id AND a.user_id = i.user_id) AS invite_owner`);
+    const row = rowsOf<{
+      target: UpdateContext['target'];
+      user: AccessAt | null;
+      user_banned: boolean;
+      invite: UpdateContext['invite'];
+      invite_owner: AccessAt | null;
+    }>(result)[0]!;
+    return { target: row.target, user: row.user, userBanned: row.user_banned, invite: row.invite, inviteOwner: row.invite_owner };
+  }
+
+  /**
+   * Marks update `updateId` handled with its `effects`, in one statement, while `owner` holds the
+   * bot; an update handled already changes nothing (`handled` false). See UpdateEffects.
+   */
+  async handled(o: { owner: string; bot: TelegramBotKey; now: Date; updateId: number; effects: UpdateEffects }): Promise<HandledResult> {
+    const { bot, now, effects: e } = o;
+    const p = bot.projectId;
+    const go = sql`EXISTS (SELECT 1 FROM marked)`;
+    const ctes: SQL[] = [
+      sql`lease AS (${lease(o.owner, bot, now)})`,
+      sql`marked AS (
+        UPDATE telegram_updates SET handled_at = ${at(now)}
+        WHERE project_id = ${p} AND bot_id = ${bot.botId} AND update_id = ${o.updateId}::bigint AND handled_at IS NULL
+          AND EXISTS (SELECT 1 FROM lease)
+        RETURNING update_id)`,
+    ];
+    const events: EventRows[] = [];
+    if (e.link) {
+      ctes.push(sql`link AS (
+        UPDATE telegram_invites SET
+          used_at = coalesce(used_at, ${at(now)}),
+          used_by = CASE WHEN used_at IS NULL THEN ${e.link.usedBy} ELSE used_by END,
+          revoked_at = CASE WHEN ${e.link.revoked}::boolean THEN coalesce(revoked_at, ${at(now)}) ELSE revoked_at END
+        WHERE invite_link = ${e.link.inviteLink} AND project_id = ${p} AND ${go})`);
+    }
+    if (e.joined) {
+      const j = e.joined;
+      // Granted: the member is in, as wanted. Revoked: in, though they should not be; the worker removes them.
+      ctes.push(sql`joined AS (${markWrites(
+        sql`UPDATE access a SET
+              state = CASE WHEN a.desired = 'granted' THEN 'synced' WHEN a.state = 'failed' THEN 'failed' ELSE 'pending' END,
+              applied = 'granted',
+              last_error = CASE WHEN a.desired = 'granted' THEN NULL ELSE a.last_error END,
+              failed_generation = CASE WHEN a.desired = 'granted' THEN NULL ELSE a.failed_generation END,
+              synced_at = CASE WHEN a.desired = 'granted' THEN ${at(now)} ELSE a.synced_at END,
+              attempts = CASE WHEN a.desired = 'revoked' AND a.state IN ('synced', 'waiting_for_member') THEN 0 ELSE a.attempts END,
+              next_attempt_at = CASE WHEN a.desired = 'revoked' AND a.state IN ('synced', 'waiting_for_member') THEN ${at(now)} ELSE a.next_attempt_at END,
+              updated_at = now()
+            WHERE a.target_id = ${j.targetId} AND a.user_id = ${j.userId} AND a.project_id = ${p} AND ${go}
+              AND NOT (a.desired = 'granted' AND a.state = 'synced' AND a.applied = 'granted')
+              AND NOT (a.desired = 'revoked' AND a.applied = 'granted' AND a.state IN ('pending', 'failed'))
+            RETURNING a.target_id, a.user_id, a.platform, a.desired`,
+        ['access'],
+      )})`);
+      events.push(
+        eventRows('access.granted', { projectId: sql`${p}::uuid`, data: outcomeData('j'), from: sql`FROM joined j WHERE j.desired = 'granted'` }),
+      );
+    }
+    if (e.relink) {
+      const r = e.relink;
+      ctes.push(sql`relink AS (${markWrites(
+        sql`UPDATE access a SET state = 'pending', attempts = 0, next_attempt_at = ${at(now)}, last_error = ${JSON.stringify(r.error)}::jsonb, updated_at = now()
+            WHERE a.target_id = ${r.targetId} AND a.user_id = ${r.userId} AND a.project_id = ${p} AND ${go}
+              AND a.desired = 'granted' AND a.state = 'waiting_for_member'`,
+        ['access'],
+      )})`);
+    }
+    if (e.left) {
+      const l = e.left;
+      ctes.push(sql`gone AS (
+        UPDATE access a SET state = 'waiting_for_member', applied = 'revoked', last_error = ${JSON.stringify(l.error)}::jsonb, updated_at = now()
+        WHERE a.target_id = ${l.targetId} AND a.user_id = ${l.userId} AND a.project_id = ${p} AND ${go}
+          AND a.desired = 'granted' AND a.state = 'synced')`);
+    }
+    if (e.targetFault) {
+      const f = e.targetFault;
+      const error = JSON.stringify(f.error);
+      // The rows this statement writes otherwise are left to it (one row is written once per statement).
+      const spared = [e.joined, e.relink].flatMap((x) => (x && x.targetId === f.targetId ? [x.userId] : []));
+      ctes.push(sql`flagged AS (
+        UPDATE targets SET health = 'unhealthy', health_error = ${error}::jsonb, updated_at = now()
+        WHERE id = ${f.targetId} AND project_id = ${p} AND ${go})`);
+      ctes.push(sql`cascaded AS (
+        UPDATE access a SET state = 'failed', last_error = ${error}::jsonb, failed_generation = (SELECT generation FROM lease), updated_at = now()
+        WHERE a.target_id = ${f.targetId} AND a.project_id = ${p} AND a.state = 'pending' AND ${go}
+          AND a.user_id <> ALL(${sql.param(spared)}::text[])
+        RETURNING a.target_id, a.user_id, a.platform, a.last_error)`);
+      events.push(
+        eventRows('access.failed', {
+          projectId: sql`${p}::uuid`,
+          data: { ...outcomeData('c'), error: sql<AccessError>`c.last_error` },
+          from: sql`FROM cascaded c`,
+        }),
+      );
+    }
+    if (e.targetHealed) {
+      ctes.push(sql`healed AS (
+        UPDATE targets SET health = 'ok', health_error = NULL, updated_at = now()
+        WHERE id = ${e.targetHealed.targetId} AND project_id = ${p} AND health <> 'ok' AND ${go}
+        RETURNING id)`);
+      // As an owner's update of the target does (TargetsStore.updateMany): what failed there is tried again.
+      ctes.push(sql`retried AS (${markWrites(
+        sql`UPDATE access a SET state = 'pending', attempts = 0, next_attempt_at = ${at(now)}, last_error = NULL, failed_generation = NULL, updated_at = now()
+            FROM healed h WHERE a.target_id = h.id AND a.project_id = ${p} AND a.state = 'failed'`,
+        ['access'],
+      )})`);
+    }
+    if (events.length > 0) ctes.push(sql`announced AS (${insertEvents(events as [EventRows, ...EventRows[]])})`);
+    const result = await this.db.execute(sql`
+      WITH ${sql.join(ctes, sql`, `)}
+      SELECT (SELECT count(*) FROM lease)::int AS held, (SELECT count(*) FROM marked)::int AS handled,
+             ${e.joined ? sql`(SELECT count(*) FROM joined WHERE desired = 'granted')::int` : sql`0`} AS granted`);
+    const row = rowsOf<{ held: number; handled: number; granted: number }>(result)[0]!;
+    return { held: row.held > 0, handled: row.handled > 0, granted: row.granted };
+  }
+
+  /**
+   * The bot's token was refused (401) while polling: the integration is flagged unhealthy with
+   * the error, as the access worker flags it after a refused call, so its lease is let go and
+   * nobody takes it until the owner connects a working token. Only by the lease holder.
+   */
+  async flagUnauthorized(owner: string, bot: TelegramBotKey, now: Date, error: AccessError): Promise<boolean> {
+    const result = await this.db.execute(sql`
+      UPDATE integrations SET health = 'unhealthy', last_error = ${JSON.stringify(error)}::jsonb, updated_at = now()
+      WHERE project_id = ${bot.projectId} AND platform = 'telegram' AND bot_id = ${bot.botId}
+        AND lease_owner = ${owner} AND lease_expires_at > ${at(now)}
+      RETURNING 1`);
+    return rowsOf(result).length > 0;
+  }
+
+  /** The bot connected to a project's Telegram integration (its deliveries' secret is made for it); null when none. */
+  async webhookBot(projectId: string): Promise<string | null> {
+    const result = await this.db.execute(sql`
+      SELECT bot_id FROM integrations WHERE project_id = ${projectId} AND platform = 'telegram'`);
+    return rowsOf<{ bot_id: string }>(result)[0]?.bot_id ?? null;
+  }
+
+  /**
+   * Stores an update the webhook received for `bot`, while that bot is still the project's (a
+   * repeat is a no-op); returns whether it was new. The commit wakes the holder (the `access`
+   * wake-up, here and in the other processes).
+   */
+  async receiveWebhook(bot: TelegramBotKey, now: Date, update: ReceivedUpdate): Promise<boolean> {
+    const result = await this.db.execute(markWrites(
+      sql`INSERT INTO telegram_updates (project_id, bot_id, update_id, payload, received_at)
+          SELECT project_id, bot_id, ${update.updateId}::bigint, ${storable(update.payload)}::jsonb, ${at(now)}
+          FROM integrations WHERE project_id = ${bot.projectId} AND platform = 'telegram' AND bot_id = ${bot.botId}
+          ON CONFLICT DO NOTHING
+          RETURNING 1`,
+      ['access'],
+    ));
+    return rowsOf(result).length > 0;
+  }
+}
+
+/** The lease of `owner` on the bot, at `now`, while the integration's bot is still `bot.botId`. */
+function lease(owner: string, bot: TelegramBotKey, now: Date): SQL {
+  return sql`SELECT generation FROM integrations
+    WHERE project_id = ${bot.projectId} AND platform = 'telegram' AND bot_id = ${bot.botId}
+      AND lease_owner = ${owner} AND lease_expires_at > ${at(now)}`;
+}
+
+/** `{user_id, target_id, platform}` of an access event, from a relation aliased `alias`. */
+function outcomeData(alias: string) {
+  const a = sql.raw(alias);
+  return {
+    user_id: sql<string>`${a}.user_id`,
+    target_id: sql<string>`${a}.target_id::text`,
+    platform: sql<'discord' | 'telegram'>`${a}.platform`,
+  };
+}

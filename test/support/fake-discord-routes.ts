@@ -1,0 +1,133 @@
+import { KICK_MEMBERS, MANAGE_ROLES, type Bot, type DiscordWorld, type Guild, type Member } from './fake-discord-model.js';
+
+/**
+ * The endpoints the fake Discord serves and the errors it answers, as the docs write them (see the
+ * header of fake-discord.ts). When several errors apply: guild, member, role, then permissions.
+ */
+
+/** The fake's rate-limit buckets; `PUT` and `DELETE` member role share `memberRoles`. */
+export type BucketName = 'currentUser' | 'getGuild' | 'listRoles' | 'getMember' | 'listMembers' | 'memberRoles' | 'removeMember';
+
+export interface Answer {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface Route {
+  method: string;
+  /** As the docs write it: `/guilds/{guild.id}/members/{user.id}`. */
+  template: string;
+  pattern: RegExp;
+  /** `{guild.id}` is `guild_id`. */
+  params: string[];
+  bucket: BucketName;
+  handle(bot: Bot, params: Record<string, string>, query: URLSearchParams): Answer;
+}
+
+export const SNOWFLAKE = /^\d{1,20}$/;
+
+/** A JSON error (docs: Opcodes and Status Codes, "JSON"; Reference, "Error Messages"). */
+export const fail = (status: number, code: number, message: string, errors?: unknown): Answer => ({
+  status,
+  body: errors === undefined ? { message, code } : { message, code, errors },
+});
+export const invalidField = (field: string, code: string, message: string) =>
+  fail(400, 50035, 'Invalid Form Body', { [field]: { _errors: [{ code, message }] } });
+const unknownGuild = () => fail(404, 10004, 'Unknown Guild');
+const unknownMember = () => fail(404, 10007, 'Unknown Member');
+const unknownRole = () => fail(404, 10011, 'Unknown Role');
+const unknownUser = () => fail(404, 10013, 'Unknown User');
+const missingAccess = () => fail(403, 50001, 'Missing Access');
+const missingPermissions = () => fail(403, 50013, 'Missing Permissions');
+const isAnswer = (value: object): value is Answer => 'status' in value;
+
+export function discordRoutes(world: DiscordWorld): Route[] {
+  /** The guild the bot may see, or the error Discord gives. */
+  const visibleGuild = (bot: Bot, guildId: string): Guild | Answer => {
+    const guild = world.guilds.get(guildId);
+    if (!guild) return unknownGuild();
+    if (!guild.members.has(bot.id)) return missingAccess();
+    return guild;
+  };
+  const targetMember = (guild: Guild, userId: string): Member | Answer => {
+    if (world.deletedUsers.has(userId)) return unknownUser();
+    return guild.members.get(userId) ?? unknownMember();
+  };
+
+  /** Add / Remove Guild Member Role: MANAGE_ROLES, and only roles below the bot's highest role. */
+  const changeRole =
+    (add: boolean) =>
+    (bot: Bot, params: Record<string, string>): Answer => {
+      const guild = visibleGuild(bot, params.guild_id!);
+      if (isAnswer(guild)) return guild;
+      const member = targetMember(guild, params.user_id!);
+      if (isAnswer(member)) return member;
+      const role = guild.roles.get(params.role_id!);
+      if (!role) return unknownRole();
+      if (!world.can(guild, bot.id, MANAGE_ROLES)) return missingPermissions();
+      if (world.position(guild, role) >= world.highestPosition(guild, bot.id)) return missingPermissions();
+      if (role.id !== guild.id) {
+        if (add) member.roles.add(role.id);
+        else member.roles.delete(role.id);
+      }
+      return { status: 204 };
+    };
+
+  return [
+    route('GET', '/users/@me', 'currentUser', (bot) => ({
+      status: 200,
+      body: { ...world.userJson(bot.id), mfa_enabled: false, locale: 'en-US', premium_type: 0, email: null, verified: true },
+    })),
+    route('GET', '/guilds/{guild.id}', 'getGuild', (bot, params, query) => {
+      const guild = visibleGuild(bot, params.guild_id!);
+      return isAnswer(guild) ? guild : { status: 200, body: world.guildJson(guild, query.get('with_counts') === 'true') };
+    }),
+    route('GET', '/guilds/{guild.id}/roles', 'listRoles', (bot, params) => {
+      const guild = visibleGuild(bot, params.guild_id!);
+      return isAnswer(guild) ? guild : { status: 200, body: world.rolesJson(guild) };
+    }),
+    route('GET', '/guilds/{guild.id}/members', 'listMembers', (bot, params, query) => {
+      const guild = visibleGuild(bot, params.guild_id!);
+      if (isAnswer(guild)) return guild;
+      if (!bot.guildMembersIntent) return missingAccess();
+      const limitText = query.get('limit') ?? '1';
+      if (!/^-?\d+$/.test(limitText)) return invalidField('limit', 'NUMBER_TYPE_COERCE', `Value "${limitText}" is not int.`);
+      const limit = Number(limitText);
+      if (limit < 1) return invalidField('limit', 'NUMBER_TYPE_MIN', 'int value should be greater than or equal to 1.');
+      if (limit > 1000) return invalidField('limit', 'NUMBER_TYPE_MAX', 'int value should be less than or equal to 1000.');
+      const after = query.get('after') ?? '0';
+      if (!SNOWFLAKE.test(after)) return invalidField('after', 'NUMBER_TYPE_COERCE', `Value "${after}" is not snowflake.`);
+      return { status: 200, body: world.membersPage(guild, BigInt(after), limit) };
+    }),
+    route('GET', '/guilds/{guild.id}/members/{user.id}', 'getMember', (bot, params) => {
+      const guild = visibleGuild(bot, params.guild_id!);
+      if (isAnswer(guild)) return guild;
+      const member = targetMember(guild, params.user_id!);
+      return isAnswer(member) ? member : { status: 200, body: world.memberJson(params.user_id!, member) };
+    }),
+    // Remove Guild Member (a kick): KICK_MEMBERS, only members whose highest role is lower, never the owner.
+    route('DELETE', '/guilds/{guild.id}/members/{user.id}', 'removeMember', (bot, params) => {
+      const guild = visibleGuild(bot, params.guild_id!);
+      if (isAnswer(guild)) return guild;
+      const userId = params.user_id!;
+      const member = targetMember(guild, userId);
+      if (isAnswer(member)) return member;
+      if (!world.can(guild, bot.id, KICK_MEMBERS) || userId === guild.ownerId) return missingPermissions();
+      if (world.highestPosition(guild, userId) >= world.highestPosition(guild, bot.id)) return missingPermissions();
+      world.leave(guild, userId);
+      return { status: 204 };
+    }),
+    route('PUT', '/guilds/{guild.id}/members/{user.id}/roles/{role.id}', 'memberRoles', changeRole(true)),
+    route('DELETE', '/guilds/{guild.id}/members/{user.id}/roles/{role.id}', 'memberRoles', changeRole(false)),
+  ];
+}
+
+function route(method: string, template: string, bucket: BucketName, handle: Route['handle']): Route {
+  const params: string[] = [];
+  const source = template.replace(/\{(\w+)\.id\}/g, (_match, name: string) => {
+    params.push(`${name}_id`);
+    return '([^/]+)';
+  });
+  return { method, template, bucket, params, pattern: new RegExp(`^${source}$`), handle };
+}

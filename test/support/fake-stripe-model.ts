@@ -1,0 +1,330 @@
+import { randomBytes } from 'node:crypto';
+
+/**
+ * The world behind the fake Stripe API (fake-stripe.ts): accounts and their secret keys, Checkout
+ * Sessions, and what a customer's payment makes of them (payment intents, charges, customers,
+ * subscriptions, invoices, and the events Stripe sends about each). Objects carry the fields of
+ * Stripe's API reference (https://docs.stripe.com/api) that tenure reads, with their documented
+ * shapes: ids prefixed by kind (`cs_test_`, `pi_`, `ch_`, `in_`, `sub_`, `cus_`, `evt_`), amounts
+ * in the currency's smallest unit, instants in Unix seconds, `metadata` string to string.
+ *
+ * A test plays the customer and Stripe's billing: `pay` completes a session (a one-time payment,
+ * or the first invoice of a subscription), `renew` pays a subscription's next invoice, `refund`,
+ * `dispute`, `setStatus` and `cancel` change what was paid; each returns the events Stripe would
+ * send, in the order it would, which the test then delivers (signed) in whatever order it means to.
+ */
+
+export type Metadata = Record<string, string>;
+
+export interface Account {
+  id: string;
+  /** `sk_test_…` keys are test mode (livemode false), `sk_live_…` live. */
+  livemode: boolean;
+  name: string;
+  secretKeys: Set<string>;
+  events: StripeEvent[];
+}
+
+export interface StripeEvent {
+  id: string;
+  object: 'event';
+  api_version: string;
+  created: number;
+  livemode: boolean;
+  type: string;
+  pending_webhooks: number;
+  request: { id: string | null; idempotency_key: string | null };
+  data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> };
+}
+
+export interface Session {
+  id: string;
+  object: 'checkout.session';
+  mode: 'payment' | 'subscription';
+  status: 'open' | 'complete' | 'expired';
+  payment_status: 'unpaid' | 'paid' | 'no_payment_required';
+  url: string | null;
+  success_url: string;
+  cancel_url: string | null;
+  client_reference_id: string | null;
+  metadata: Metadata;
+  currency: string;
+  amount_subtotal: number;
+  amount_total: number;
+  customer: string | null;
+  payment_intent: string | null;
+  subscription: string | null;
+  invoice: string | null;
+  livemode: boolean;
+  created: number;
+  expires_at: number;
+  /** Not an API field: what the session was created with, as the fake received it. */
+  params: Record<string, unknown>;
+}
+
+export interface Subscription {
+  id: string;
+  object: 'subscription';
+  status: 'active' | 'past_due' | 'unpaid' | 'canceled' | 'incomplete' | 'trialing';
+  customer: string;
+  metadata: Metadata;
+  cancel_at_period_end: boolean;
+  canceled_at: number | null;
+  ended_at: number | null;
+  created: number;
+  livemode: boolean;
+  items: { object: 'list'; data: { id: string; price: { unit_amount: number; currency: string; recurring: unknown } }[] };
+}
+
+export interface Charge {
+  id: string;
+  object: 'charge';
+  amount: number;
+  amount_refunded: number;
+  currency: string;
+  paid: boolean;
+  refunded: boolean;
+  status: 'succeeded' | 'failed';
+  payment_intent: string;
+  customer: string | null;
+  metadata: Metadata;
+  created: number;
+  livemode: boolean;
+}
+
+const API_VERSION = '2026-10-28.endive';
+const unixNow = () => Math.floor(Date.now() / 1000);
+export const stripeId = (prefix: string, n = 24) => `${prefix}_${randomBytes(n).toString('base64url').replace(/[-_]/g, 'x').slice(0, n)}`;
+
+export class StripeWorld {
+  readonly accounts = new Map<string, Account>();
+  readonly sessions = new Map<string, Session & { account: string }>();
+  readonly subscriptions = new Map<string, Subscription & { account: string }>();
+  readonly charges = new Map<string, Charge & { account: string }>();
+  /** The clock of the objects and events the world makes, Unix seconds; tests may move it. */
+  now: () => number = unixNow;
+
+  /** A new account with one secret key of its mode. */
+  addAccount(o: { livemode?: boolean; name?: string } = {}): { account: Account; secretKey: string } {
+    const livemode = o.livemode ?? false;
+    const account: Account = { id: stripeId('acct', 16), livemode, name: o.name ?? 'Test merchant', secretKeys: new Set(), events: [] };
+    this.accounts.set(account.id, account);
+    return { account, secretKey: this.addKey(account) };
+  }
+
+  /** Another secret key of `account` (a rolled key). */
+  addKey(account: Account): string {
+    const key = `sk_${account.livemode ? 'live' : 'test'}_${randomBytes(24).toString('base64url').replace(/[-_]/g, 'k')}`;
+    account.secretKeys.add(key);
+    return key;
+  }
+
+  accountOfKey(key: string): Account | undefined {
+    for (const account of this.accounts.values()) if (account.secretKeys.has(key)) return account;
+    return undefined;
+  }
+
+  session(id: string): Session & { account: string } {
+    const s = this.sessions.get(id);
+    if (!s) throw new Error(`fake Stripe: no session ${id}`);
+    return s;
+  }
+
+  /**
+   * The customer pays session `id`: a one-time payment (payment intent, charge) or a subscription's
+   * first invoice. The events, in Stripe's order: a subscription's `customer.subscription.created`
+   * and `invoice.paid` before `checkout.session.completed`.
+   */
+  pay(id: string): StripeEvent[] {
+    const s = this.session(id);
+    if (s.status !== 'open') throw new Error(`fake Stripe: session ${id} is ${s.status}`);
+    const account = this.accounts.get(s.account)!;
+    const customer = stripeId('cus', 14);
+    s.customer = customer;
+    s.status = 'complete';
+    s.payment_status = 'paid';
+    s.url = null;
+    const events: StripeEvent[] = [];
+    if (s.mode === 'payment') {
+      const charge = this.charge(account, s.amount_total, s.currency, customer, s.metadata);
+      s.payment_intent = charge.payment_intent;
+      events.push(this.emit(account, 'charge.succeeded', this.view(charge)));
+    } else {
+      const params = s.params as { subscription_data?: { metadata?: Metadata }; line_items?: { price_data?: { recurring?: unknown } }[] };
+      const sub: Subscription & { account: string } = {
+        id: stripeId('sub', 14),
+        object: 'subscription',
+        status: 'active',
+        customer,
+        metadata: { ...(params.subscription_data?.metadata ?? {}) },
+        cancel_at_period_end: false,
+        canceled_at: null,
+        ended_at: null,
+        created: this.now(),
+        livemode: account.livemode,
+        items: { object: 'list', data: [{ id: stripeId('si', 14), price: { unit_amount: s.amount_total, currency: s.currency, recurring: params.line_items?.[0]?.price_data?.recurring ?? null } }] },
+        account: account.id,
+      };
+      this.subscriptions.set(sub.id, sub);
+      s.subscription = sub.id;
+      events.push(this.emit(account, 'customer.subscription.created', this.view(sub)));
+      const { invoice, events: paid } = this.invoicePaid(account, sub, 'subscription_create');
+      s.invoice = invoice.id as string;
+      events.push(...paid);
+    }
+    events.push(this.emit(account, 'checkout.session.completed', this.view(s)));
+    return events;
+  }
+
+  /** The subscription's next invoice is paid (a renewal). */
+  renew(subscriptionId: string): StripeEvent[] {
+    const sub = this.subscriptionOf(subscriptionId);
+    const account = this.accounts.get(sub.account)!;
+    const events: StripeEvent[] = [];
+    if (sub.status !== 'active') events.push(this.setStatusEvent(sub, 'active'));
+    events.push(...this.invoicePaid(account, sub, 'subscription_cycle').events);
+    return events;
+  }
+
+  /** The subscription's next invoice fails: `invoice.payment_failed`, then the subscription goes past_due. */
+  failRenewal(subscriptionId: string): StripeEvent[] {
+    const sub = this.subscriptionOf(subscriptionId);
+    const account = this.accounts.get(sub.account)!;
+    const item = sub.items.data[0]!.price;
+    const invoice = this.invoice(sub, 'subscription_cycle', item.unit_amount, item.currency, 'open', null);
+    return [this.emit(account, 'invoice.payment_failed', invoice), this.setStatusEvent(sub, 'past_due')];
+  }
+
+  setStatus(subscriptionId: string, status: Subscription['status']): StripeEvent[] {
+    return [this.setStatusEvent(this.subscriptionOf(subscriptionId), status)];
+  }
+
+  /** The subscription ends now (cancelled, or Stripe gave up on its unpaid invoices). */
+  cancel(subscriptionId: string): StripeEvent[] {
+    const sub = this.subscriptionOf(subscriptionId);
+    const account = this.accounts.get(sub.account)!;
+    sub.status = 'canceled';
+    sub.canceled_at = sub.ended_at = this.now();
+    return [this.emit(account, 'customer.subscription.deleted', this.view(sub))];
+  }
+
+  /** The whole of the charge behind `paymentIntent` is refunded. */
+  refund(paymentIntent: string): StripeEvent[] {
+    const charge = this.chargeOf(paymentIntent);
+    charge.amount_refunded = charge.amount;
+    charge.refunded = true;
+    return [this.emit(this.accounts.get(charge.account)!, 'charge.refunded', this.view(charge))];
+  }
+
+  /** The cardholder disputes the charge behind `paymentIntent`. */
+  dispute(paymentIntent: string): StripeEvent[] {
+    const charge = this.chargeOf(paymentIntent);
+    const dispute = {
+      id: stripeId('dp', 14),
+      object: 'dispute',
+      amount: charge.amount,
+      currency: charge.currency,
+      charge: charge.id,
+      payment_intent: paymentIntent,
+      reason: 'fraudulent',
+      status: 'needs_response',
+      created: this.now(),
+      livemode: charge.livemode,
+      metadata: {},
+    };
+    return [this.emit(this.accounts.get(charge.account)!, 'charge.dispute.created', dispute)];
+  }
+
+  private subscriptionOf(id: string): Subscription & { account: string } {
+    const sub = this.subscriptions.get(id);
+    if (!sub) throw new Error(`fake Stripe: no subscription ${id}`);
+    return sub;
+  }
+
+  private chargeOf(paymentIntent: string): Charge & { account: string } {
+    for (const c of this.charges.values()) if (c.payment_intent === paymentIntent) return c;
+    throw new Error(`fake Stripe: no charge of ${paymentIntent}`);
+  }
+
+  private setStatusEvent(sub: Subscription & { account: string }, status: Subscription['status']): StripeEvent {
+    const previous = sub.status;
+    sub.status = status;
+    return this.emit(this.accounts.get(sub.account)!, 'customer.subscription.updated', this.view(sub), { status: previous });
+  }
+
+  private charge(account: Account, amount: number, currency: string, customer: string | null, metadata: Metadata): Charge & { account: string } {
+    const charge: Charge & { account: string } = {
+      id: stripeId('ch', 24),
+      object: 'charge',
+      amount,
+      amount_refunded: 0,
+      currency,
+      paid: true,
+      refunded: false,
+      status: 'succeeded',
+      payment_intent: stripeId('pi', 24),
+      customer,
+      metadata: { ...metadata },
+      created: this.now(),
+      livemode: account.livemode,
+      account: account.id,
+    };
+    this.charges.set(charge.id, charge);
+    return charge;
+  }
+
+  /** A paid invoice of `sub`: its charge, `invoice.paid` (the Invoice of API 2025-03-31 on: `parent.subscription_details`, `payments`). */
+  private invoicePaid(account: Account, sub: Subscription & { account: string }, reason: string): { invoice: Record<string, unknown>; events: StripeEvent[] } {
+    const item = sub.items.data[0]!.price;
+    const charge = this.charge(account, item.unit_amount, item.currency, sub.customer, {});
+    const invoice = this.invoice(sub, reason, item.unit_amount, item.currency, 'paid', charge.payment_intent);
+    return { invoice, events: [this.emit(account, 'charge.succeeded', this.view(charge)), this.emit(account, 'invoice.paid', invoice)] };
+  }
+
+  private invoice(sub: Subscription, reason: string, amount: number, currency: string, status: 'paid' | 'open', paymentIntent: string | null) {
+    const now = this.now();
+    return {
+      id: stripeId('in', 24),
+      object: 'invoice',
+      status,
+      billing_reason: reason,
+      customer: sub.customer,
+      currency,
+      amount_due: amount,
+      amount_paid: status === 'paid' ? amount : 0,
+      total: amount,
+      created: now,
+      period_start: now,
+      period_end: now,
+      livemode: sub.livemode,
+      metadata: {},
+      parent: { type: 'subscription_details', subscription_details: { subscription: sub.id, metadata: { ...sub.metadata } } },
+      payments: {
+        object: 'list',
+        data: paymentIntent ? [{ object: 'invoice_payment', status: 'paid', payment: { type: 'payment_intent', payment_intent: paymentIntent } }] : [],
+      },
+    };
+  }
+
+  /** An object as the API shows it: without the fake's own bookkeeping. */
+  view<T extends object>(o: T): Record<string, unknown> {
+    const { account: _a, params: _p, ...rest } = o as T & { account?: unknown; params?: unknown };
+    return structuredClone(rest) as Record<string, unknown>;
+  }
+
+  emit(account: Account, type: string, object: Record<string, unknown>, previous?: Record<string, unknown>): StripeEvent {
+    const event: StripeEvent = {
+      id: stripeId('evt', 24),
+      object: 'event',
+      api_version: API_VERSION,
+      created: this.now(),
+      livemode: account.livemode,
+      type,
+      pending_webhooks: 1,
+      request: { id: null, idempotency_key: null },
+      data: { object: structuredClone(object), ...(previous ? { previous_attributes: previous } : {}) },
+    };
+    account.events.push(event);
+    return event;
+  }
+}
