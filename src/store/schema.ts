@@ -12,3 +12,4 @@ export { bulkExtendJobs } from './schema/bulk-extend.js';
 export { access, accessPlanJobs, integrations } from './schema/access.js';
 export { telegramInvites, telegramUpdates } from './schema/telegram.js';
 export { merchantAccounts, paymentEvents, payments } from './schema/payments.js';
+export { couponRedemptions, coupons, couponStripeCoupons } from './schema/coupons.js';
