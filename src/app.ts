@@ -13,6 +13,7 @@ import { accessRoutes } from './http/routes/access/access.routes.js';
 import { apiKeysRoutes } from './http/routes/api-keys/api-keys.routes.js';
 import { liveUpdatesRoutes } from './http/routes/live-updates/live-updates.routes.js';
 import { checkoutRoutes } from './http/routes/checkout/checkout.routes.js';
+import { couponsRoutes } from './http/routes/coupons/coupons.routes.js';
 import { healthRoutes } from './http/routes/health/health.routes.js';
 import { integrationsRoutes } from './http/routes/integrations/integrations.routes.js';
 import { membershipsRoutes } from './http/routes/memberships/memberships.routes.js';
@@ -97,6 +98,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(targetsRoutes, { targets: services.targets });
   await app.register(accessRoutes, { access: services.access });
   await app.register(merchantAccountsRoutes, { merchantAccounts: services.merchantAccounts });
+  await app.register(couponsRoutes, { coupons: services.coupons });
   await app.register(checkoutRoutes, { checkout: services.checkout });
   await app.register(stripeEventsRoutes, { stripeEvents: services.stripeEvents });
   await app.register(paymentsRoutes, { payments: services.payments });

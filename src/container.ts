@@ -10,7 +10,9 @@ import type { SecretBox } from './domain/integrations/secret-box.js';
 import { TelegramWebhookSecrets } from './domain/integrations/telegram-webhook-secret.js';
 import { TelegramWebhookService } from './domain/integrations/telegram-webhook.service.js';
 import { MembershipsService } from './domain/memberships/memberships.service.js';
+import { CheckoutCoupons } from './domain/payments/checkout-coupons.js';
 import { CheckoutService } from './domain/payments/checkout.service.js';
+import { CouponsService } from './domain/payments/coupons.service.js';
 import { MerchantAccountsService } from './domain/payments/merchant-accounts.service.js';
 import { PaymentsService } from './domain/payments/payments.service.js';
 import { StripeEventsService } from './domain/payments/stripe-events.service.js';
@@ -35,6 +37,7 @@ import { BotLeasesStore } from './store/bot-leases.store.js';
 import { AccessStore } from './store/access.store.js';
 import { ApiKeysStore } from './store/api-keys.store.js';
 import { BulkExtendStore } from './store/bulk-extend.store.js';
+import { CouponsStore } from './store/coupons.store.js';
 import { openDatabase, type Database, type OpenOptions, type StorageOptions } from './store/db.js';
 import { DeliveriesStore } from './store/deliveries.store.js';
 import { DeliveryLogStore } from './store/delivery-log.store.js';
@@ -104,6 +107,8 @@ export interface Stores {
   payments: PaymentsStore;
   /** Stripe's events applied once each to payments and memberships (docs/payments.md). */
   stripeEvents: StripeEventsStore;
+  /** Coupons, their Stripe coupons and the uses checkouts reserve (docs/payments.md, "Coupons"). */
+  coupons: CouponsStore;
 }
 
 export interface Services {
@@ -132,6 +137,8 @@ export interface Services {
   stripeEvents: StripeEventsService;
   /** The payments recorded from Stripe's events (docs/payments.md, "Payments"). */
   payments: PaymentsService;
+  /** A project's coupons (docs/payments.md, "Coupons"); checkout applies them. */
+  coupons: CouponsService;
 }
 
 export interface Container {
@@ -255,6 +262,7 @@ function createStores(database: Database, clock: Clock): Stores {
     merchantAccounts: new MerchantAccountsStore(db),
     payments: new PaymentsStore(db),
     stripeEvents: new StripeEventsStore(db, clock),
+    coupons: new CouponsStore(db),
   };
 }
 
@@ -297,8 +305,9 @@ function createServices(stores: Stores, config: Config, clock: Clock, resolve: R
       clock,
     ),
     merchantAccounts: new MerchantAccountsService(stores.merchantAccounts, secretBox, stripe, clock),
-    checkout: new CheckoutService(stores.merchantAccounts, stores.payments, plans, secretBox, stripe),
+    checkout: new CheckoutService(stores.merchantAccounts, stores.payments, plans, secretBox, stripe, new CheckoutCoupons(stores.coupons, stripe, clock)),
     stripeEvents: new StripeEventsService(stores.merchantAccounts, stores.stripeEvents, secretBox, stripe, { graceMs: config.payments.gracePeriodMs }),
     payments: new PaymentsService(stores.payments),
+    coupons: new CouponsService(stores.coupons, clock),
   };
 }

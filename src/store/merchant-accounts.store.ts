@@ -29,6 +29,8 @@ export interface MerchantAccountSecrets {
   environment: string;
   secretKeySealed: string;
   webhookSecretSealed: string | null;
+  /** The provider's id of the account the key belongs to (Stripe `acct_…`). */
+  providerAccountId: string;
 }
 
 export interface NewMerchantAccount {
@@ -104,7 +106,7 @@ export class MerchantAccountsStore {
   async secretsOf(id: string): Promise<MerchantAccountSecrets | null> {
     const result = await this.db.execute(sql`
       SELECT id, project_id AS "projectId", provider, environment, secret_key_sealed AS "secretKeySealed",
-        webhook_secret_sealed AS "webhookSecretSealed"
+        webhook_secret_sealed AS "webhookSecretSealed", provider_account_id AS "providerAccountId"
       FROM merchant_accounts WHERE id = ${id}`);
     return rowsOf<MerchantAccountSecrets>(result)[0] ?? null;
   }
@@ -116,7 +118,7 @@ export class MerchantAccountsStore {
   async forCheckout(projectId: string, provider: string, id: string | null): Promise<MerchantAccountSecrets | null> {
     const result = await this.db.execute(sql`
       SELECT id, project_id AS "projectId", provider, environment, secret_key_sealed AS "secretKeySealed",
-        webhook_secret_sealed AS "webhookSecretSealed"
+        webhook_secret_sealed AS "webhookSecretSealed", provider_account_id AS "providerAccountId"
       FROM merchant_accounts WHERE project_id = ${projectId} AND provider = ${provider}
         AND (${id}::uuid IS NULL OR id = ${id}::uuid)
       ORDER BY (environment = 'production') DESC LIMIT 1`);
@@ -138,7 +140,7 @@ export class MerchantAccountsStore {
       )
       UPDATE merchant_accounts m SET reconciled_at = ${at} FROM due WHERE m.id = due.id
       RETURNING m.id, m.project_id AS "projectId", m.provider, m.environment, m.secret_key_sealed AS "secretKeySealed",
-        m.webhook_secret_sealed AS "webhookSecretSealed", ${iso(sql`m.reconciled_through`)} AS "reconciledThrough", ${iso(sql`m.created_at`)} AS "createdAt"`);
+        m.webhook_secret_sealed AS "webhookSecretSealed", m.provider_account_id AS "providerAccountId", ${iso(sql`m.reconciled_through`)} AS "reconciledThrough", ${iso(sql`m.created_at`)} AS "createdAt"`);
     return rowsOf<MerchantAccountSecrets & { reconciledThrough: string | null; createdAt: string }>(result).map((r) => ({
       ...r,
       reconciledThrough: r.reconciledThrough ? new Date(r.reconciledThrough) : null,

@@ -5,6 +5,7 @@ import { ENDING_STATUSES, type Buyer, type PaymentChange } from '../domain/payme
 import type { Clock } from '../domain/clock.js';
 import type { Db } from './db.js';
 import { rowsOf } from './db.js';
+import { redeemSessionUse, releaseSessionUse } from './coupons.store.js';
 import { extendedEvent, iso, membershipEvent, withPlan } from './memberships.store.js';
 import { insertEvent } from './outbox.js';
 
@@ -86,6 +87,11 @@ export class StripeEventsStore {
         return this.subscription(tx, meta, change, graceMs);
       case 'reversed':
         return this.reversed(tx, meta, change);
+      case 'expired': {
+        // docs/payments.md, "Coupons at checkout": a session that expired unpaid gives its coupon's use back.
+        const codes = await releaseSessionUse(tx, meta.projectId, change.sessionId, this.clock.now());
+        return codes.length > 0 ? `applied: the use of coupon ${codes.join(', ')} reserved by the session is given back` : 'ignored: the session held no coupon use';
+      }
     }
   }
 
@@ -121,6 +127,8 @@ export class StripeEventsStore {
         ), ev AS (${insertEvent('payment.succeeded', { projectId: sql`project_id`, data: { payment: paymentJson('ins') }, from: sql`FROM ins WHERE inserted` })})
         SELECT inserted FROM ins`),
     );
+    // The session's coupon use (reserved at checkout) is now a redemption, whichever event recorded the payment.
+    if (p.checkoutSessionId) await redeemSessionUse(tx, meta.projectId, p.checkoutSessionId, now);
     if (!recorded[0]?.inserted) return 'recorded already: the payment was applied by another event';
     return this.grant(tx, meta, buyer, p.subscriptionId);
   }

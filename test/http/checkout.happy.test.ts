@@ -19,13 +19,14 @@ describe('POST /v2/projects/{project_id}/checkout: happy', () => {
       method: 'POST',
       path: checkoutPath(t),
       message: 'Checkout session created successfully',
-      data: { session_id: expect.stringMatching(/^cs_test_/), checkout_url: `https://checkout.stripe.com/c/pay/${data.session_id}`, mode: 'payment', merchant_account_id: view.merchant_account_id },
+      data: { session_id: expect.stringMatching(/^cs_test_/), checkout_url: `https://checkout.stripe.com/c/pay/${data.session_id}`, mode: 'payment', merchant_account_id: view.merchant_account_id, coupon_id: null, coupon_code: null },
     });
     const session = h.stripe.world.session(data.session_id);
     expect(session).toMatchObject({ account: h.stripe.world.accountOfKey(secretKey)!.id, mode: 'payment', amount_total: 2999, currency: 'eur', client_reference_id: user, ...CHECKOUT_URLS });
     expect(session.metadata).toStrictEqual({ project_id: t.projectId, plan_id: plan.plan_id, user_id: user });
     expect(session.params).toMatchObject({ line_items: [{ quantity: '1', price_data: { currency: 'eur', unit_amount: '2999', product_data: { name: 'Gold' } } }] });
     expect(session.params).not.toHaveProperty('subscription_data');
+    expect(session.params).not.toHaveProperty('discounts');
     // Nothing is written until Stripe reports the payment.
     expect(await projectState(h, t.projectId)).toStrictEqual(before);
   });

@@ -4,6 +4,7 @@ import { rowsOf } from '../../src/store/db.js';
 import { accessProject } from '../support/access-api.js';
 import { createMembership, createWebhook, expectError } from '../support/api.js';
 import { planBody, targetBody } from '../support/catalogue.js';
+import { createCoupon } from '../support/coupons.js';
 import { future, useHarness, userId, type Harness, type Tenant } from '../support/harness.js';
 import { MALFORMED_PAGING } from '../support/paging.js';
 import { checkout, connectStripe, deliverAll } from '../support/payments.js';
@@ -201,6 +202,19 @@ const CASES: ListCase[] = [
     items: dataArray,
     id: 'payment_id',
     table: 'payments',
+    column: 'created_at',
+    idColumn: 'id',
+  },
+  {
+    name: 'GET /v2/projects/{project_id}/coupons',
+    async seed(_h, t, n) {
+      const ids: string[] = [];
+      for (let i = 0; i < n; i++) ids.push((await createCoupon(t)).coupon_id);
+      return { url: `${t.base}/coupons`, ids };
+    },
+    items: dataArray,
+    id: 'coupon_id',
+    table: 'coupons',
     column: 'created_at',
     idColumn: 'id',
   },

@@ -9,9 +9,16 @@ import { randomBytes } from 'node:crypto';
  * in the currency's smallest unit, instants in Unix seconds, `metadata` string to string.
  *
  * A test plays the customer and Stripe's billing: `pay` completes a session (a one-time payment,
- * or the first invoice of a subscription), `renew` pays a subscription's next invoice, `refund`,
- * `dispute`, `setStatus` and `cancel` change what was paid; each returns the events Stripe would
- * send, in the order it would, which the test then delivers (signed) in whatever order it means to.
+ * or the first invoice of a subscription), `expire` lets an open session lapse unpaid, `renew` pays
+ * a subscription's next invoice, `refund`, `dispute`, `setStatus` and `cancel` change what was
+ * paid; each returns the events Stripe would send, in the order it would, which the test then
+ * delivers (signed) in whatever order it means to.
+ *
+ * Coupons (API reference: Coupons; Checkout Sessions `discounts`; "Coupons and promotion codes"):
+ * a session's coupon takes its discount off `amount_total` (`total_details.amount_discount`); on a
+ * subscription it discounts the first invoice, then the renewals its `duration` covers (`forever`:
+ * all; `repeating`: those within `duration_in_months` of the start; `once`: none). A coupon's
+ * `times_redeemed` counts the sessions paid with it.
  */
 
 export type Metadata = Record<string, string>;
@@ -55,11 +62,37 @@ export interface Session {
   payment_intent: string | null;
   subscription: string | null;
   invoice: string | null;
+  discounts: { coupon: string | null; promotion_code: string | null }[];
+  total_details: { amount_discount: number; amount_shipping: number; amount_tax: number };
   livemode: boolean;
   created: number;
   expires_at: number;
   /** Not an API field: what the session was created with, as the fake received it. */
   params: Record<string, unknown>;
+}
+
+export interface Coupon {
+  id: string;
+  object: 'coupon';
+  amount_off: number | null;
+  currency: string | null;
+  percent_off: number | null;
+  duration: 'once' | 'forever' | 'repeating';
+  duration_in_months: number | null;
+  max_redemptions: number | null;
+  redeem_by: number | null;
+  times_redeemed: number;
+  valid: boolean;
+  name: string | null;
+  metadata: Metadata;
+  created: number;
+  livemode: boolean;
+}
+
+/** What `coupon` takes off `amount`: Stripe rounds a percentage to the smallest unit, and takes no more than the amount. */
+export function discountOn(coupon: Pick<Coupon, 'percent_off' | 'amount_off'>, amount: number): number {
+  if (coupon.percent_off !== null) return Math.round((amount * coupon.percent_off) / 100);
+  return Math.min(coupon.amount_off ?? 0, amount);
 }
 
 export interface Subscription {
@@ -74,6 +107,8 @@ export interface Subscription {
   created: number;
   livemode: boolean;
   items: { object: 'list'; data: { id: string; price: { unit_amount: number; currency: string; recurring: unknown } }[] };
+  /** The coupon the subscription was started with (Stripe: `discounts`, the Discount objects; here their coupon ids). */
+  discounts: string[];
 }
 
 export interface Charge {
@@ -101,6 +136,8 @@ export class StripeWorld {
   readonly sessions = new Map<string, Session & { account: string }>();
   readonly subscriptions = new Map<string, Subscription & { account: string }>();
   readonly charges = new Map<string, Charge & { account: string }>();
+  /** Coupons by account, then by id (ids are unique per account). */
+  readonly coupons = new Map<string, Map<string, Coupon>>();
   /** The clock of the objects and events the world makes, Unix seconds; tests may move it. */
   now: () => number = unixNow;
 
@@ -130,6 +167,21 @@ export class StripeWorld {
     return s;
   }
 
+  couponsOf(account: string): Map<string, Coupon> {
+    let coupons = this.coupons.get(account);
+    if (!coupons) this.coupons.set(account, (coupons = new Map()));
+    return coupons;
+  }
+
+  /** The session lapses unpaid (Stripe: at its `expires_at`, 24 hours by default): `checkout.session.expired`. */
+  expire(id: string): StripeEvent[] {
+    const s = this.session(id);
+    if (s.status !== 'open') throw new Error(`fake Stripe: session ${id} is ${s.status}`);
+    s.status = 'expired';
+    s.url = null;
+    return [this.emit(this.accounts.get(s.account)!, 'checkout.session.expired', this.view(s))];
+  }
+
   /**
    * The customer pays session `id`: a one-time payment (payment intent, charge) or a subscription's
    * first invoice. The events, in Stripe's order: a subscription's `customer.subscription.created`
@@ -144,6 +196,8 @@ export class StripeWorld {
     s.status = 'complete';
     s.payment_status = 'paid';
     s.url = null;
+    const couponId = s.discounts[0]?.coupon ?? null;
+    if (couponId) this.couponsOf(account.id).get(couponId)!.times_redeemed += 1;
     const events: StripeEvent[] = [];
     if (s.mode === 'payment') {
       const charge = this.charge(account, s.amount_total, s.currency, customer, s.metadata);
@@ -162,7 +216,8 @@ export class StripeWorld {
         ended_at: null,
         created: this.now(),
         livemode: account.livemode,
-        items: { object: 'list', data: [{ id: stripeId('si', 14), price: { unit_amount: s.amount_total, currency: s.currency, recurring: params.line_items?.[0]?.price_data?.recurring ?? null } }] },
+        items: { object: 'list', data: [{ id: stripeId('si', 14), price: { unit_amount: s.amount_subtotal, currency: s.currency, recurring: params.line_items?.[0]?.price_data?.recurring ?? null } }] },
+        discounts: couponId ? [couponId] : [],
         account: account.id,
       };
       this.subscriptions.set(sub.id, sub);
@@ -276,9 +331,21 @@ export class StripeWorld {
   /** A paid invoice of `sub`: its charge, `invoice.paid` (the Invoice of API 2025-03-31 on: `parent.subscription_details`, `payments`). */
   private invoicePaid(account: Account, sub: Subscription & { account: string }, reason: string): { invoice: Record<string, unknown>; events: StripeEvent[] } {
     const item = sub.items.data[0]!.price;
-    const charge = this.charge(account, item.unit_amount, item.currency, sub.customer, {});
-    const invoice = this.invoice(sub, reason, item.unit_amount, item.currency, 'paid', charge.payment_intent);
+    const amount = item.unit_amount - this.subscriptionDiscount(sub, reason, item.unit_amount);
+    const charge = this.charge(account, amount, item.currency, sub.customer, {});
+    const invoice = this.invoice(sub, reason, amount, item.currency, 'paid', charge.payment_intent);
     return { invoice, events: [this.emit(account, 'charge.succeeded', this.view(charge)), this.emit(account, 'invoice.paid', invoice)] };
+  }
+
+  /** What the subscription's coupon takes off this invoice: the first always, renewals as its duration says. */
+  private subscriptionDiscount(sub: Subscription & { account: string }, reason: string, amount: number): number {
+    const coupon = sub.discounts[0] ? this.couponsOf(sub.account).get(sub.discounts[0]) : undefined;
+    if (!coupon) return 0;
+    const applies =
+      reason === 'subscription_create' ||
+      coupon.duration === 'forever' ||
+      (coupon.duration === 'repeating' && this.now() < sub.created + (coupon.duration_in_months ?? 0) * 30.44 * 86_400);
+    return applies ? discountOn(coupon, amount) : 0;
   }
 
   private invoice(sub: Subscription, reason: string, amount: number, currency: string, status: 'paid' | 'open', paymentIntent: string | null) {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { stripeId, StripeWorld, type Account, type Session } from './fake-stripe-model.js';
+import { discountOn, stripeId, StripeWorld, type Account, type Coupon, type Session } from './fake-stripe-model.js';
 
 /**
  * A local fake of the Stripe API (node:http on 127.0.0.1, port 0) for the calls tenure makes: the
@@ -24,7 +24,15 @@ import { stripeId, StripeWorld, type Account, type Session } from './fake-stripe
  * - Endpoints: `GET /v1/account`; `POST /v1/checkout/sessions` (mode payment | subscription;
  *   success_url; line_items with price_data: currency, unit_amount, product_data.name, and for a
  *   subscription recurring.interval / interval_count; metadata up to 50 keys of 40 characters,
- *   values of 500; subscription_data.metadata; client_reference_id up to 200 characters);
+ *   values of 500; subscription_data.metadata; client_reference_id up to 200 characters;
+ *   discounts: at most one, `[{coupon}]` of an existing valid coupon (404-style 400
+ *   `resource_missing` "No such coupon" otherwise), an `amount_off` coupon in the session's
+ *   currency, not with allow_promotion_codes);
+ *   `POST /v1/coupons` (id optional and unique per account: a taken one is 400
+ *   `resource_already_exists`; exactly one of percent_off (0 < p <= 100) or amount_off (a positive
+ *   integer, with currency); duration once (default) | forever | repeating, duration_in_months for
+ *   repeating only; name up to 40 characters; max_redemptions; redeem_by; metadata);
+ *   `GET /v1/coupons/{id}`;
  *   `GET /v1/checkout/sessions/{id}`; `GET /v1/events` (newest first; limit 1-100, default 10;
  *   starting_after; created[gte|gt|lte|lt]; types[]; `{object: 'list', data, has_more, url}`).
  */
@@ -100,6 +108,13 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       return { status: 200, body: world.view(s) };
     }
     if (method === 'GET' && path === '/v1/events') return listEvents(account, params);
+    if (method === 'POST' && path === '/v1/coupons') return createCoupon(account, params);
+    const coupon = /^\/v1\/coupons\/([^/]+)$/.exec(path);
+    if (method === 'GET' && coupon) {
+      const c = world.couponsOf(account.id).get(decodeURIComponent(coupon[1]!));
+      if (!c) return fail(404, 'invalid_request_error', `No such coupon: '${coupon[1]}'`, { code: 'resource_missing', param: 'id' });
+      return { status: 200, body: world.view(c) };
+    }
     return fail(404, 'invalid_request_error', `Unrecognized request URL (${method}: ${path}). Please see https://stripe.com/docs or we can help at https://support.stripe.com/.`);
   }
 
@@ -151,6 +166,8 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       currency = pd.currency;
       total += Number(pd.unit_amount) * Number(item.quantity);
     }
+    const discount = sessionDiscount(account, p, currency, total);
+    if ('status' in discount) return discount;
     const id = stripeId(account.livemode ? 'cs_live' : 'cs_test', 58);
     const now = world.now();
     const session: Session & { account: string } = {
@@ -166,11 +183,13 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       metadata,
       currency,
       amount_subtotal: total,
-      amount_total: total,
+      amount_total: total - discount.amount,
       customer: null,
       payment_intent: null,
       subscription: null,
       invoice: null,
+      discounts: discount.coupon ? [{ coupon: discount.coupon, promotion_code: null }] : [],
+      total_details: { amount_discount: discount.amount, amount_shipping: 0, amount_tax: 0 },
       livemode: account.livemode,
       created: now,
       expires_at: now + 86_400,
@@ -179,6 +198,85 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     };
     world.sessions.set(id, session);
     return { status: 200, body: world.view(session) };
+  }
+
+  /** The session's coupon and what it takes off `total`, or Stripe's refusal of `discounts`. */
+  function sessionDiscount(account: Account, p: Record<string, unknown>, currency: string, total: number): { coupon: string | null; amount: number } | Answer {
+    if (p.discounts === undefined) return { coupon: null, amount: 0 };
+    if (!Array.isArray(p.discounts)) return invalid('discounts', 'Invalid array', 'parameter_invalid_array');
+    if (p.discounts.length > 1) return invalid('discounts', 'You may only specify one discount.', 'parameter_invalid_array');
+    if (p.allow_promotion_codes !== undefined) return invalid('discounts', 'You may only specify one of these parameters: allow_promotion_codes, discounts.', 'parameter_invalid_string');
+    const entry = (p.discounts[0] ?? {}) as { coupon?: unknown; promotion_code?: unknown };
+    if (typeof entry.coupon !== 'string') return missing('discounts[0][coupon]');
+    const coupon = world.couponsOf(account.id).get(entry.coupon);
+    if (!coupon) return fail(400, 'invalid_request_error', `No such coupon: '${entry.coupon}'`, { code: 'resource_missing', param: 'discounts[0][coupon]' });
+    if (!coupon.valid || (coupon.max_redemptions !== null && coupon.times_redeemed >= coupon.max_redemptions) || (coupon.redeem_by !== null && coupon.redeem_by <= world.now())) {
+      return invalid('discounts[0][coupon]', `Coupon '${coupon.id}' is no longer valid.`, 'coupon_expired');
+    }
+    if (coupon.amount_off !== null && coupon.currency !== currency) {
+      return invalid('discounts[0][coupon]', `The coupon's currency (${coupon.currency}) must match the currency of the Checkout Session (${currency}).`);
+    }
+    return { coupon: coupon.id, amount: discountOn(coupon, total) };
+  }
+
+  function createCoupon(account: Account, p: Record<string, unknown>): Answer {
+    const coupons = world.couponsOf(account.id);
+    if (p.id !== undefined) {
+      if (typeof p.id !== 'string' || p.id === '' || p.id.length > 200) return invalid('id', 'Invalid string: must be 1 to 200 characters');
+      if (coupons.has(p.id)) return fail(400, 'invalid_request_error', 'Coupon already exists.', { code: 'resource_already_exists', param: 'id' });
+    }
+    if (p.percent_off !== undefined && p.amount_off !== undefined) {
+      return invalid('percent_off', 'You may only specify one of these parameters: amount_off, percent_off.', 'parameter_invalid_string');
+    }
+    let percentOff: number | null = null;
+    let amountOff: number | null = null;
+    let currency: string | null = null;
+    if (p.percent_off !== undefined) {
+      percentOff = Number(p.percent_off);
+      if (!/^\d+(\.\d+)?$/.test(String(p.percent_off)) || !(percentOff > 0 && percentOff <= 100)) {
+        return invalid('percent_off', 'Invalid percent_off: must be greater than 0 and at most 100', 'parameter_invalid_float');
+      }
+    } else if (p.amount_off !== undefined) {
+      if (typeof p.amount_off !== 'string' || !/^[1-9]\d*$/.test(p.amount_off)) return invalid('amount_off', 'Invalid positive integer', 'parameter_invalid_integer');
+      amountOff = Number(p.amount_off);
+      if (p.currency === undefined) return missing('currency');
+      if (typeof p.currency !== 'string' || !/^[a-z]{3}$/.test(p.currency)) return invalid('currency', 'Invalid currency');
+      currency = p.currency;
+    } else {
+      return fail(400, 'invalid_request_error', 'You must pass either `percent_off` or `amount_off`.', { code: 'parameter_missing', param: 'percent_off' });
+    }
+    const duration = p.duration ?? 'once';
+    if (duration !== 'once' && duration !== 'forever' && duration !== 'repeating') return invalid('duration', 'Invalid duration: must be one of forever, once, or repeating');
+    let durationInMonths: number | null = null;
+    if (duration === 'repeating') {
+      if (p.duration_in_months === undefined) return missing('duration_in_months');
+      if (typeof p.duration_in_months !== 'string' || !/^[1-9]\d*$/.test(p.duration_in_months)) return invalid('duration_in_months', 'Invalid positive integer', 'parameter_invalid_integer');
+      durationInMonths = Number(p.duration_in_months);
+    } else if (p.duration_in_months !== undefined) {
+      return invalid('duration_in_months', 'duration_in_months can only be set when duration is repeating.', 'parameter_unknown');
+    }
+    if (p.name !== undefined && (typeof p.name !== 'string' || p.name.length > 40)) return invalid('name', 'Coupon names can have up to 40 characters.');
+    const badMetadata = checkMetadata(p.metadata, 'metadata');
+    if (badMetadata) return badMetadata;
+    const coupon: Coupon = {
+      id: (p.id as string | undefined) ?? stripeId('cpn', 8),
+      object: 'coupon',
+      amount_off: amountOff,
+      currency,
+      percent_off: percentOff,
+      duration,
+      duration_in_months: durationInMonths,
+      max_redemptions: p.max_redemptions === undefined ? null : Number(p.max_redemptions),
+      redeem_by: p.redeem_by === undefined ? null : Number(p.redeem_by),
+      times_redeemed: 0,
+      valid: true,
+      name: (p.name as string | undefined) ?? null,
+      metadata: (p.metadata ?? {}) as Record<string, string>,
+      created: world.now(),
+      livemode: account.livemode,
+    };
+    coupons.set(coupon.id, coupon);
+    return { status: 200, body: world.view(coupon) };
   }
 
   function listEvents(account: Account, p: Record<string, unknown>): Answer {

@@ -4,16 +4,19 @@ import { fail, ok, type Result } from '../errors.js';
 import { MISSING_KEY_MESSAGE } from '../integrations/encryption-key.js';
 import { SecretBoxError, type SecretBox } from '../integrations/secret-box.js';
 import type { PlanView } from '../plans/plan.view.js';
+import type { CheckoutCoupons } from './checkout-coupons.js';
 import { checkoutIdempotencyKey, minorUnits, recurringOf } from './checkout-rules.js';
+import type { CouponCandidate } from './coupon-rules.js';
 import { errorOfRefusal } from './merchant-accounts.service.js';
-import type { StripeApi } from './stripe-api.js';
+import type { CheckoutSessionRequest, StripeApi } from './stripe-api.js';
 
 /**
  * Checkout (docs/payments.md, "Checkout"; DESIGN.md, "Payments"): a Stripe Checkout Session for one
  * member and one plan, paid once (`payment`) or a subscription renewing by the plan's duration.
  * The session's metadata (and the subscription's) names the project, plan and user, which is how
- * Stripe's events find the membership again; nothing is written here: the membership follows
- * the payment, from Stripe's events.
+ * Stripe's events find the membership again. The membership follows the payment, from Stripe's
+ * events; the one thing written here is a coupon's use, reserved for the session (docs/payments.md,
+ * "Coupons at checkout").
  */
 
 export interface CheckoutInput {
@@ -30,6 +33,9 @@ export interface CheckoutView {
   checkout_url: string;
   mode: 'payment' | 'subscription';
   merchant_account_id: string;
+  /** The coupon the session is discounted by (named, or applied automatically); null for none. */
+  coupon_id: string | null;
+  coupon_code: string | null;
 }
 
 /** What checkout reads of a plan: the plans service's `get`. */
@@ -38,6 +44,9 @@ export interface PlanReader {
 }
 
 const MAX_URL_LENGTH = 2048;
+const RECONNECT = 'Connect the merchant account again with a current key';
+const usedUp = (c: CouponCandidate) =>
+  c.maxUses === null ? `Coupon ${c.code} is no longer available (it expired or was deleted)` : `Coupon ${c.code} has been used up (max_uses ${c.maxUses})`;
 
 export class CheckoutService {
   constructor(
@@ -46,6 +55,7 @@ export class CheckoutService {
     private readonly plans: PlanReader,
     private readonly box: SecretBox | null,
     private readonly stripe: StripeApi,
+    private readonly coupons: CheckoutCoupons,
   ) {}
 
   async create(projectId: string, input: CheckoutInput): Promise<Result<CheckoutView>> {
@@ -55,7 +65,6 @@ export class CheckoutService {
         return fail('VALIDATION_ERROR', `${field} must be an http:// or https:// URL of at most ${MAX_URL_LENGTH} characters`);
       }
     }
-    if (input.coupon !== undefined) return fail('VALIDATION_ERROR', 'coupon is not supported yet: coupons are not built; leave it out');
     const plan = await this.plans.get(projectId, input.plan_id);
     if (!plan.ok) return plan;
     const { plan_price: price, plan_currency: currency, plan_duration: duration } = plan.value;
@@ -67,6 +76,9 @@ export class CheckoutService {
       return fail('VALIDATION_ERROR', `The plan renews every ${duration}, and Stripe bills subscriptions by day, week, month or year only`);
     }
     if (await this.payments.isBanned(projectId, input.user_id)) return fail('CONFLICT', `User ${input.user_id} is banned from this project`);
+    const mode = recurring ? 'subscription' : 'payment';
+    const choice = await this.coupons.choose(projectId, input.user_id, input.coupon, { planId: input.plan_id, currency, unitAmount: amount, mode });
+    if (!choice.ok) return choice;
     const account = await this.accounts.forCheckout(projectId, 'stripe', input.merchant_account_id ?? null);
     if (!account) {
       return input.merchant_account_id
@@ -81,9 +93,8 @@ export class CheckoutService {
       if (!(err instanceof SecretBoxError)) throw err;
       return fail('CONFLICT', `The merchant account's secret key cannot be opened (${err.message}); connect the account again`);
     }
-    const mode = recurring ? 'subscription' : 'payment';
     const metadata = { project_id: projectId, plan_id: input.plan_id, user_id: input.user_id };
-    const session = await this.stripe.createCheckoutSession(secretKey, {
+    const request: CheckoutSessionRequest = {
       mode,
       successUrl: input.success_url,
       cancelUrl: input.cancel_url,
@@ -93,19 +104,65 @@ export class CheckoutService {
       recurring,
       metadata,
       clientReferenceId: input.user_id,
-      idempotencyKey: checkoutIdempotencyKey({
-        merchant_account_id: account.id,
-        ...metadata,
-        success_url: input.success_url,
-        cancel_url: input.cancel_url,
-        amount,
-        currency,
-        duration,
-        mode,
-        product: plan.value.plan_name,
-      }),
-    });
-    if (!session.ok) return { ok: false, error: errorOfRefusal(session, 'the Checkout Session', 'Connect the merchant account again with a current key') };
-    return ok({ session_id: session.sessionId, checkout_url: session.url, mode, merchant_account_id: account.id });
+      couponId: null,
+      idempotencyKey: '',
+    };
+    const keyParts = {
+      merchant_account_id: account.id,
+      ...metadata,
+      success_url: input.success_url,
+      cancel_url: input.cancel_url,
+      amount,
+      currency,
+      duration,
+      mode,
+      product: plan.value.plan_name,
+    };
+    const view = { mode, merchant_account_id: account.id } as const;
+    for (const coupon of choice.value.candidates) {
+      // The coupon is part of what the session is made of: another coupon is another session.
+      const idempotencyKey = checkoutIdempotencyKey({ ...keyParts, coupon_id: coupon.id });
+      const reserved = await this.coupons.reserve({ projectId, couponId: coupon.id, checkoutKey: idempotencyKey, userId: input.user_id, planId: input.plan_id });
+      if (reserved === 'none') {
+        // Taken by another checkout since it was read (or expired, or deleted): a named coupon is refused, an automatic one gives way.
+        if (choice.value.named) return fail('VALIDATION_ERROR', usedUp(coupon));
+        continue;
+      }
+      return this.withCoupon(secretKey, account, { ...request, idempotencyKey }, coupon, reserved === 'reserved', view);
+    }
+    const session = await this.stripe.createCheckoutSession(secretKey, { ...request, idempotencyKey: checkoutIdempotencyKey(keyParts) });
+    if (!session.ok) return { ok: false, error: errorOfRefusal(session, 'the Checkout Session', RECONNECT) };
+    return ok({ session_id: session.sessionId, checkout_url: session.url, ...view, coupon_id: null, coupon_code: null });
+  }
+
+  /**
+   * The session discounted by `coupon`, whose use the checkout holds. A use this call reserved is
+   * given back when Stripe refuses (the key, the request); when Stripe could not be asked it stays
+   * held, since the session may exist: a retry of the checkout finds both again.
+   */
+  private async withCoupon(
+    secretKey: string,
+    account: Parameters<CheckoutCoupons['stripeCouponFor']>[1],
+    request: CheckoutSessionRequest,
+    coupon: CouponCandidate,
+    reservedNow: boolean,
+    view: Pick<CheckoutView, 'mode' | 'merchant_account_id'>,
+  ): Promise<Result<CheckoutView>> {
+    const giveBack = async (error: { status: number }) => {
+      if (reservedNow && error.status !== 503) await this.coupons.release(coupon.id, request.idempotencyKey);
+    };
+    const stripeCoupon = await this.coupons.stripeCouponFor(coupon, account, secretKey);
+    if (!stripeCoupon.ok) {
+      await giveBack(stripeCoupon.error);
+      return stripeCoupon;
+    }
+    const session = await this.stripe.createCheckoutSession(secretKey, { ...request, couponId: stripeCoupon.value });
+    if (!session.ok) {
+      const error = errorOfRefusal(session, 'the Checkout Session', RECONNECT);
+      await giveBack(error);
+      return { ok: false, error };
+    }
+    await this.coupons.attachSession(coupon.id, request.idempotencyKey, session.sessionId);
+    return ok({ session_id: session.sessionId, checkout_url: session.url, ...view, coupon_id: coupon.id, coupon_code: coupon.code });
   }
 }

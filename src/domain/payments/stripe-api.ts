@@ -33,8 +33,23 @@ export interface CheckoutSessionRequest {
   recurring: { interval: 'day' | 'week' | 'month' | 'year'; intervalCount: number } | null;
   metadata: Record<string, string>;
   clientReferenceId: string;
+  /** The Stripe coupon to apply (`discounts: [{coupon}]`), or none. */
+  couponId: string | null;
   /** The key Stripe answers a retry with the first session by (up to 255 characters). */
   idempotencyKey: string;
+}
+
+/** A Stripe coupon to create (docs/payments.md, "Coupons"): either percentOff or amountOff with its currency (lower-case). */
+export interface StripeCouponRequest {
+  /** The coupon's id on Stripe, chosen by tenure: creating it again finds it instead of making a second. */
+  id: string;
+  name: string;
+  percentOff: number | null;
+  amountOff: number | null;
+  currency: string | null;
+  duration: 'once' | 'forever' | 'repeating';
+  durationInMonths: number | null;
+  metadata: Record<string, string>;
 }
 
 /** A Stripe event as tenure reads it: the id, type, creation (Unix seconds) and its object. */
@@ -50,6 +65,8 @@ export interface StripeApi {
   /** Who the key belongs to (`GET /v1/account`). */
   account(secretKey: string): Promise<StripeAnswer<StripeAccountInfo>>;
   createCheckoutSession(secretKey: string, request: CheckoutSessionRequest): Promise<StripeAnswer<{ sessionId: string; url: string }>>;
+  /** Creates the coupon (`POST /v1/coupons`); one that exists already with that id (made before) is an answer too. */
+  createCoupon(secretKey: string, request: StripeCouponRequest): Promise<StripeAnswer<{ couponId: string }>>;
   /** One page of the account's events, newest first, created at or after `since` (Unix seconds). */
   listEvents(
     secretKey: string,

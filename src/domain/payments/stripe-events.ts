@@ -36,6 +36,8 @@ export type PaymentChange =
   | { kind: 'subscription'; subscriptionId: string; status: string; buyer: Buyer | null }
   /** The money went back (a full refund) or is contested: the payment is marked and the membership ends at once. */
   | { kind: 'reversed'; paymentIntentId: string; status: 'refunded' | 'disputed' }
+  /** A Checkout Session expired unpaid: a coupon use it reserved goes back. */
+  | { kind: 'expired'; sessionId: string }
   | { kind: 'ignored'; reason: string };
 
 type Obj = Record<string, unknown>;
@@ -94,6 +96,11 @@ export function changeOf(event: StripeEventLike): PaymentChange {
     }
     case 'checkout.session.async_payment_succeeded':
       return changeOf({ ...event, type: 'checkout.session.completed', data: { object: { ...o, payment_status: 'paid' } } });
+    case 'checkout.session.expired': {
+      const sessionId = str(o.id);
+      if (!sessionId) return { kind: 'ignored', reason: 'a session without an id' };
+      return { kind: 'expired', sessionId };
+    }
     case 'invoice.paid': {
       const parts = invoiceParts(o);
       const invoiceId = str(o.id);

@@ -20,6 +20,7 @@ import type { StripeEventsService } from './stripe-events.service.js';
 export const RECONCILED_TYPES = [
   'checkout.session.completed',
   'checkout.session.async_payment_succeeded',
+  'checkout.session.expired',
   'invoice.paid',
   'invoice.payment_failed',
   'customer.subscription.updated',

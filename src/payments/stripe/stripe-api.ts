@@ -60,6 +60,7 @@ export function stripeApi(endpoint: StripeEndpoint): StripeApi {
             client_reference_id: r.clientReferenceId,
             metadata: r.metadata,
             line_items: [{ quantity: 1, price_data: priceData }],
+            ...(r.couponId ? { discounts: [{ coupon: r.couponId }] } : {}),
             ...(r.mode === 'subscription' ? { subscription_data: { metadata: r.metadata } } : {}),
           },
           { idempotencyKey: r.idempotencyKey },
@@ -67,6 +68,26 @@ export function stripeApi(endpoint: StripeEndpoint): StripeApi {
         if (!session.url) return { ok: false, kind: 'unavailable', message: 'Stripe answered a Checkout Session without a URL' };
         return { ok: true, sessionId: session.id, url: session.url };
       } catch (err) {
+        return refusalOf(err);
+      }
+    },
+
+    async createCoupon(secretKey, r) {
+      try {
+        // No idempotency key of tenure's: the id is what makes a second create find the first
+        // (resource_already_exists), even with another name after the code was changed.
+        const coupon = await client(secretKey).coupons.create({
+          id: r.id,
+          name: r.name,
+          duration: r.duration,
+          ...(r.durationInMonths !== null ? { duration_in_months: r.durationInMonths } : {}),
+          ...(r.percentOff !== null ? { percent_off: r.percentOff } : { amount_off: r.amountOff!, currency: r.currency! }),
+          metadata: r.metadata,
+        });
+        return { ok: true, couponId: coupon.id };
+      } catch (err) {
+        // Made before (an answer lost, or a race with another checkout): its terms are the same, they never change.
+        if (err instanceof Stripe.errors.StripeError && err.code === 'resource_already_exists') return { ok: true, couponId: r.id };
         return refusalOf(err);
       }
     },

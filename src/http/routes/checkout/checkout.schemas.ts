@@ -8,6 +8,8 @@ export const Checkout = Type.Object({
     description: 'subscription for a plan with plan_data.plan_recurring (renewed every plan_duration), else payment (once)',
   }),
   merchant_account_id: Type.String({ format: 'uuid', description: 'The merchant account the session was made with' }),
+  coupon_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description: 'The coupon the session is discounted by (named, or applied automatically); null for none' }),
+  coupon_code: Type.Union([Type.String(), Type.Null()]),
 });
 
 const Url = (field: string) =>
@@ -23,7 +25,14 @@ export const createCheckoutSchema = {
     user_id: UserId,
     success_url: Url('success_url'),
     cancel_url: Url('cancel_url'),
-    coupon: Type.Optional(Type.String({ maxLength: 200, 'x-message': 'coupon must be a string of at most 200 characters', description: 'Not supported yet: refused with a 422' })),
+    coupon: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        'x-message': 'coupon must be a string of 1 to 200 characters',
+        description: "A coupon's code (any case): it must exist in the project, be unexpired, have uses left, apply to the plan and, if fixed, be in the plan's currency. Left out, the best fitting auto_apply coupon is used, if any",
+      }),
+    ),
     merchant_account_id: Type.Optional(Uuid('merchant_account_id')),
   }),
   response: { 200: Envelope(Checkout), ...errorResponses(404, 409, 422) },

@@ -1,0 +1,80 @@
+import type { CouponsStore } from '../../store/coupons.store.js';
+import type { MerchantAccountSecrets } from '../../store/merchant-accounts.store.js';
+import type { Clock } from '../clock.js';
+import { fail, ok, type Result } from '../errors.js';
+import { couponProblem, rankAutoApplied, stripeCouponIdOf, stripeDurationOf, type CheckoutContext, type CouponCandidate } from './coupon-rules.js';
+import { errorOfRefusal } from './merchant-accounts.service.js';
+import type { StripeApi } from './stripe-api.js';
+
+/**
+ * The coupon side of a checkout (docs/payments.md, "Coupons at checkout"): which coupon applies,
+ * a use of it reserved for the checkout, and the Stripe coupon the session is discounted by.
+ */
+
+export interface CouponChoice {
+  /** The coupons to try, in order: the one named, or the auto-applied ones that fit, best first. */
+  candidates: CouponCandidate[];
+  /** Whether the client named it: then a coupon used up in the meantime is a 422, not the next one. */
+  named: boolean;
+}
+
+export class CheckoutCoupons {
+  constructor(
+    private readonly store: CouponsStore,
+    private readonly stripe: StripeApi,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The coupon named by `code` if it fits the checkout (a 422 naming why not), else the auto-applied ones that fit. */
+  async choose(projectId: string, userId: string, code: string | undefined, ctx: Omit<CheckoutContext, 'hasMembership' | 'now'>): Promise<Result<CouponChoice>> {
+    const now = this.clock.now();
+    if (code !== undefined) {
+      const coupon = await this.store.byCode(projectId, code);
+      if (!coupon) return fail('VALIDATION_ERROR', `Coupon ${code} does not exist in this project`);
+      const hasMembership = coupon.inviteeMode === 'any' ? false : await this.store.hasMembership(projectId, userId);
+      const problem = couponProblem(coupon, { ...ctx, hasMembership, now });
+      return problem ? fail('VALIDATION_ERROR', problem) : ok({ candidates: [coupon], named: true });
+    }
+    const auto = await this.store.autoApplied(projectId);
+    if (auto.length === 0) return ok({ candidates: [], named: false });
+    const hasMembership = auto.some((c) => c.inviteeMode !== 'any') ? await this.store.hasMembership(projectId, userId) : false;
+    return ok({ candidates: rankAutoApplied(auto, { ...ctx, hasMembership, now }), named: false });
+  }
+
+  /** Takes a use for the checkout `checkoutKey` (race-safe: CouponsStore.reserve). */
+  reserve(r: { projectId: string; couponId: string; checkoutKey: string; userId: string; planId: string }) {
+    return this.store.reserve(r, this.clock.now());
+  }
+
+  release(couponId: string, checkoutKey: string): Promise<void> {
+    return this.store.release(couponId, checkoutKey, this.clock.now());
+  }
+
+  attachSession(couponId: string, checkoutKey: string, sessionId: string): Promise<void> {
+    return this.store.attachSession(couponId, checkoutKey, sessionId);
+  }
+
+  /**
+   * The Stripe coupon of `coupon` on the account: the one made at its first checkout there, or made
+   * now (`POST /v1/coupons`, id `tenure_<coupon_id>`) and remembered. The limits are tenure's, not
+   * set on Stripe's coupon: they can change (PATCH), and Stripe's cannot.
+   */
+  async stripeCouponFor(coupon: CouponCandidate, account: Pick<MerchantAccountSecrets, 'id' | 'projectId' | 'providerAccountId'>, secretKey: string): Promise<Result<string>> {
+    const known = await this.store.stripeCouponOf(coupon.id, account.id, account.providerAccountId);
+    if (known) return ok(known);
+    const { duration, durationInMonths } = stripeDurationOf(coupon);
+    const made = await this.stripe.createCoupon(secretKey, {
+      id: stripeCouponIdOf(coupon.id),
+      name: coupon.code,
+      percentOff: coupon.couponType === 'percentage' ? coupon.amount : null,
+      amountOff: coupon.couponType === 'fixed' ? coupon.amount : null,
+      currency: coupon.couponType === 'fixed' ? coupon.currency!.toLowerCase() : null,
+      duration,
+      durationInMonths,
+      metadata: { project_id: account.projectId, coupon_id: coupon.id },
+    });
+    if (!made.ok) return { ok: false, error: errorOfRefusal(made, `coupon ${coupon.code}`, 'Connect the merchant account again with a current key') };
+    await this.store.rememberStripeCoupon(coupon.id, account.id, account.providerAccountId, made.couponId);
+    return ok(made.couponId);
+  }
+}
