@@ -114,13 +114,14 @@ export interface CheckoutContext {
 }
 
 /**
- * Why `coupon` cannot be used for this checkout (the 422's message), or null when it can. The
- * uses are checked again, race-safe, when one is reserved (CouponsStore.reserve).
+ * Why `coupon` cannot be used for this checkout (the 422's message), or null when it can. Uses
+ * left are not judged here but when one is reserved (CouponsStore.reserve), race-safe, and where a
+ * retried checkout finds the use it holds already: judged from the count, its own use would
+ * refuse it.
  */
 export function couponProblem(c: CouponCandidate, ctx: CheckoutContext): string | null {
   const name = `Coupon ${c.code}`;
   if (c.expiresAt && c.expiresAt.getTime() <= ctx.now.getTime()) return `${name} expired at ${c.expiresAt.toISOString()}`;
-  if (c.maxUses !== null && c.uses >= c.maxUses) return `${name} has been used up (max_uses ${c.maxUses})`;
   if (c.planScope === 'selected' && !c.planIds.includes(ctx.planId)) return `${name} does not apply to plan ${ctx.planId}`;
   if (c.couponType === 'fixed' && c.currency !== ctx.currency) {
     return `${name} takes an amount in ${c.currency} off, and the plan is priced in ${ctx.currency}`;
