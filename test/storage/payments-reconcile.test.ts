@@ -5,6 +5,7 @@ import { createLogger } from '../../src/logger.js';
 import { rowsOf } from '../../src/store/db.js';
 import { eventRows } from '../support/api.js';
 import { createPlan } from '../support/catalogue.js';
+import { checkoutWith, createCoupon, getCoupon, redemptionRows } from '../support/coupons.js';
 import { userId, useHarness, type Harness } from '../support/harness.js';
 import { checkout, connectStripe, deliver } from '../support/payments.js';
 
@@ -70,5 +71,19 @@ describe('Stripe reconciliation', () => {
     expect(outcome).toStrictEqual({ accounts: 2, listed: 1, applied: 1 });
     const marks = rowsOf<{ id: string; through: boolean }>(await h.database.db.execute(sql`SELECT id, reconciled_through IS NOT NULL AS through FROM merchant_accounts ORDER BY id`));
     expect(Object.fromEntries(marks.map((m) => [m.id, m.through]))).toStrictEqual({ [broken.view.merchant_account_id]: false, [ok.view.merchant_account_id]: true });
+  });
+  it('gives back the coupon use of a session that expired unpaid when its checkout.session.expired was never delivered', async () => {
+    await h.reset();
+    const t = await h.tenant();
+    await connectStripe(h, t);
+    const plan = await createPlan(t, { plan_price: '15' });
+    const coupon = await createCoupon(t, { max_uses: 1 });
+    const res = await checkoutWith(t, plan.plan_id, userId(), coupon.code);
+    expect(res.statusCode, res.body).toBe(200);
+    expect((await getCoupon(t, coupon.coupon_id)).uses).toBe(1);
+    h.stripe.world.expire(res.json().data.session_id);
+    expect(await reconcilerOf(h).reconcileOnce()).toStrictEqual({ accounts: 1, listed: 1, applied: 1 });
+    expect((await getCoupon(t, coupon.coupon_id)).uses).toBe(0);
+    expect((await redemptionRows(h, coupon.coupon_id)).map((r) => r.status)).toStrictEqual(['released']);
   });
 });

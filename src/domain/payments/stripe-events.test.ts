@@ -21,6 +21,11 @@ describe('what a Stripe event means', () => {
     expect(changeOf(ev('checkout.session.async_payment_succeeded', { ...session, mode: 'payment', payment_status: 'unpaid', payment_intent: 'pi_2' }))).toMatchObject({ kind: 'paid', key: 'pi_2' });
   });
 
+  it('an expired session gives back the coupon use it reserved, found by its id', () => {
+    expect(changeOf(ev('checkout.session.expired', { id: 'cs_9', status: 'expired', payment_status: 'unpaid' }))).toStrictEqual({ kind: 'expired', sessionId: 'cs_9' });
+    expect(changeOf(ev('checkout.session.expired', {}))).toMatchObject({ kind: 'ignored', reason: 'a session without an id' });
+  });
+
   it('reads an invoice in the current shape and the one before API 2025-03-31', () => {
     const current = { id: 'in_1', amount_paid: 500, currency: 'eur', parent: { subscription_details: { subscription: 'sub_1', metadata: META } }, payments: { data: [{ payment: { payment_intent: 'pi_1' } }] } };
     const legacy = { id: 'in_1', amount_paid: 500, currency: 'eur', subscription: 'sub_1', subscription_details: { metadata: META }, payment_intent: 'pi_1' };
