@@ -122,4 +122,35 @@ describe('fake Stripe API', () => {
     expect(invoice.parent.subscription_details.metadata).toStrictEqual(SESSION.metadata);
     expect(f.world.renew(completed.subscription).map((e) => e.type)).toStrictEqual(['charge.succeeded', 'invoice.paid']);
   });
+  it('creates coupons as POST /v1/coupons documents them: one of percent_off or amount_off with currency, a duration, a unique id', async () => {
+    const { stripe, fake: f, account } = await setup();
+    const percent = await stripe.coupons.create({ id: 'SPRING', percent_off: 25, duration: 'repeating', duration_in_months: 3, name: 'Spring' });
+    expect(percent).toMatchObject({ id: 'SPRING', object: 'coupon', percent_off: 25, amount_off: null, duration: 'repeating', duration_in_months: 3, times_redeemed: 0, valid: true, livemode: false });
+    expect(await stripe.coupons.retrieve('SPRING')).toStrictEqual(percent);
+    const fixed = await stripe.coupons.create({ amount_off: 500, currency: 'usd' });
+    expect(fixed).toMatchObject({ id: expect.stringMatching(/^cpn_/), amount_off: 500, currency: 'usd', duration: 'once' });
+    const refusal = (params: Stripe.CouponCreateParams) => stripe.coupons.create(params).then(() => null, (e: Stripe.errors.StripeError) => ({ status: e.statusCode, code: e.code, param: e.param }));
+    expect(await refusal({ id: 'SPRING', percent_off: 5 })).toStrictEqual({ status: 400, code: 'resource_already_exists', param: 'id' });
+    expect(await refusal({ duration: 'once' })).toStrictEqual({ status: 400, code: 'parameter_missing', param: 'percent_off' });
+    expect(await refusal({ percent_off: 5, amount_off: 5, currency: 'usd' })).toMatchObject({ status: 400, param: 'percent_off' });
+    expect(await refusal({ percent_off: 101 })).toMatchObject({ status: 400, code: 'parameter_invalid_float' });
+    expect(await refusal({ amount_off: 500 })).toStrictEqual({ status: 400, code: 'parameter_missing', param: 'currency' });
+    expect(await refusal({ percent_off: 5, duration: 'repeating' })).toStrictEqual({ status: 400, code: 'parameter_missing', param: 'duration_in_months' });
+    expect(await refusal({ percent_off: 5, duration: 'once', duration_in_months: 2 })).toMatchObject({ status: 400, param: 'duration_in_months' });
+    expect(await refusal({ percent_off: 5, name: 'N'.repeat(41) })).toMatchObject({ status: 400, param: 'name' });
+    expect([...f.world.couponsOf(account.id).keys()]).toStrictEqual(['SPRING', fixed.id]);
+  });
+
+  it('discounts a Checkout Session by one existing coupon in its currency, refusing an unknown one, a second, or another currency', async () => {
+    const { stripe } = await setup();
+    await stripe.coupons.create({ id: 'TEN', percent_off: 10 });
+    await stripe.coupons.create({ id: 'EUROS', amount_off: 300, currency: 'eur' });
+    const session = await stripe.checkout.sessions.create({ ...SESSION, discounts: [{ coupon: 'TEN' }] });
+    expect(session).toMatchObject({ amount_subtotal: 1000, amount_total: 900, total_details: { amount_discount: 100 }, discounts: [{ coupon: 'TEN', promotion_code: null }] });
+    const refusal = (discounts: { coupon: string }[]) =>
+      stripe.checkout.sessions.create({ ...SESSION, discounts }).then(() => null, (e: Stripe.errors.StripeError) => ({ status: e.statusCode, code: e.code, param: e.param }));
+    expect(await refusal([{ coupon: 'NOPE' }])).toStrictEqual({ status: 400, code: 'resource_missing', param: 'discounts[0][coupon]' });
+    expect(await refusal([{ coupon: 'TEN' }, { coupon: 'TEN' }])).toMatchObject({ status: 400, param: 'discounts' });
+    expect(await refusal([{ coupon: 'EUROS' }])).toMatchObject({ status: 400, param: 'discounts[0][coupon]' });
+  });
 });
