@@ -153,6 +153,9 @@ describe('POST /v2/projects/{project_id}/checkout with a coupon', () => {
     const next = await checkoutWith(t, plan.plan_id, userId());
     expect(next.json().data, next.body).toMatchObject({ coupon_id: tenPercent.coupon_id });
     expect(h.stripe.world.session(next.json().data.session_id).amount_total).toBe(1800);
+    // The plan named in capitals is the same plan.
+    const capitals = await checkoutWith(t, plan.plan_id.toUpperCase(), userId(), tenPercent.code);
+    expect(capitals.json().data, capitals.body).toMatchObject({ coupon_id: tenPercent.coupon_id });
     const none = await checkoutWith(t, unscoped.plan_id, userId());
     expect(none.json().data, none.body).toMatchObject({ coupon_id: null, coupon_code: null });
     expect(h.stripe.world.session(none.json().data.session_id).params).not.toHaveProperty('discounts');

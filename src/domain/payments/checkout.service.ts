@@ -77,7 +77,8 @@ export class CheckoutService {
     }
     if (await this.payments.isBanned(projectId, input.user_id)) return fail('CONFLICT', `User ${input.user_id} is banned from this project`);
     const mode = recurring ? 'subscription' : 'payment';
-    const choice = await this.coupons.choose(projectId, input.user_id, input.coupon, { planId: input.plan_id, currency, unitAmount: amount, mode });
+    // The plan's id as stored (lower-case), as a coupon's plan_ids are: the request may spell it in capitals.
+    const choice = await this.coupons.choose(projectId, input.user_id, input.coupon, { planId: plan.value.plan_id, currency, unitAmount: amount, mode });
     if (!choice.ok) return choice;
     const account = await this.accounts.forCheckout(projectId, 'stripe', input.merchant_account_id ?? null);
     if (!account) {
@@ -122,7 +123,7 @@ export class CheckoutService {
     for (const coupon of choice.value.candidates) {
       // The coupon is part of what the session is made of: another coupon is another session.
       const idempotencyKey = checkoutIdempotencyKey({ ...keyParts, coupon_id: coupon.id });
-      const reserved = await this.coupons.reserve({ projectId, couponId: coupon.id, checkoutKey: idempotencyKey, userId: input.user_id, planId: input.plan_id });
+      const reserved = await this.coupons.reserve({ projectId, couponId: coupon.id, checkoutKey: idempotencyKey, userId: input.user_id, planId: plan.value.plan_id });
       if (reserved === 'none') {
         // Taken by another checkout since it was read (or expired, or deleted): a named coupon is refused, an automatic one gives way.
         if (choice.value.named) return fail('VALIDATION_ERROR', usedUp(coupon));
