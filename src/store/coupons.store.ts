@@ -193,9 +193,18 @@ export class CouponsStore {
     }
   }
 
-  /** The checkout's session is made: its reservation is found by the session's id from now on. */
-  async attachSession(couponId: string, checkoutKey: string, sessionId: string): Promise<void> {
-    await this.db.execute(sql`UPDATE coupon_redemptions SET checkout_session_id = ${sessionId} WHERE coupon_id = ${couponId} AND checkout_key = ${checkoutKey}`);
+  /**
+   * The checkout's session is made: its reservation is found by the session's id from now on.
+   * True when the reservation had that session already (a retry answered with the first session).
+   */
+  async attachSession(couponId: string, checkoutKey: string, sessionId: string): Promise<boolean> {
+    const result = await this.db.execute(sql`
+      WITH before AS (
+        SELECT id, checkout_session_id FROM coupon_redemptions WHERE coupon_id = ${couponId} AND checkout_key = ${checkoutKey} FOR UPDATE
+      )
+      UPDATE coupon_redemptions r SET checkout_session_id = ${sessionId} FROM before WHERE r.id = before.id
+      RETURNING before.checkout_session_id IS NOT DISTINCT FROM ${sessionId}::text AS same`);
+    return rowsOf<{ same: boolean }>(result)[0]?.same ?? false;
   }
 
   /** Gives the checkout's reserved use back (Stripe refused the session). */

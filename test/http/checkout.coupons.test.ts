@@ -70,6 +70,10 @@ describe('POST /v2/projects/{project_id}/checkout with a coupon', () => {
     expect(receipt!.outcome).toBe(`applied: the use of coupon ${coupon.code} reserved by the session is given back`);
     expect((await getCoupon(t, coupon.coupon_id)).uses).toBe(0);
     expect((await redemptionRows(h, coupon.coupon_id))[0]!.status).toBe('released');
+    // The first checkout retried: Stripe answers the expired session again, which holds no use.
+    const late = await checkoutWith(t, plan.plan_id, user, coupon.code);
+    expect(late.json().data, late.body).toStrictEqual(first.json().data);
+    expect((await getCoupon(t, coupon.coupon_id)).uses).toBe(0);
     const other = await checkoutWith(t, plan.plan_id, userId(), coupon.code);
     expect(other.statusCode, other.body).toBe(200);
     expect((await getCoupon(t, coupon.coupon_id)).uses).toBe(1);

@@ -50,7 +50,7 @@ export class CheckoutCoupons {
     return this.store.release(couponId, checkoutKey, this.clock.now());
   }
 
-  attachSession(couponId: string, checkoutKey: string, sessionId: string): Promise<void> {
+  attachSession(couponId: string, checkoutKey: string, sessionId: string): Promise<boolean> {
     return this.store.attachSession(couponId, checkoutKey, sessionId);
   }
 

@@ -138,8 +138,10 @@ export class CheckoutService {
 
   /**
    * The session discounted by `coupon`, whose use the checkout holds. A use this call reserved is
-   * given back when Stripe refuses (the key, the request); when Stripe could not be asked it stays
-   * held, since the session may exist: a retry of the checkout finds both again.
+   * given back when Stripe refuses (the key, the request); when Stripe could not be asked for the
+   * session it stays held, since the session may exist: a retry of the checkout finds both again.
+   * A retry after the session expired takes the use up again, and Stripe answers it with that same
+   * expired session (its idempotency key): the use goes back at once.
    */
   private async withCoupon(
     secretKey: string,
@@ -149,21 +151,23 @@ export class CheckoutService {
     reservedNow: boolean,
     view: Pick<CheckoutView, 'mode' | 'merchant_account_id'>,
   ): Promise<Result<CheckoutView>> {
-    const giveBack = async (error: { status: number }) => {
-      if (reservedNow && error.status !== 503) await this.coupons.release(coupon.id, request.idempotencyKey);
+    const giveBack = async () => {
+      if (reservedNow) await this.coupons.release(coupon.id, request.idempotencyKey);
     };
     const stripeCoupon = await this.coupons.stripeCouponFor(coupon, account, secretKey);
     if (!stripeCoupon.ok) {
-      await giveBack(stripeCoupon.error);
+      // No session was asked for: nothing can hold the use.
+      await giveBack();
       return stripeCoupon;
     }
     const session = await this.stripe.createCheckoutSession(secretKey, { ...request, couponId: stripeCoupon.value });
     if (!session.ok) {
       const error = errorOfRefusal(session, 'the Checkout Session', RECONNECT);
-      await giveBack(error);
+      if (error.status !== 503) await giveBack();
       return { ok: false, error };
     }
-    await this.coupons.attachSession(coupon.id, request.idempotencyKey, session.sessionId);
+    const sameSession = await this.coupons.attachSession(coupon.id, request.idempotencyKey, session.sessionId);
+    if (sameSession) await giveBack();
     return ok({ session_id: session.sessionId, checkout_url: session.url, ...view, coupon_id: coupon.id, coupon_code: coupon.code });
   }
 }
