@@ -16,8 +16,10 @@ import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config
 
 const pglite = { env: { TENURE_TEST_STORAGE: 'pglite' }, globalSetup: ['test/support/pglite.global-setup.ts'] };
 const postgres = { env: { TENURE_TEST_STORAGE: 'postgres' }, globalSetup: ['test/support/postgres.global-setup.ts'] };
-// Storage and cluster files start servers, workers and listeners: each gets fresh modules (in a
-// reused process; see `poolOptions` below).
+// Cluster files drive real server processes: each gets fresh modules (in a reused process; see
+// `poolOptions` below). Storage files share a worker's modules and its pool of PGlite instances
+// as http files do (measured on the PGlite storage tier: 245 CPU-seconds against 330 with fresh
+// modules per file); each still makes its own harness and database.
 const fresh = { poolOptions: { forks: { isolate: true } } };
 
 const HTTP_DIRS = ['test/http', 'test/openapi', 'test/ops', 'test/cli', 'test/live', 'test/webhooks', 'test/access', 'test/fake-telegram', 'test/payments', 'clients/typescript/test'];
@@ -35,12 +37,12 @@ const projects: TestProjectInlineConfiguration[] = [
   { extends: true, test: { name: 'unit', include: ['src/**/*.test.ts'] } },
   // The typed client's tests run against a real tenure server too.
   { extends: true, test: { name: 'http', include: httpFiles.filter((f) => !mocking.includes(f)), ...pglite } },
-  { extends: true, test: { name: 'storage-pglite', include: ['test/storage/**/*.test.ts'], ...pglite, ...fresh } },
+  { extends: true, test: { name: 'storage-pglite', include: ['test/storage/**/*.test.ts'], ...pglite } },
 ];
 if (mocking.length > 0) projects.push({ extends: true, test: { name: 'http-mocking', include: mocking, ...pglite, ...fresh } });
 
 if (process.env.DATABASE_URL) {
-  projects.push({ extends: true, test: { name: 'storage-postgres', include: ['test/storage/**/*.test.ts'], ...postgres, ...fresh } });
+  projects.push({ extends: true, test: { name: 'storage-postgres', include: ['test/storage/**/*.test.ts'], ...postgres } });
 }
 
 // Cluster tests start real server processes sharing PostgreSQL and Redis; they need both URLs.
