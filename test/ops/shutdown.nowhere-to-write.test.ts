@@ -47,7 +47,12 @@ describe('shutdown with nowhere to write', () => {
     return { child, output: () => out, exit };
   }
 
-  /** SIGTERM, then the exit; a process still running at the limit is killed and the test fails. */
+  /**
+   * SIGTERM, then the exit; a process still running 2 s past the limit is killed and the test fails.
+   * Exit code 0 is the proof it stopped within TENURE_SHUTDOWN_TIMEOUT_MS: at that deadline the
+   * process ends itself with code 1 (the last case). The wall time seen from here is not asserted:
+   * a starved machine adds its own delay to the process's exit.
+   */
   async function terminate(p: ReturnType<typeof start>, limitMs = LIMIT_MS) {
     const started = Date.now();
     p.child.kill('SIGTERM');
@@ -83,8 +88,7 @@ describe('shutdown with nowhere to write', () => {
       for (let i = 0; i < 3; i++) expect((await fetch(`${url}/healthz`)).status).toBe(200);
       const ended = await terminate(p);
       expect(ended, p.output()).toMatchObject({ code: 0, signal: null });
-      expect(ended.ms).toBeLessThan(LIMIT_MS);
-      expect(lockReleased()).toBe(true);
+        expect(lockReleased()).toBe(true);
     }, 60_000);
   }
 
@@ -100,7 +104,6 @@ describe('shutdown with nowhere to write', () => {
     expect(p.child.exitCode, p.output()).toBeNull();
     const ended = await terminate(p);
     expect(ended, p.output()).toMatchObject({ code: 0, signal: null });
-    expect(ended.ms).toBeLessThan(LIMIT_MS);
     expect(lockReleased()).toBe(true);
   }, 60_000);
 
@@ -110,7 +113,6 @@ describe('shutdown with nowhere to write', () => {
     p.child.stdout!.destroy();
     const ended = await terminate(p);
     expect(ended, p.output()).toMatchObject({ code: 0, signal: null });
-    expect(ended.ms).toBeLessThan(LIMIT_MS);
     expect(lockReleased()).toBe(true);
   }, 60_000);
 

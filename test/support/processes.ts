@@ -24,7 +24,7 @@ function exited(child: ChildProcess): Promise<void> {
 }
 
 /** Starts a tenure server on a free port and resolves once it listens. */
-export async function startServerProcess(env: Record<string, string>, timeoutMs = 30_000): Promise<ServerProcess> {
+export async function startServerProcess(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
   const child = spawn(process.execPath, [MAIN], {
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', TENURE_DEMO_PROJECT: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
