@@ -10,11 +10,11 @@ import { startWorkerRuntime } from '../worker-runtime.js';
  * one process, so with PGlite this is for when no server runs on the same DATA_DIR. Logs are JSON
  * lines on stdout, as the server's; SIGTERM or SIGINT stops it after attempts in flight finish,
  * and it ends within TENURE_SHUTDOWN_TIMEOUT_MS whatever happens (src/shutdown.ts): a stop that
- * hangs, a dead stdout pipe.
+ * hangs, a dead stdout pipe. `env`: where the configuration is read from (default: the process's).
  */
-export async function runWorker(): Promise<void> {
+export async function runWorker(env?: NodeJS.ProcessEnv): Promise<void> {
   ignoreClosedStdio();
-  const config = loadConfig();
+  const config = loadConfig(env);
   const logger = createLogger(config.log.level);
   const container = await createContainer({ config, logger, open: { lockWaitMs: 0 } });
   try {

@@ -1,39 +1,36 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { tenure as runCli, seedDataDir } from '../ops/ops-support.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cli, cliOn } from '../support/cli.js';
+import { useHarness } from '../support/harness.js';
+import { tenure as spawnTenure, seedDataDir } from '../ops/ops-support.js';
 
 /**
- * The real binary (`npm test` builds dist/ first), run as a user would run `npx tenure`, on
- * embedded storage. Each test has a data directory of its own (embedded storage is one process at
- * a time), so the tests run side by side.
+ * `npx tenure`: each command's output, messages and exit code in-process (`runCli` on the
+ * harness's database), and the built binary run as a real process where the process is what is
+ * proven: a success printing JSON with exit 0, a failure on stderr with a non-zero exit. Help
+ * without storage: test/cli/help-and-progress.test.ts; storage-specific commands (migrate, a
+ * data directory held by a server): test/storage/cli.storage.test.ts.
  */
 
-const dirs: string[] = [];
-afterAll(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))));
+const h = useHarness();
+const tenure = (...args: string[]) => cliOn(h)(...args);
 
-/** A migrated embedded database of the test's own, and the CLI pointed at it. */
-async function site() {
-  const dir = await mkdtemp(path.join(tmpdir(), 'tenure-cli-'));
-  dirs.push(dir);
-  const { DATABASE_URL: _ignored, ...rest } = process.env;
-  const env: NodeJS.ProcessEnv = { ...rest, DATA_DIR: path.join(dir, 'data'), LOG_LEVEL: 'silent' };
-  // A migrated embedded database (test/storage/cli.storage.test.ts runs `migrate` itself).
-  await seedDataDir(env.DATA_DIR!);
-  const tenure = (...args: string[]) => runCli(env, ...args);
-  async function newProject(name = 'cli test'): Promise<string> {
-    const res = await tenure('project', 'create', '--name', name);
-    expect(res.code, res.stderr).toBe(0);
-    return (JSON.parse(res.stdout) as { id: string }).id;
-  }
-  return { dir, env, tenure, newProject };
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'tenure-cli-'));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+async function newProject(name = 'cli test'): Promise<string> {
+  const res = await tenure('project', 'create', '--name', name);
+  expect(res.code, res.stderr).toBe(0);
+  return (JSON.parse(res.stdout) as { id: string }).id;
 }
 
-// Side by side, several commands share the machine: each test has longer than the default 30 s.
-describe.concurrent('tenure CLI', { timeout: 90_000 }, () => {
+describe('tenure CLI', () => {
   it('creates a project and prints it as JSON', async () => {
-    const { tenure } = await site();
     const res = await tenure('project', 'create', '--name', 'Acme');
     expect(res.code, res.stderr).toBe(0);
     const project = JSON.parse(res.stdout);
@@ -41,7 +38,6 @@ describe.concurrent('tenure CLI', { timeout: 90_000 }, () => {
   });
 
   it('creates a key showing the secret once and only its last four in the metadata', async () => {
-    const { tenure, newProject } = await site();
     const projectId = await newProject();
     const res = await tenure('key', 'create', '--project', projectId, '--label', 'ci');
     expect(res.code, res.stderr).toBe(0);
@@ -52,7 +48,6 @@ describe.concurrent('tenure CLI', { timeout: 90_000 }, () => {
   });
 
   it('refuses a key for an unknown project with a message and a non-zero exit', async () => {
-    const { tenure } = await site();
     const res = await tenure('key', 'create', '--project', '00000000-0000-4000-8000-000000000000');
     expect(res.code).toBe(1);
     expect(res.stdout).toBe('');
@@ -60,7 +55,6 @@ describe.concurrent('tenure CLI', { timeout: 90_000 }, () => {
   });
 
   it('imports a CSV, reporting every rejected line without stopping', async () => {
-    const { dir, tenure, newProject } = await site();
     const projectId = await newProject();
     const future = Date.now() + 30 * 86_400_000;
     const lines = [
@@ -91,7 +85,6 @@ describe.concurrent('tenure CLI', { timeout: 90_000 }, () => {
   });
 
   it('fails plainly for a missing file or an unknown project', async () => {
-    const { dir, tenure, newProject } = await site();
     const projectId = await newProject();
     const missing = await tenure('membership', 'import', '--project', projectId, '--file', path.join(dir, 'nope.csv'));
     expect(missing.code).toBe(1);
@@ -104,9 +97,44 @@ describe.concurrent('tenure CLI', { timeout: 90_000 }, () => {
   });
 
   it('names the variable of a bad configuration value', async () => {
-    const { env } = await site();
-    const res = await runCli({ ...env, PORT: 'eighty' }, 'migrate');
+    const res = await cliOn(h, { PORT: 'eighty' })('migrate');
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(/PORT/);
+  });
+
+  it('reads the configuration from the environment it is given, not this process', async () => {
+    // The default opener (the configuration's storage): a bad value stops it before storage opens.
+    const res = await cli(['migrate'], { env: { DATA_DIR: path.join(dir, 'never'), TENURE_SHUTDOWN_TIMEOUT_MS: 'soon' } });
+    expect(res.code).toBe(1);
+    expect(res.stdout).toBe('');
+    expect(res.stderr).toMatch(/^tenure: .*TENURE_SHUTDOWN_TIMEOUT_MS/);
+    await expect(access(path.join(dir, 'never'))).rejects.toThrow();
+  });
+});
+
+/**
+ * The built binary as `npx tenure` runs it (`npm test` builds dist/ first): argv, the environment,
+ * stdout, stderr and the exit code of a real process. Each spawn costs some 5 CPU-seconds, so
+ * these are few; the commands' behaviour is proven above.
+ */
+describe('the tenure bin, as a process', { timeout: 90_000 }, () => {
+  const embedded = async (name: string): Promise<NodeJS.ProcessEnv> => {
+    const { DATABASE_URL: _ignored, ...rest } = process.env;
+    return { ...rest, DATA_DIR: path.join(dir, name), LOG_LEVEL: 'silent' };
+  };
+
+  it('prints a created project as JSON on stdout and exits 0, on its embedded storage', async () => {
+    const env = await embedded('bin-data');
+    await seedDataDir(env.DATA_DIR!);
+    const res = await spawnTenure(env, 'project', 'create', '--name', 'Acme');
+    expect(res.code, res.stderr).toBe(0);
+    expect(JSON.parse(res.stdout)).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'Acme', created_at: expect.any(String) });
+  });
+
+  it('fails with one sentence on stderr naming the variable, nothing on stdout and exit 1', async () => {
+    const res = await spawnTenure({ ...(await embedded('bin-bad')), PORT: 'eighty' }, 'migrate');
+    expect(res.code).toBe(1);
+    expect(res.stdout).toBe('');
+    expect(res.stderr).toMatch(/^tenure: .*PORT/);
   });
 });

@@ -2,18 +2,19 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { onPostgres } from '../support/harness.js';
-import { freePort, startRedis, startServerProcess, type RedisProcess } from '../support/processes.js';
-import { scratch, seedDataDir, tenure } from '../ops/ops-support.js';
+import { openDatabase } from '../../src/store/db.js';
+import { cli } from '../support/cli.js';
+import { freePort, startRedis, type RedisProcess } from '../support/processes.js';
+import { scratch, seedDataDir } from '../ops/ops-support.js';
 
 /** How many migrations drizzle/ ships (a never-migrated database lacks them all). */
 const migrationCount = () => (JSON.parse(readFileSync('drizzle/meta/_journal.json', 'utf8')) as { entries: unknown[] }).entries.length;
 
 /**
- * `npx tenure doctor` as a user runs it (the built binary, a real environment): each check
- * printed with a fix in plain words, exit 1 when any failed, and nothing changed. Every test that
- * opens embedded storage has a data directory of its own (one process at a time), so the tests
- * run side by side.
+ * `npx tenure doctor` as a user runs it, in-process (`runCli` with an environment of the test's
+ * own; test/cli/cli.test.ts proves the bin as a process): each check printed with a fix in plain
+ * words, exit 1 when any failed, and nothing changed. Doctor opens the storage its configuration
+ * names, so the tests that reach the database have an embedded data directory of their own.
  */
 
 let dir: Awaited<ReturnType<typeof scratch>>;
@@ -29,38 +30,35 @@ interface Finding {
   fix?: string;
 }
 
+const doctor = (env: Record<string, string>) => cli(['doctor'], { env });
+
 async function doctorJson(env: Record<string, string>): Promise<{ code: number; ok: boolean; checks: Record<string, Finding> }> {
-  const res = await tenure(env, 'doctor');
+  const res = await doctor(env);
   const out = JSON.parse(res.stdout) as { ok: boolean; checks: Finding[] };
   expect(out.checks.map((c) => c.name)).toEqual(['configuration', 'database', 'migrations', 'redis']);
   return { code: res.code, ok: out.ok, checks: Object.fromEntries(out.checks.map((c) => [c.name, c])) };
 }
 
-/** Embedded storage in a directory of its own, whichever suite this is. */
-const embedded = (name: string) => {
-  const { DATABASE_URL: _unused, ...env } = dir.env;
-  return { ...env, DATA_DIR: path.join(dir.dir, name) };
-};
+/** Embedded storage in a directory of its own. */
+const embedded = (name: string) => ({ ...dir.env, DATA_DIR: path.join(dir.dir, name) });
 
-/** The suite's storage for one test: on embedded storage a migrated copy of its own. */
+/** A migrated embedded database of the test's own. */
 async function migrated(name: string): Promise<Record<string, string>> {
-  if (onPostgres) return dir.env;
   const env = embedded(name);
   await seedDataDir(env.DATA_DIR);
   return env;
 }
 
-// Side by side, several commands share the machine: each test has longer than the default 30 s.
-describe.concurrent('tenure doctor', { timeout: 90_000 }, () => {
+describe('tenure doctor', () => {
   it('passes on a migrated database and prints a report for people on stderr, JSON on stdout', async () => {
     // scratch() gives this suite a migrated database of its own.
-    const res = await tenure(dir.env, 'doctor');
+    const res = await doctor(dir.env);
     expect(res.code, res.stdout + res.stderr).toBe(0);
     expect(JSON.parse(res.stdout)).toMatchObject({ ok: true });
     const report = res.stderr;
     expect(report).toMatch(/^tenure doctor\n/);
     expect(report).toMatch(/ok {4}configuration {2}.*rate limits in memory/);
-    expect(report).toMatch(new RegExp(`ok {4}database {7}reachable \\(${onPostgres ? 'PostgreSQL' : 'PGlite'}`));
+    expect(report).toMatch(/ok {4}database {7}reachable \(PGlite/);
     expect(report).toMatch(/ok {4}migrations {5}all applied/);
     expect(report).toMatch(/skip {2}redis {10}REDIS_URL not set/);
     expect(report).toMatch(/Everything tenure needs is in place\.\n$/);
@@ -76,7 +74,7 @@ describe.concurrent('tenure doctor', { timeout: 90_000 }, () => {
 
   it('says nothing listens at the database address, and how to fix it, without printing the password', async () => {
     const url = `postgres://tenure:s3cret-pw@127.0.0.1:${await freePort()}/tenure`;
-    const res = await tenure({ ...dir.env, DATABASE_URL: url }, 'doctor');
+    const res = await doctor({ ...dir.env, DATABASE_URL: url });
     expect(res.code).toBe(1);
     expect(JSON.parse(res.stdout)).toMatchObject({ ok: false });
     const report = res.stderr;
@@ -112,10 +110,11 @@ describe.concurrent('tenure doctor', { timeout: 90_000 }, () => {
   });
 
   it('says when a running server holds the embedded data directory', async () => {
-    const env = embedded('held');
-    await seedDataDir(env.DATA_DIR);
-    // The harness waits for the server's "listening" log line.
-    const server = await startServerProcess({ ...env, LOG_LEVEL: 'info' });
+    // The data directory held as a running server holds it: opened, its lock file taken. That the
+    // lock keeps out another process is proven against a real server process in
+    // test/storage/cli.storage.test.ts; here it is doctor's reading of a held lock.
+    const env = await migrated('held');
+    const server = await openDatabase({ kind: 'pglite', dataDir: env.DATA_DIR! }, { lockWaitMs: 0 });
     try {
       const { code, checks } = await doctorJson(env);
       expect(code).toBe(1);
@@ -125,9 +124,9 @@ describe.concurrent('tenure doctor', { timeout: 90_000 }, () => {
         fix: expect.stringMatching(/Stop that process/),
       });
     } finally {
-      await server.stop();
+      await server.close();
     }
-  }, 90_000);
+  });
 
   describe('with REDIS_URL', () => {
     let redis: RedisProcess;

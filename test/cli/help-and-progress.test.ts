@@ -1,20 +1,30 @@
-import { writeFile } from 'node:fs/promises';
+import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scratch, tenure } from '../ops/ops-support.js';
+import { cli, cliOn } from '../support/cli.js';
+import { useHarness } from '../support/harness.js';
+import { tenure as spawnTenure } from '../ops/ops-support.js';
 
-/** `npx tenure --help`, per-command help, and import progress on stderr, through the built binary. */
+/**
+ * `npx tenure --help`, per-command help, and import progress on stderr, in-process (`runCli`);
+ * and `--help` through the built binary, which answers without opening storage.
+ */
 
-let dir: Awaited<ReturnType<typeof scratch>>;
+const h = useHarness();
+
+let dir: string;
 beforeAll(async () => {
-  dir = await scratch('help');
+  dir = await mkdtemp(path.join(tmpdir(), 'tenure-help-'));
 });
-afterAll(() => dir.remove());
+afterAll(() => rm(dir, { recursive: true, force: true }));
 
-// Help opens no storage: the commands run side by side.
-describe.concurrent('help', { timeout: 90_000 }, () => {
+/** Help needs no storage: an environment pointing at a data directory that does not exist. */
+const tenure = (...args: string[]) => cli(args, { env: { DATA_DIR: path.join(dir, 'none'), LOG_LEVEL: 'silent' } });
+
+describe('help', () => {
   it('--help lists every command with a description, examples and where to read more', async () => {
-    const res = await tenure(dir.env, '--help');
+    const res = await tenure('--help');
     expect(res.code).toBe(0);
     for (const command of ['project', 'key', 'migrate', 'serve', 'worker', 'membership', 'doctor']) {
       expect(res.stdout).toMatch(new RegExp(`^  ${command}\\b.* {2,}\\S`, 'm'));
@@ -29,18 +39,29 @@ describe.concurrent('help', { timeout: 90_000 }, () => {
     [['key', 'help', 'create'], ['--project <id>', '--label <label>', 'printed once', '$ npx tenure key create']],
     [['serve', '--help'], ['TENURE_SHUTDOWN_TIMEOUT_MS', '$ npx tenure serve']],
   ])('%j explains the command with examples', async (args, expected) => {
-    const res = await tenure(dir.env, ...args);
+    const res = await tenure(...args);
     expect(res.code, res.stderr).toBe(0);
     for (const text of expected) expect(res.stdout).toContain(text);
   });
 
   it('an unknown command fails with a suggestion and a pointer to the help', async () => {
-    const res = await tenure(dir.env, 'doctr');
+    const res = await tenure('doctr');
     expect(res.code).toBe(1);
     expect(res.stdout).toBe('');
     expect(res.stderr).toMatch(/unknown command 'doctr'/);
     expect(res.stderr).toMatch(/Did you mean doctor\?/);
     expect(res.stderr).toMatch(/npx tenure --help/);
+  });
+
+  it('the built binary answers --help as a process, without opening storage', { timeout: 60_000 }, async () => {
+    const dataDir = path.join(dir, 'bin-none');
+    const { DATABASE_URL: _ignored, ...rest } = process.env;
+    const res = await spawnTenure({ ...rest, DATA_DIR: dataDir, LOG_LEVEL: 'silent' }, '--help');
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/^Usage: tenure /);
+    expect(res.stdout).toContain('Examples:\n  $ npx tenure doctor');
+    // Opening embedded storage would have created the data directory.
+    await expect(access(dataDir)).rejects.toThrow();
   });
 });
 
@@ -48,17 +69,17 @@ describe('membership import progress', () => {
   let projectId: string;
   let file: string;
   beforeAll(async () => {
-    const project = await tenure(dir.env, 'project', 'create', '--name', 'progress');
+    const project = await cliOn(h)('project', 'create', '--name', 'progress');
     expect(project.code, project.stderr).toBe(0);
     projectId = (JSON.parse(project.stdout) as { id: string }).id;
     const end = Date.now() + 30 * 86_400_000;
     const rows = Array.from({ length: 3000 }, (_, i) => `${10_000 + i},${end}`);
-    file = path.join(dir.dir, 'members.csv');
+    file = path.join(dir, 'members.csv');
     await writeFile(file, ['user_id,end_date', ...rows, 'oops,1'].join('\n') + '\n');
   });
 
   it('--progress reports on stderr while stdout holds the JSON report alone', async () => {
-    const res = await tenure(dir.env, 'membership', 'import', '--project', projectId, '--file', file, '--batch-size', '500', '--progress');
+    const res = await cliOn(h)('membership', 'import', '--project', projectId, '--file', file, '--batch-size', '500', '--progress');
     expect(res.code, res.stderr).toBe(0);
     expect(JSON.parse(res.stdout)).toMatchObject({ project_id: projectId, inserted: 3000, rejected: 1 });
     const lines = res.stderr.trimEnd().split('\n');
@@ -67,7 +88,7 @@ describe('membership import progress', () => {
   });
 
   it('prints no progress when stderr is not a terminal, unless asked', async () => {
-    const again = await tenure(dir.env, 'membership', 'import', '--project', projectId, '--file', file);
+    const again = await cliOn(h)('membership', 'import', '--project', projectId, '--file', file);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toBe('');
     expect(JSON.parse(again.stdout)).toMatchObject({ inserted: 0 });

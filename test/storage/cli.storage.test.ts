@@ -4,13 +4,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tenure as runCli, seedDataDir } from '../ops/ops-support.js';
+import { seedDataDir } from '../ops/ops-support.js';
+import { cli } from '../support/cli.js';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../support/harness.js';
 
 /**
- * The CLI where the storage makes the difference (test/cli has the rest, on embedded storage):
- * `tenure migrate` on each, and a command run beside a running server — refused plainly on
- * embedded storage, whose data directory one process holds at a time, and shared on PostgreSQL.
+ * The CLI where the storage makes the difference (test/cli has the rest, on the harness's
+ * database): `tenure migrate` on each, and a command run beside a running server — refused
+ * plainly on embedded storage, whose data directory one process holds at a time, and shared on
+ * PostgreSQL. The commands run in-process (`runCli`), opening the storage their environment names
+ * as the bin does; the server is a real process, since what is proven is a lock between processes.
  */
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
@@ -19,7 +22,7 @@ let dir: string;
 let env: NodeJS.ProcessEnv;
 let database: TestDatabase | null = null;
 
-const tenure = (...args: string[]) => runCli(env, ...args);
+const tenure = (...args: string[]) => cli(args, { env });
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'tenure-cli-storage-'));
@@ -59,7 +62,7 @@ describe.concurrent(`tenure CLI on ${onPostgres ? 'PostgreSQL' : 'embedded stora
         server.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('Server listening') && resolve());
         server.once('exit', (code) => reject(new Error(`server exited ${code}`)));
       });
-      const res = await runCli(serverEnv, 'project', 'create', '--name', 'blocked');
+      const res = await cli(['project', 'create', '--name', 'blocked'], { env: serverEnv });
       if (onPostgres) {
         expect(res.code, res.stderr).toBe(0);
         expect(JSON.parse(res.stdout)).toMatchObject({ name: 'blocked' });
