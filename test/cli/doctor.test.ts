@@ -19,7 +19,8 @@ const migrationCount = () => (JSON.parse(readFileSync('drizzle/meta/_journal.jso
 
 let dir: Awaited<ReturnType<typeof scratch>>;
 beforeAll(async () => {
-  dir = await scratch('doctor');
+  // Embedded storage whatever the tier's: the checks of a data directory are what is proven here.
+  dir = await scratch('doctor', { embedded: true });
 });
 afterAll(() => dir.remove());
 

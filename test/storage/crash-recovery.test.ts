@@ -1,11 +1,10 @@
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { seedDataDir } from '../ops/ops-support.js';
+import { cliTenant, seedDataDir } from '../ops/ops-support.js';
 import { createTestDatabase, onPostgres } from '../support/harness.js';
 import { freePort } from '../support/processes.js';
 import { eventually } from '../support/webhook-harness.js';
@@ -24,7 +23,6 @@ import { startReceiver, verifyProductSignature, type ReceivedRequest } from '../
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 const BIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
-const run = promisify(execFile);
 const EVENTS = 12;
 const STALLED = 4; // TENURE_WEBHOOK_ENDPOINT_CONCURRENCY below: what the first server holds when killed
 
@@ -69,10 +67,8 @@ describe.concurrent(`at-least-once delivery across a crash (${onPostgres ? 'Post
       // A migrated embedded database, copied: the first command does not pay for creating one.
       await seedDataDir(env.DATA_DIR!);
     }
-    const tenure = async (...args: string[]) => JSON.parse((await run(process.execPath, [BIN, ...args], { env, timeout: 60_000 })).stdout);
-    const created = (await tenure('project', 'create', '--name', 'crash test')) as { id: string };
-    const key = (await tenure('key', 'create', '--project', created.id)) as { key: string };
-    const project = { id: created.id, key: key.key };
+    const tenant = await cliTenant(env);
+    const project = { id: tenant.projectId, key: tenant.key };
     const receiver = await startReceiver();
     cleanups.push(() => receiver.close());
 
