@@ -81,6 +81,8 @@ async function openRaw(address: string): Promise<RawConnection> {
 const connectPacket = (auth: Record<string, unknown>) => `0${LIVE_NAMESPACE},${JSON.stringify(auth)}`;
 /** The server's answer to an accepted handshake. */
 const ADMITTED = new RegExp(`^0${LIVE_NAMESPACE},\\{"sid":`);
+/** The message an admitted connection gets next. */
+const READY = new RegExp(`^2${LIVE_NAMESPACE},\\["message",\\{"type":"ready"`);
 
 describe('connections awaiting authentication, per address', () => {
   it.each(['websocket', 'polling'] as const)(
@@ -135,7 +137,10 @@ describe('connections awaiting authentication, per address', () => {
     await raw.send(connectPacket(authOf(t)));
     expect((await raw.receive(1))[0]).toMatch(ADMITTED);
     await raw.send(`1${LIVE_NAMESPACE},`);
-    expect(await raw.receive(1)).toStrictEqual(['closed']);
+    // The `ready` message that follows admission may come in the same poll or the next one.
+    const rest = await raw.receive(2);
+    expect(rest.at(-1), rest.join('\n')).toBe('closed');
+    expect(rest.slice(0, -1).every((p) => READY.test(p)), rest.join('\n')).toBe(true);
   });
 
   it('checks one handshake at a time on a connection', async () => {
