@@ -6,7 +6,7 @@ import { eventually } from '../support/webhook-harness.js';
 
 /**
  * The access worker across crashes, with real processes (`npx tenure worker`, the built CLI) and
- * the real @discordjs/rest against the local fake Discord. A burst of 2,000 pending role grants
+ * the real @discordjs/rest against the local fake Discord. A burst of 800 pending role grants
  * over 8 guilds; the worker holding the bot is killed with SIGKILL mid-burst; on PostgreSQL a
  * second worker, running all along, takes the bot over once the dead one's lease runs out; on
  * embedded storage a new worker opens the same data directory. Every row ends synced, every member

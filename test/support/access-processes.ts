@@ -23,7 +23,7 @@ import { createTestDatabase, onPostgres } from './harness.js';
 
 const BIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 export const ROLE_CALL = '/guilds/{guild.id}/members/{user.id}/roles/{role.id}';
-export const BURST = 2_000;
+export const BURST = 800;
 export const CONCURRENCY = 8;
 export const LEASE_SECONDS = 3;
 /** The burst's guilds: calls in different guilds run side by side, as they would for a real bot. */
