@@ -8,7 +8,7 @@ import { concreteUrl, projectRoutes, type RecordedRoute } from '../support/route
 
 
 /**
- * Cross-project access (issue 6 item 9): a valid key of project B on any route of project A is a
+ * Cross-project access: a valid key of project B on any route of project A is a
  * 403 FORBIDDEN, for every route and method the app registers under /v2/projects/:project_id
  * (collected as the routes register, so a route added later is covered without listing it), and
  * nothing of A (or B) changes: every row of every table that belongs to a project is compared.

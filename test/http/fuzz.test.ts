@@ -6,7 +6,7 @@ import { projectOperations } from '../support/operations.all.js';
 import type { Operation } from '../support/operations.js';
 
 /**
- * Generated bad input on every project route (issue 15 item 9): each route's valid request
+ * Generated bad input on every project route: each route's valid request
  * (its Operation, test/support/operations*.ts) is mutated by fast-check, a field, the body, a
  * path parameter or the query replaced by hostile values (any JSON, any UTF-16 including NUL and
  * lone surrogates, huge and fractional numbers, deep nesting, unknown keys), and no answer may be

@@ -7,7 +7,7 @@ import { future, useHarness } from '../support/harness.js';
 import { count, expectExecuted, expectReplayOf, keyRows, memberPayload, newKey, post } from '../support/idempotency.js';
 
 /**
- * Idempotency-Key on POST (issue 6 item 6, docs/idempotency-and-lists.md): a repeat replays the
+ * Idempotency-Key on POST (docs/idempotency-and-lists.md): a repeat replays the
  * first response byte for byte; what is stored and what releases the key.
  */
 describe('Idempotency-Key: replays and what is stored', () => {

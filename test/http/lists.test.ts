@@ -12,7 +12,7 @@ import { projectRoutes } from '../support/routes.js';
 
 
 /**
- * The list conventions (issue 6 item 7, docs/idempotency-and-lists.md), checked the same way on
+ * The list conventions (docs/idempotency-and-lists.md), checked the same way on
  * every list route: `total`, newest first, a stable order when creation times tie, pages that
  * join up with no duplicate and no gap, and a 422 for a malformed `limit` or `offset`.
  */

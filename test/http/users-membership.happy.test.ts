@@ -3,7 +3,7 @@ import { eventRows, expectError, projectState } from '../support/api.js';
 import { future, useHarness, userId, type Tenant } from '../support/harness.js';
 import { listUsers } from '../support/keys.js';
 
-/** Memberships record their users (issue 6 item 5): user_name on create, the users row, the membership view. */
+/** Memberships record their users: user_name on create, the users row, the membership view. */
 describe('POST /v2/projects/{project_id}/memberships: users', () => {
   const h = useHarness();
 

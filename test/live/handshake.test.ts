@@ -18,7 +18,7 @@ import { unknownKey } from '../support/security.js';
 import { createLiveHarness, LiveClient, type LiveHarness } from './live-harness.js';
 
 /**
- * Who may connect (issue 5, item 1): an API key of the project or a live-update token minted
+ * Who may connect: an API key of the project or a live-update token minted
  * for it, and nothing else. Every refusal is a `connect_error` whose message says what is wrong
  * and whose `data.error_code` names it, without echoing the credential.
  */

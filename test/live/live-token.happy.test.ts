@@ -4,7 +4,7 @@ import { expectSuccess, ISO_MS } from '../support/api.js';
 import { createLiveHarness, type LiveHarness } from './live-harness.js';
 
 /**
- * `POST /v2/projects/{project_id}/integrations/live-updates/tokens` (issue 5, item 1): a
+ * `POST /v2/projects/{project_id}/integrations/live-updates/tokens`: a
  * short-lived token for a browser, scoped to the project, that opens a live-updates connection.
  */
 

@@ -3,7 +3,7 @@ import { CHANNELS } from '../../src/live/channels.js';
 import { createLiveHarness, type LiveHarness } from './live-harness.js';
 
 /**
- * The protocol (issue 5, items 1-2): `ready`, subscribe / unsubscribe / ping and their answers,
+ * The protocol: `ready`, subscribe / unsubscribe / ping and their answers,
  * errors that leave the connection up, the per-connection action limit, the 4 KB packet cap and
  * the per-project connection cap.
  */

@@ -9,7 +9,7 @@ import { createLiveHarness, type LiveClient, type LiveHarness } from './live-har
 import { markWrites } from '../../src/store/wakeups.js';
 
 /**
- * Resume (issue 5, item 3, "beyond the original"): a subscribe with `after: <event_id>` first
+ * Resume (beyond the original product): a subscribe with `after: <event_id>` first
  * gets the channel's events the client missed since that event, then `subscribed` with how many
  * were replayed; an id the project does not have, or one older than TENURE_EVENT_RETENTION, is
  * an error rather than a silent gap.

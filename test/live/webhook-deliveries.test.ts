@@ -9,7 +9,7 @@ import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
 import { createLiveHarness, type LiveClient, type LiveHarness } from './live-harness.js';
 
 /**
- * The webhook-deliveries channel (issue 5, item 2): a delivery's final outcome (succeeded,
+ * The webhook-deliveries channel: a delivery's final outcome (succeeded,
  * dropped, retries exhausted) and an endpoint disabled after 5 days of failures, as live-only
  * events written with the outcome itself, broadcast like any other and never sent to webhooks.
  * The delivery worker runs on a clock the test moves.

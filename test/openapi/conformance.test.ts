@@ -7,7 +7,7 @@ import type { Operation } from '../support/operations.js';
 import { documentedOperations, loadOperations, SchemaValidator, type OpenApiDocument } from './openapi-support.js';
 
 /**
- * The document tells the truth (issue 7 item 1): every documented operation is driven through the
+ * The document tells the truth: every documented operation is driven through the
  * real app, and every response it gives — success, 401, 422, 404, 400, 415, 429 — must have its
  * status documented for that operation and a body that validates against the documented schema
  * (ajv, JSON Schema 2020-12). The requests come from the Operation descriptions the route suites

@@ -5,7 +5,7 @@ import { createHarness, type Harness } from '../support/harness.js';
 import { documentedOperations, type DocOperation, type OpenApiDocument } from './openapi-support.js';
 
 /**
- * GET /openapi.json (issue 7 item 1): a valid OpenAPI 3.1 document, public, generated from the
+ * GET /openapi.json: a valid OpenAPI 3.1 document, public, generated from the
  * route schemas, with the security scheme, the shared error shapes and the response headers.
  */
 

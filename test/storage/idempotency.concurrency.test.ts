@@ -5,7 +5,7 @@ import { useHarness } from '../support/harness.js';
 import { count, expectReplayOf, expectReplayWithoutSecret, keyRows, memberPayload, newKey, post } from '../support/idempotency.js';
 
 /**
- * Concurrent duplicates (issue 6 item 6): N identical requests at once. The claim is an INSERT …
+ * Concurrent duplicates: N identical requests at once. The claim is an INSERT …
  * ON CONFLICT, so exactly one runs; the others see it running (409) or, once it is done, replay it.
  * On PostgreSQL the requests really overlap across pool connections; on PGlite they interleave.
  */
