@@ -1,7 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { fractionDigits } from '../domain/payments/checkout-rules.js';
 import type { PaymentView } from '../domain/payments/payment.view.js';
-import { ENDING_STATUSES, type Buyer, type PaymentChange } from '../domain/payments/stripe-events.js';
+import { ENDING_STATUSES, buyerIn, grantRefusal, outcomeSentence, payerOf, statusAction, type Outcome } from '../domain/payments/payment-rules.js';
+import type { Buyer, PaymentChange } from '../domain/payments/stripe-events.js';
 import type { Clock } from '../domain/clock.js';
 import type { Db } from './db.js';
 import { rowsOf } from './db.js';
@@ -14,7 +15,9 @@ import { insertEvent } from './outbox.js';
  * event does"). Each event is applied in one transaction that first records its id in
  * `payment_events`: an id already there is a duplicate and changes nothing, whichever way it came
  * (the webhook, a redelivery, reconciliation). Every change writes its outbox events in the same
- * transaction: `payment.*` and the `membership.*` the access engine follows.
+ * transaction: `payment.*` and the `membership.*` the access engine follows. What to do, and the
+ * outcome in words, are the domain's (domain/payments/payment-rules.ts): this store runs the reads
+ * and the guarded writes, and reports what they found.
  */
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
@@ -69,16 +72,16 @@ export class StripeEventsStore {
           ON CONFLICT (merchant_account_id, event_id) DO NOTHING RETURNING event_id`),
       );
       if (fresh.length === 0) return null;
-      const outcome = await this.applyChange(tx, meta, change, o.graceMs);
+      const outcome = outcomeSentence(await this.applyChange(tx, meta, change, o.graceMs));
       await tx.execute(sql`UPDATE payment_events SET outcome = ${outcome} WHERE merchant_account_id = ${meta.merchantAccountId} AND event_id = ${meta.eventId}`);
       return outcome;
     });
   }
 
-  private async applyChange(tx: Tx, meta: EventMeta, change: PaymentChange, graceMs: number): Promise<string> {
+  private async applyChange(tx: Tx, meta: EventMeta, change: PaymentChange, graceMs: number): Promise<Outcome> {
     switch (change.kind) {
       case 'ignored':
-        return `ignored: ${change.reason}`;
+        return change;
       case 'paid':
         return this.paid(tx, meta, change);
       case 'failed':
@@ -89,26 +92,26 @@ export class StripeEventsStore {
         return this.reversed(tx, meta, change);
       case 'expired': {
         // docs/payments.md, "Coupons at checkout": a session that expired unpaid gives its coupon's use back.
-        const codes = await releaseSessionUse(tx, meta.projectId, change.sessionId, this.clock.now());
-        return codes.length > 0 ? `applied: the use of coupon ${codes.join(', ')} reserved by the session is given back` : 'ignored: the session held no coupon use';
+        return { kind: 'session-expired', releasedCodes: await releaseSessionUse(tx, meta.projectId, change.sessionId, this.clock.now()) };
       }
     }
   }
 
-  /** The buyer named by the event, or the member holding the subscription (a renewal's invoice without metadata). */
+  /** Who paid (payerOf): the buyer named by the event, or the member holding the subscription, looked up. */
   private async buyerOf(tx: Tx, projectId: string, buyer: Buyer | null, subscriptionId: string | null): Promise<Buyer | null> {
-    if (buyer) return buyer.projectId === projectId ? buyer : null;
-    if (!subscriptionId) return null;
+    const payer = payerOf(projectId, buyer, subscriptionId);
+    if (!payer) return null;
+    if ('buyer' in payer) return payer.buyer;
     const rows = rowsOf<{ user_id: string; plan_id: string | null }>(
-      await tx.execute(sql`SELECT user_id, plan_id FROM memberships WHERE project_id = ${projectId} AND subscription_id = ${subscriptionId}`),
+      await tx.execute(sql`SELECT user_id, plan_id FROM memberships WHERE project_id = ${projectId} AND subscription_id = ${payer.holderOf}`),
     );
     const row = rows[0];
     return row?.plan_id ? { projectId, planId: row.plan_id, userId: row.user_id } : null;
   }
 
-  private async paid(tx: Tx, meta: EventMeta, p: Extract<PaymentChange, { kind: 'paid' }>): Promise<string> {
+  private async paid(tx: Tx, meta: EventMeta, p: Extract<PaymentChange, { kind: 'paid' }>): Promise<Outcome> {
     const buyer = await this.buyerOf(tx, meta.projectId, p.buyer, p.subscriptionId);
-    if (!buyer) return 'ignored: the payment names no member of this project';
+    if (!buyer) return { kind: 'no-member' };
     const now = this.clock.now();
     // One row per payment: a subscription's first invoice comes as checkout.session.completed and as invoice.paid.
     const recorded = rowsOf<{ inserted: boolean }>(
@@ -129,27 +132,31 @@ export class StripeEventsStore {
     );
     // The session's coupon use (reserved at checkout) is now a redemption, whichever event recorded the payment.
     if (p.checkoutSessionId) await redeemSessionUse(tx, meta.projectId, p.checkoutSessionId, now);
-    if (!recorded[0]?.inserted) return 'recorded already: the payment was applied by another event';
+    if (!recorded[0]?.inserted) return { kind: 'paid-already' };
     return this.grant(tx, meta, buyer, p.subscriptionId);
   }
 
   /**
-   * Creates the member's membership, or extends it by the plan's duration from its end date (or
-   * from now, when it has ended), with its event; a subscription's id and status go with it.
+   * Unless the domain refuses the grant (grantRefusal), extends the member's membership by the
+   * plan's duration from its end date (or from now, when it has ended), else creates it, with its
+   * event; a subscription's id and status go with it.
    */
-  private async grant(tx: Tx, meta: EventMeta, buyer: Buyer, subscriptionId: string | null): Promise<string> {
+  private async grant(tx: Tx, meta: EventMeta, buyer: Buyer, subscriptionId: string | null): Promise<Outcome> {
     const now = this.clock.now();
     const at = sql`${now.toISOString()}::timestamptz`;
     const eventAt = sql`${meta.createdAt.toISOString()}::timestamptz`;
     const plan = rowsOf<{ id: string }>(await tx.execute(sql`SELECT id FROM plans WHERE id = ${buyer.planId} AND project_id = ${meta.projectId}`));
-    if (plan.length === 0) return 'recorded; no membership change: the plan no longer exists';
-    // A subscription that ended after this payment was made stays ended (its events came out of order).
-    const ended = rowsOf(
-      await tx.execute(sql`
-        SELECT 1 FROM memberships WHERE project_id = ${meta.projectId} AND user_id = ${buyer.userId} AND subscription_id = ${subscriptionId}
-          AND subscription_status IN (${sql.join(ENDING_STATUSES.map((s) => sql`${s}`), sql`, `)}) AND subscription_status_at > ${eventAt}`),
-    );
-    if (ended.length > 0) return 'recorded; no membership change: the subscription ended after this payment';
+    const planExists = plan.length > 0;
+    // Looked up only when the plan exists: without it the grant is refused whatever this finds.
+    const endedAfterPayment =
+      planExists &&
+      rowsOf(
+        await tx.execute(sql`
+          SELECT 1 FROM memberships WHERE project_id = ${meta.projectId} AND user_id = ${buyer.userId} AND subscription_id = ${subscriptionId}
+            AND subscription_status IN (${sql.join(ENDING_STATUSES.map((s) => sql`${s}`), sql`, `)}) AND subscription_status_at > ${eventAt}`),
+      ).length > 0;
+    const refusal = grantRefusal({ planExists, endedAfterPayment });
+    if (refusal) return { kind: 'not-granted', why: refusal };
     const status = subscriptionId ? sql`'active'` : sql`NULL`;
     const extended = rowsOf(
       await tx.execute(sql`
@@ -167,7 +174,7 @@ export class StripeEventsStore {
         ), full_row AS (${withPlan('upd')}), ev AS (${extendedEvent(now)})
         SELECT id FROM full_row`),
     );
-    if (extended.length > 0) return 'applied: membership extended by the plan duration';
+    if (extended.length > 0) return { kind: 'extended' };
     const created = rowsOf<{ banned: boolean; id: string | null }>(
       await tx.execute(sql`
         WITH banned AS (
@@ -186,13 +193,12 @@ export class StripeEventsStore {
         ), full_row AS (${withPlan('ins', 'usr')}), ev AS (${membershipEvent('membership.created', now)})
         SELECT (SELECT yes FROM banned) AS banned, (SELECT id FROM full_row) AS id`),
     )[0]!;
-    if (created.id) return 'applied: membership created';
-    return created.banned ? 'recorded; no membership: the user is banned' : 'recorded; no membership change: created concurrently';
+    return { kind: 'create', created: Boolean(created.id), banned: created.banned };
   }
 
-  private async failed(tx: Tx, meta: EventMeta, f: Extract<PaymentChange, { kind: 'failed' }>): Promise<string> {
+  private async failed(tx: Tx, meta: EventMeta, f: Extract<PaymentChange, { kind: 'failed' }>): Promise<Outcome> {
     const buyer = await this.buyerOf(tx, meta.projectId, f.buyer, f.subscriptionId);
-    if (!buyer) return 'ignored: the payment names no member of this project';
+    if (!buyer) return { kind: 'no-member' };
     const now = sql`${this.clock.now().toISOString()}::timestamptz`;
     const rows = rowsOf(
       await tx.execute(sql`
@@ -207,18 +213,18 @@ export class StripeEventsStore {
         ), ev AS (${paymentEvent('payment.failed', 'ins')})
         SELECT id FROM ins`),
     );
-    return rows.length > 0 ? 'applied: payment failed recorded' : 'recorded already: the invoice has a payment';
+    return { kind: 'failed', recorded: rows.length > 0 };
   }
 
   /**
-   * Records the subscription's status unless a later event set it already, and acts on it:
-   * `past_due` keeps access for the grace period past now; an ending status ends the membership now.
+   * Records the subscription's status unless a later event set it already, and runs what the
+   * domain says it does (statusAction): end the memberships now, or keep access until a date.
    */
-  private async subscription(tx: Tx, meta: EventMeta, s: Extract<PaymentChange, { kind: 'subscription' }>, graceMs: number): Promise<string> {
+  private async subscription(tx: Tx, meta: EventMeta, s: Extract<PaymentChange, { kind: 'subscription' }>, graceMs: number): Promise<Outcome> {
     const now = this.clock.now();
     const at = sql`${now.toISOString()}::timestamptz`;
     const eventAt = sql`${meta.createdAt.toISOString()}::timestamptz`;
-    const user = s.buyer && s.buyer.projectId === meta.projectId ? s.buyer.userId : null;
+    const user = buyerIn(meta.projectId, s.buyer)?.userId ?? null;
     const marked = rowsOf<{ id: string; end_date_passed: boolean }>(
       await tx.execute(sql`
         UPDATE memberships SET subscription_id = ${s.subscriptionId}, subscription_status = ${s.status}, subscription_status_at = ${eventAt}, updated_at = ${at}
@@ -227,9 +233,10 @@ export class StripeEventsStore {
           AND (subscription_status_at IS NULL OR subscription_status_at <= ${eventAt})
         RETURNING id, end_date <= ${at} AS end_date_passed`),
     );
-    if (marked.length === 0) return `ignored: no membership holds subscription ${s.subscriptionId}, or a later event set its status`;
+    if (marked.length === 0) return { kind: 'status-not-set', subscriptionId: s.subscriptionId };
     const ids = sql.join(marked.map((m) => sql`${m.id}::uuid`), sql`, `);
-    if (ENDING_STATUSES.includes(s.status)) {
+    const action = statusAction(s.status, now, graceMs);
+    if (action.kind === 'end') {
       const ended = rowsOf(
         await tx.execute(sql`
           WITH upd AS (
@@ -239,10 +246,10 @@ export class StripeEventsStore {
           ), full_row AS (${withPlan('upd')}), ev AS (${membershipEvent('membership.expired', now)})
           SELECT id FROM full_row`),
       );
-      return ended.length > 0 ? `applied: subscription ${s.status}, membership ended` : `applied: subscription ${s.status}, membership had ended already`;
+      return { kind: 'status-set', status: s.status, action: action.kind, changed: ended.length > 0 };
     }
-    if (s.status === 'past_due' && graceMs > 0) {
-      const until = sql`${new Date(now.getTime() + graceMs).toISOString()}::timestamptz`;
+    if (action.kind === 'keep') {
+      const until = sql`${action.until.toISOString()}::timestamptz`;
       const kept = rowsOf(
         await tx.execute(sql`
           WITH old AS (SELECT id, end_date FROM memberships WHERE id IN (${ids}) AND end_date < ${until} FOR UPDATE
@@ -253,13 +260,13 @@ export class StripeEventsStore {
           ), full_row AS (${withPlan('upd')}), ev AS (${extendedEvent(now)})
           SELECT id FROM full_row`),
       );
-      return kept.length > 0 ? 'applied: subscription past_due, access kept for the grace period' : 'applied: subscription past_due, paid through the grace period already';
+      return { kind: 'status-set', status: s.status, action: action.kind, changed: kept.length > 0 };
     }
-    return `applied: subscription ${s.status}`;
+    return { kind: 'status-set', status: s.status, action: action.kind, changed: false };
   }
 
   /** A refund or dispute: the payment is marked and its member's membership ends now. */
-  private async reversed(tx: Tx, meta: EventMeta, r: Extract<PaymentChange, { kind: 'reversed' }>): Promise<string> {
+  private async reversed(tx: Tx, meta: EventMeta, r: Extract<PaymentChange, { kind: 'reversed' }>): Promise<Outcome> {
     const now = this.clock.now();
     const at = sql`${now.toISOString()}::timestamptz`;
     const type = r.status === 'refunded' ? 'payment.refunded' : 'payment.disputed';
@@ -272,7 +279,8 @@ export class StripeEventsStore {
         ), ev AS (${paymentEvent(type, 'upd')})
         SELECT user_id FROM upd`),
     );
-    if (marked.length === 0) return `ignored: no succeeded payment of ${r.paymentIntentId} (unknown, or ${r.status} already)`;
+    const reversal = { kind: 'reversed', paymentIntentId: r.paymentIntentId, status: r.status } as const;
+    if (marked.length === 0) return { ...reversal, marked: false, ended: false };
     const ended = rowsOf(
       await tx.execute(sql`
         WITH upd AS (
@@ -282,6 +290,6 @@ export class StripeEventsStore {
         ), full_row AS (${withPlan('upd')}), ev AS (${membershipEvent('membership.expired', now)})
         SELECT id FROM full_row`),
     );
-    return ended.length > 0 ? `applied: payment ${r.status}, membership ended` : `applied: payment ${r.status}, membership had ended already`;
+    return { ...reversal, marked: true, ended: ended.length > 0 };
   }
 }

@@ -37,6 +37,19 @@ describe('what a Stripe event means', () => {
     expect(changeOf(ev('invoice.paid', { id: 'in_2', amount_paid: 1 }))).toMatchObject({ kind: 'ignored', reason: 'an invoice of no subscription' });
   });
 
+  it('reads a failed invoice as a paid one is read, in both shapes: a failed payment of the amount due, keyed by the invoice', () => {
+    const current = { id: 'in_1', amount_due: 500, amount_paid: 0, currency: 'eur', customer: 'cus_1', parent: { subscription_details: { subscription: 'sub_1', metadata: META } } };
+    const legacy = { id: 'in_1', amount_due: 500, amount_paid: 0, currency: 'eur', customer: { id: 'cus_1' }, subscription: 'sub_1', subscription_details: { metadata: META } };
+    for (const invoice of [current, legacy]) {
+      expect(changeOf(ev('invoice.payment_failed', invoice))).toStrictEqual({
+        kind: 'failed', key: 'in_1', buyer: BUYER, amountMinor: 500, currency: 'EUR', invoiceId: 'in_1', subscriptionId: 'sub_1', customerId: 'cus_1',
+      });
+    }
+    // A renewal's invoice may carry no metadata: the subscription's holder is the buyer then.
+    expect(changeOf(ev('invoice.payment_failed', { id: 'in_3', amount_due: 500, currency: 'usd', subscription: 'sub_1' }))).toMatchObject({ kind: 'failed', buyer: null });
+    expect(changeOf(ev('invoice.payment_failed', { subscription: 'sub_1', amount_due: 1 }))).toMatchObject({ kind: 'ignored', reason: 'an invoice of no subscription' });
+  });
+
   it('subscription updates and deletions, full refunds and disputes', () => {
     expect(changeOf(ev('customer.subscription.updated', { id: 'sub_1', status: 'past_due' }))).toStrictEqual({ kind: 'subscription', subscriptionId: 'sub_1', status: 'past_due', buyer: null });
     expect(changeOf(ev('customer.subscription.deleted', { id: 'sub_1', status: 'active' }))).toMatchObject({ status: 'canceled' });

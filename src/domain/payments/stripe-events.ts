@@ -56,15 +56,29 @@ export function buyerOf(metadata: unknown): Buyer | null {
   return projectId && planId && userId ? { projectId, planId, userId } : null;
 }
 
-function invoiceParts(invoice: Obj) {
+/**
+ * A subscription's invoice, paid (a payment of `amount_paid`) or failed (of `amount_due`): both
+ * keyed by the invoice's id, its subscription, buyer, currency and customer read the same way, in
+ * either Invoice shape. An invoice of no subscription is not tenure's.
+ */
+function invoiceChange(type: 'invoice.paid' | 'invoice.payment_failed', invoice: Obj): PaymentChange {
   const details = obj(obj(invoice.parent).subscription_details);
   const legacy = obj(invoice.subscription_details);
-  const payment = obj(obj((obj(invoice.payments).data as unknown[] | undefined)?.[0]).payment);
-  return {
-    subscriptionId: idOf(details.subscription) ?? idOf(invoice.subscription),
-    metadata: Object.keys(obj(details.metadata)).length > 0 ? details.metadata : legacy.metadata,
-    paymentIntentId: idOf(payment.payment_intent) ?? idOf(invoice.payment_intent),
+  const subscriptionId = idOf(details.subscription) ?? idOf(invoice.subscription);
+  const invoiceId = str(invoice.id);
+  if (!subscriptionId || !invoiceId) return { kind: 'ignored', reason: 'an invoice of no subscription' };
+  const common = {
+    key: invoiceId,
+    buyer: buyerOf(Object.keys(obj(details.metadata)).length > 0 ? details.metadata : legacy.metadata),
+    currency: String(invoice.currency ?? '').toUpperCase(),
+    invoiceId,
+    subscriptionId,
+    customerId: idOf(invoice.customer),
   };
+  if (type === 'invoice.payment_failed') return { kind: 'failed', ...common, amountMinor: num(invoice.amount_due) };
+  const payment = obj(obj((obj(invoice.payments).data as unknown[] | undefined)?.[0]).payment);
+  const paymentIntentId = idOf(payment.payment_intent) ?? idOf(invoice.payment_intent);
+  return { kind: 'paid', ...common, amountMinor: num(invoice.amount_paid), checkoutSessionId: null, paymentIntentId };
 }
 
 export function changeOf(event: StripeEventLike): PaymentChange {
@@ -101,38 +115,9 @@ export function changeOf(event: StripeEventLike): PaymentChange {
       if (!sessionId) return { kind: 'ignored', reason: 'a session without an id' };
       return { kind: 'expired', sessionId };
     }
-    case 'invoice.paid': {
-      const parts = invoiceParts(o);
-      const invoiceId = str(o.id);
-      if (!parts.subscriptionId || !invoiceId) return { kind: 'ignored', reason: 'an invoice of no subscription' };
-      return {
-        kind: 'paid',
-        key: invoiceId,
-        buyer: buyerOf(parts.metadata),
-        amountMinor: num(o.amount_paid),
-        currency: String(o.currency ?? '').toUpperCase(),
-        checkoutSessionId: null,
-        paymentIntentId: parts.paymentIntentId,
-        invoiceId,
-        subscriptionId: parts.subscriptionId,
-        customerId: idOf(o.customer),
-      };
-    }
-    case 'invoice.payment_failed': {
-      const parts = invoiceParts(o);
-      const invoiceId = str(o.id);
-      if (!parts.subscriptionId || !invoiceId) return { kind: 'ignored', reason: 'an invoice of no subscription' };
-      return {
-        kind: 'failed',
-        key: invoiceId,
-        buyer: buyerOf(parts.metadata),
-        amountMinor: num(o.amount_due),
-        currency: String(o.currency ?? '').toUpperCase(),
-        invoiceId,
-        subscriptionId: parts.subscriptionId,
-        customerId: idOf(o.customer),
-      };
-    }
+    case 'invoice.paid':
+    case 'invoice.payment_failed':
+      return invoiceChange(event.type, o);
     case 'customer.subscription.updated':
     case 'customer.subscription.deleted': {
       const subscriptionId = str(o.id);
@@ -156,10 +141,3 @@ export function changeOf(event: StripeEventLike): PaymentChange {
       return { kind: 'ignored', reason: `tenure does not act on ${event.type}` };
   }
 }
-
-/**
- * Subscription statuses that end access at once: Stripe gave up (`unpaid` after its retries,
- * `incomplete_expired`) or the subscription ended (`canceled`). `past_due` keeps it through the
- * grace period; the rest (`active`, `trialing`, `incomplete`, `paused`) change nothing.
- */
-export const ENDING_STATUSES: readonly string[] = ['canceled', 'unpaid', 'incomplete_expired'];
