@@ -7,7 +7,7 @@ import { Reconciler } from './access/reconciler.js';
 import type { TelegramClient } from './access/telegram/client.js';
 import { telegramConnector } from './access/telegram/telegram.connector.js';
 import { createTelegramReconciler, type TelegramReconciler } from './access/telegram/telegram.reconciler.js';
-import { startTelegramUpdates, telegramUpdatesDeps } from './access/telegram/updates.js';
+import { startTelegramUpdates, telegramUpdatesDeps } from './access/telegram/updates-runner.js';
 import type { Container } from './container.js';
 import { MISSING_KEY_MESSAGE } from './domain/integrations/encryption-key.js';
 import { startBulkExtendResumer } from './domain/memberships/bulk-extend.resumer.js';
@@ -133,7 +133,7 @@ export async function startWorkerRuntime(c: Container, o: WorkerRuntimeOptions =
   payments.start();
   planner.start();
   access?.start();
-  // Each Telegram bot's updates, received and handled by the process holding it (src/access/telegram/updates.ts).
+  // Each Telegram bot's updates, received and handled by the process holding it (src/access/telegram/updates-runner.ts).
   const telegramUpdates = telegram ? startTelegramUpdates(telegram, telegramUpdatesDeps(c)) : null;
   telegram?.start();
   reconciler?.start();

@@ -1,17 +1,17 @@
 import type { Api } from 'grammy';
 import type { Logger } from 'pino';
-import type { Container } from '../../container.js';
 import type { Clock } from '../../domain/clock.js';
 import { TELEGRAM_UPDATE_KINDS } from '../../domain/integrations/telegram-webhook.service.js';
-import { TelegramWebhookSecrets } from '../../domain/integrations/telegram-webhook-secret.js';
+import type { TelegramWebhookSecrets } from '../../domain/integrations/telegram-webhook-secret.js';
 import type { AccessError } from '../../store/access-worker.store.js';
 import type { ReceivedUpdate, TelegramBotKey, TelegramUpdatesStore } from '../../store/telegram-updates.store.js';
 import type { WakeTopic } from '../../store/wakeups.js';
 import { Alarm } from '../../wake-loop.js';
-import type { BotLeases, HeldBot } from '../bot-leases.js';
-import { createTelegramApi, TELEGRAM_TIMEOUT_SECONDS, telegramFailure, type TelegramFailure } from './api.js';
+import type { HeldBot } from '../bot-leases.js';
+import { createTelegramApi, TELEGRAM_TIMEOUT_SECONDS } from './api.js';
 import { grammySignal, type TelegramClient } from './client.js';
-import { effectsAfter, eventOf, lookupOf, outcomeOf, planOf, type CallOutcome, type TelegramCall, type UpdatePlan } from './update-plan.js';
+import { CallFailed, callTelegram, makeCall, Stop } from './update-calls.js';
+import { effectsAfter, eventOf, lookupOf, outcomeOf, planOf, type CallOutcome, type UpdatePlan } from './update-plan.js';
 
 /**
  * A held Telegram bot's updates (docs/access.md, "Telegram"; DESIGN.md: joins, leaves and join
@@ -50,21 +50,6 @@ export interface TelegramUpdatesDeps {
   random?: () => number;
 }
 
-/** The deps as a process has them: the configuration's mode and URLs, the instance's secrets, the database's wake-ups. */
-export function telegramUpdatesDeps(c: Container): TelegramUpdatesDeps {
-  const { access } = c.config;
-  return {
-    store: c.stores.telegramUpdates,
-    apiUrl: access.telegramApiUrl,
-    mode: access.telegram.updates,
-    webhookUrl: access.telegram.webhookUrl,
-    secrets: TelegramWebhookSecrets.of(c.secretBox),
-    wakeups: c.database.wakeups,
-    clock: c.clock,
-    logger: c.logger,
-  };
-}
-
 export interface TelegramUpdatesOptions {
   /** getUpdates' long-poll timeout, in seconds (Telegram allows up to 50). */
   pollTimeoutSeconds: number;
@@ -78,21 +63,6 @@ export const DEFAULT_TELEGRAM_UPDATES_OPTIONS: TelegramUpdatesOptions = { pollTi
 
 /** Updates read from the inbox at a time. */
 const INBOX_BATCH = 100;
-
-/** The bot was let go, or its token refused: this bot's loop ends here. */
-class Stop extends Error {}
-
-/** A Telegram call failed: `failure` says why; `afterMs` when Telegram said when to come back. */
-class CallFailed extends Error {
-  constructor(
-    readonly failure: TelegramFailure,
-    /** The token the call was made with (a reconnection may have replaced it since). */
-    readonly token: string,
-    readonly method: string,
-  ) {
-    super(`${method}: ${failure.code}`);
-  }
-}
 
 /** One held bot's updates: its loop runs until the bot is let go or `stop` is called. */
 export class TelegramUpdates {
@@ -181,13 +151,13 @@ export class TelegramUpdates {
   private async prepare(client: TelegramClient): Promise<void> {
     const signal = grammySignal(this.signal);
     if (this.deps.mode === 'polling') {
-      await this.call(client, 'deleteWebhook', () => client.deleteWebhook({ drop_pending_updates: false }, signal));
+      await callTelegram(this.signal, client, 'deleteWebhook', () => client.deleteWebhook({ drop_pending_updates: false }, signal));
       return;
     }
     const { webhookUrl, secrets } = this.deps;
     if (!webhookUrl || !secrets) throw new Error('webhook mode needs TENURE_TELEGRAM_WEBHOOK_URL and the instance encryption key');
     const url = `${webhookUrl}/telegram/updates/${this.bot.projectId}`;
-    await this.call(client, 'setWebhook', () =>
+    await callTelegram(this.signal, client, 'setWebhook', () =>
       client.setWebhook(
         url,
         {
@@ -205,7 +175,7 @@ export class TelegramUpdates {
   /** One long poll; stores what it brought with the next offset (fenced by the lease); returns that offset. */
   private async poll(client: TelegramClient, offset: number | null): Promise<number | null> {
     const api = this.pollerOf(client.token);
-    const updates = await this.call(client, 'getUpdates', () =>
+    const updates = await callTelegram(this.signal, client, 'getUpdates', () =>
       api.getUpdates(
         { ...(offset === null ? {} : { offset }), timeout: this.options.pollTimeoutSeconds, allowed_updates: [...TELEGRAM_UPDATE_KINDS] },
         grammySignal(this.signal),
@@ -270,7 +240,7 @@ export class TelegramUpdates {
         continue;
       }
       try {
-        await this.call(client, call.method, () => this.make(client, call));
+        await callTelegram(this.signal, client, call.method, () => makeCall(client, call, this.deps.clock, this.signal));
         outcomes.push('done');
       } catch (err) {
         if (!(err instanceof CallFailed)) throw err;
@@ -284,37 +254,6 @@ export class TelegramUpdates {
       }
     }
     return { outcomes, fault };
-  }
-
-  private make(client: TelegramClient, call: TelegramCall): Promise<unknown> {
-    const signal = grammySignal(this.signal);
-    const chat = Number(call.chatId);
-    switch (call.method) {
-      case 'banChatMember': {
-        const until = call.banSeconds === null ? {} : { until_date: Math.floor(this.deps.clock.now().getTime() / 1000) + call.banSeconds };
-        return client.banChatMember(chat, Number(call.userId), until, signal);
-      }
-      case 'unbanChatMember':
-        // Only a ban is lifted: without it, unbanning a member removes them (docs: unbanChatMember).
-        return client.unbanChatMember(chat, Number(call.userId), { only_if_banned: true }, signal);
-      case 'revokeChatInviteLink':
-        return client.revokeChatInviteLink(chat, call.inviteLink, signal);
-      case 'approveChatJoinRequest':
-        return client.approveChatJoinRequest(chat, Number(call.userId), signal);
-      case 'declineChatJoinRequest':
-        return client.declineChatJoinRequest(chat, Number(call.userId), signal);
-    }
-  }
-
-  /** Runs a Bot API call; what grammY throws becomes a CallFailed that says only `telegramFailure`. */
-  private async call<T>(client: TelegramClient, method: string, run: () => Promise<T>): Promise<T> {
-    // grammY starts a request whose signal aborted before it was given (it waits for an abort event).
-    if (this.signal.aborted) throw new Stop();
-    try {
-      return await run();
-    } catch (err) {
-      throw new CallFailed(telegramFailure(err), client.token, method);
-    }
   }
 
   /**
@@ -354,76 +293,3 @@ export class TelegramUpdates {
   }
 }
 
-export interface TelegramUpdatesHandle {
-  /** The bots whose updates this process handles now, by project. */
-  readonly bots: ReadonlyMap<string, TelegramUpdates>;
-  /** Looks for stored updates of the bots held here (webhook mode: the route stored some). */
-  wake(): void;
-  /** Stops every bot's loop (updates being handled are left for the next holder). */
-  stop(): Promise<void>;
-}
-
-/**
- * Receives and handles the updates of every Telegram bot `worker` holds: a loop per bot from the
- * moment its lease is taken (`leases.onAcquired`) until it is let go (its `signal`). In webhook
- * mode, each commit of the `access` topic (the route's inserts among them, from any process)
- * wakes the loops of the bots with updates waiting.
- */
-export function startTelegramUpdates(
-  worker: { readonly leases: BotLeases<TelegramClient> },
-  deps: TelegramUpdatesDeps,
-  options: TelegramUpdatesOptions = DEFAULT_TELEGRAM_UPDATES_OPTIONS,
-): TelegramUpdatesHandle {
-  const { leases } = worker;
-  const bots = new Map<string, TelegramUpdates>();
-  let stopped = false;
-  const take = (bot: HeldBot<TelegramClient>) => {
-    if (stopped || bots.get(bot.projectId)?.bot === bot) return;
-    const loop = new TelegramUpdates(bot, leases.id, deps, options);
-    bots.set(bot.projectId, loop);
-    void loop.done.finally(() => {
-      if (bots.get(bot.projectId) === loop) bots.delete(bot.projectId);
-    });
-  };
-  // A bot let go needs no hook: its signal aborts, its loop ends and is forgotten.
-  const offAcquired = leases.onAcquired((taken) => taken.forEach(take));
-  for (const bot of leases.held()) take(bot);
-
-  // In webhook mode the route's commits say which bots have updates; one look at a time.
-  let looking: Promise<void> | null = null;
-  let again = false;
-  const look = (): void => {
-    if (stopped) return;
-    if (looking) {
-      again = true;
-      return;
-    }
-    looking = deps.store
-      .withUnhandled([...bots.keys()])
-      .then((waiting) => {
-        for (const projectId of waiting) bots.get(projectId)?.wake();
-      })
-      .catch((err: unknown) => deps.logger.warn({ err }, 'telegram updates: looking for stored updates failed; the next poll looks again'))
-      .finally(() => {
-        looking = null;
-        if (again) {
-          again = false;
-          look();
-        }
-      });
-  };
-  const unsubscribe = deps.mode === 'webhook' && deps.wakeups ? deps.wakeups.subscribe('access', look) : null;
-  unsubscribe?.catch((err: unknown) => deps.logger.warn({ err }, 'telegram updates: no wake-ups; the webhook inbox is looked at every poll'));
-
-  return {
-    bots,
-    wake: look,
-    async stop() {
-      stopped = true;
-      offAcquired();
-      await unsubscribe?.then((off) => off()).catch(() => undefined);
-      await looking;
-      await Promise.all([...bots.values()].map((loop) => loop.stop()));
-    },
-  };
-}
