@@ -21,7 +21,7 @@ import { markWrites } from './wakeups.js';
  * `access.granted` event in the same statement.
  */
 
-/** Where a member stands in a chat, as getChatMember shows it (src/access/telegram/telegram.reconciler.ts, presenceOf). */
+/** Where a member stands in a chat, as getChatMember shows it (src/access/telegram/chat-members.ts, presenceOf). */
 export type Presence = 'member' | 'admin' | 'absent';
 
 /** One answer of getChatMember about a member of the chat. */

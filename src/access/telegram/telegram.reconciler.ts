@@ -1,21 +1,11 @@
-import type { Api } from 'grammy';
-import type { ChatMember } from 'grammy/types';
 import type { Logger } from 'pino';
 import type { Container } from '../../container.js';
 import type { Clock } from '../../domain/clock.js';
-import {
-  noChatRepairs,
-  TelegramReconcileStore,
-  type ChatAnswer,
-  type ChatError,
-  type ChatRepairs,
-  type ManagedChat,
-  type Presence,
-} from '../../store/telegram-reconcile.store.js';
+import { noChatRepairs, TelegramReconcileStore, type ChatError, type ChatRepairs, type ManagedChat } from '../../store/telegram-reconcile.store.js';
 import type { AccessWorker } from '../access.worker.js';
 import type { HeldBot } from '../bot-leases.js';
-import { telegramFailure, type TelegramFailure } from './api.js';
-import { grammySignal } from './client.js';
+import type { TelegramFailure } from './api.js';
+import { askChatMembers, type ChatMemberReader, type Halt } from './chat-members.js';
 
 /**
  * Telegram drift repair (docs/access.md "Drift repair"; DESIGN.md "Access on Discord and
@@ -45,9 +35,6 @@ export const ASK_PAGE = 200;
 export const ASK_AT_ONCE = 4;
 /** How long a bot's comparison waits after Telegram failed to answer (5xx, network, timeout, a refused token). */
 export const FAILURE_PAUSE_MS = 30_000;
-
-/** What getChatMember takes: grammY's `Api`, or the worker's client that paces it. */
-export type ChatMemberReader = Pick<Api, 'getChatMember'>;
 
 /** The Telegram bots this process may call: the Telegram access worker's leases and clients. */
 export interface HeldTelegramBots<C extends ChatMemberReader> {
@@ -102,42 +89,6 @@ export interface TelegramProjectReport {
   /** When it stopped on a 429 or a failure: how long until the bot is compared again. */
   retryAfterMs?: number;
 }
-
-/** Where a member stands, by their status in the chat (Bot API ChatMember). Pure. */
-export function presenceOf(member: ChatMember): Presence {
-  switch (member.status) {
-    case 'creator':
-    case 'administrator':
-      // In the chat, and beyond what a bot may remove: a revoke there is the worker's to report.
-      return 'admin';
-    case 'member':
-      return 'member';
-    case 'restricted':
-      return member.is_member ? 'member' : 'absent';
-    default:
-      // `left`, or `kicked` (banned from the chat).
-      return 'absent';
-  }
-}
-
-/**
- * Whether a failed getChatMember says the bot cannot see the chat: 403 (removed from it, not a
- * member), 400 "chat not found", or a group that became a supergroup (its id changed). Null when
- * the failure is about something else (the user, Telegram itself, the bot's pace). Pure.
- */
-export function chatRefusal(failure: TelegramFailure): ChatError | null {
-  if (failure.kind === 'forbidden') return { code: failure.code, message: failure.description };
-  if (failure.kind === 'bad_request' && (failure.migrateToChatId !== undefined || /chat not found/i.test(failure.description))) {
-    return { code: failure.code, message: failure.description };
-  }
-  return null;
-}
-
-/** A chat id as the Bot API takes it: a number, or a public `@username` as it is. */
-const chatIdOf = (chatId: string): number | string => (/^-?\d+$/.test(chatId) ? Number(chatId) : chatId);
-
-/** Why a page's questions stopped before its end (`stopped`: the bot let go, or the reconciler stopping). */
-type Halt = { kind: 'chat'; error: ChatError } | { kind: 'bot'; failure: TelegramFailure } | { kind: 'stopped' };
 
 /** How long to leave a bot after a failure that stopped its pass. */
 const pauseAfter = (failure: TelegramFailure): number =>
@@ -252,7 +203,7 @@ export class TelegramReconciler<C extends ChatMemberReader> {
     for (;;) {
       const members = await store.membersToAsk(bot.projectId, chat.targetId, seenAt, after, this.pageSize);
       if (members.length === 0) break;
-      const { answers, halt } = await this.ask(bot.client, chat.chatId, members, signal);
+      const { answers, halt } = await askChatMembers(bot.client, chat.chatId, members, this.atOnce, signal);
       if (halt?.kind === 'stopped') return { report, halt };
       report.pages++;
       report.asked += answers.length;
@@ -270,37 +221,6 @@ export class TelegramReconciler<C extends ChatMemberReader> {
     // Answered in this chat: the bot sees it (a refusal flagged before is over).
     if (report.asked > 0) await store.clearChatRefusal(bot.projectId, chat.targetId);
     return { report };
-  }
-
-  /** getChatMember for each of `members`, `atOnce` at a time; stops asking at the first refusal of the chat or failure of the bot. */
-  private async ask(client: C, chatId: string, members: readonly string[], signal: AbortSignal): Promise<{ answers: ChatAnswer[]; halt?: Halt }> {
-    const answers: ChatAnswer[] = [];
-    let halt: Halt | undefined;
-    let next = 0;
-    const askInTurn = async () => {
-      while (!halt && next < members.length) {
-        const userId = members[next++]!;
-        if (signal.aborted) {
-          halt = { kind: 'stopped' };
-          return;
-        }
-        try {
-          answers.push({ userId, presence: presenceOf(await client.getChatMember(chatIdOf(chatId), Number(userId), grammySignal(signal))) });
-        } catch (err) {
-          if (signal.aborted) {
-            halt = { kind: 'stopped' };
-            return;
-          }
-          const failure = telegramFailure(err);
-          const refusal = chatRefusal(failure);
-          if (refusal) halt ??= { kind: 'chat', error: refusal };
-          // 400 about the member (user not found…): nothing to compare for them; the others go on.
-          else if (failure.kind !== 'bad_request') halt ??= { kind: 'bot', failure };
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.atOnce, members.length) }, askInTurn));
-    return halt ? { answers, halt } : { answers };
   }
 
   private schedule(delayMs: number): void {

@@ -2,7 +2,7 @@ import { GrammyError } from 'grammy';
 import type { ChatMember, User } from 'grammy/types';
 import { describe, expect, it } from 'vitest';
 import { telegramFailure } from './api.js';
-import { chatRefusal, presenceOf } from './telegram.reconciler.js';
+import { chatRefusal, presenceOf } from './chat-members.js';
 
 const user: User = { id: 700_000_001, is_bot: false, first_name: 'Ada' };
 const failure = (error_code: number, description: string, parameters?: object) =>
