@@ -2,7 +2,8 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { AccessError, Desired } from './access-worker.store.js';
 import { at } from './bot-leases.store.js';
 import { rowsOf, type Db } from './db.js';
-import { eventRows, insertEvents, type EventRows } from './outbox.js';
+import { insertEvents, type EventRows } from './outbox.js';
+import { effectWrites, type UpdateEffects } from './telegram-update-effects.js';
 import { markWrites } from './wakeups.js';
 
 /**
@@ -51,28 +52,6 @@ export interface UpdateContext {
   invite: { targetId: string; userId: string; chatId: string } | null;
   /** The access row of the member the link was made for, on the link's target. */
   inviteOwner: AccessAt | null;
-}
-
-/**
- * The database side of one update, written with its `handled_at` (each optional). Each re-checks
- * the row as it is then, so an update handled late, or a row that moved meanwhile, ends right.
- */
-export interface UpdateEffects {
-  /** A tenure link someone joined through: used (the first use kept), and revoked when `revoked`. */
-  link?: { inviteLink: string; usedBy: string; revoked: boolean };
-  /**
-   * The user is in the chat: a granted row synced (`access.granted`, unless it was synced
-   * already); a revoked one made pending, for the worker to remove them.
-   */
-  joined?: { targetId: string; userId: string };
-  /** The member whose link someone else used: a row waiting for them pending again, for a fresh link. */
-  relink?: { targetId: string; userId: string; error: AccessError };
-  /** The user left or was removed: a granted synced row waits for them again. */
-  left?: { targetId: string; userId: string; error: AccessError };
-  /** The bot cannot act in the chat: the target unhealthy, its pending rows failed (`access.failed`). */
-  targetFault?: { targetId: string; error: AccessError };
-  /** The bot is an admin with the rights it needs again: the target healthy, its failed rows pending. */
-  targetHealed?: { targetId: string };
 }
 
 export interface HandledResult {
@@ -190,7 +169,6 @@ export class TelegramUpdatesStore {
   async handled(o: { owner: string; bot: TelegramBotKey; now: Date; updateId: number; effects: UpdateEffects }): Promise<HandledResult> {
     const { bot, now, effects: e } = o;
     const p = bot.projectId;
-    const go = sql`EXISTS (SELECT 1 FROM marked)`;
     const ctes: SQL[] = [
       sql`lease AS (${lease(o.owner, bot, now)})`,
       sql`marked AS (
@@ -199,87 +177,8 @@ export class TelegramUpdatesStore {
           AND EXISTS (SELECT 1 FROM lease)
         RETURNING update_id)`,
     ];
-    const events: EventRows[] = [];
-    if (e.link) {
-      ctes.push(sql`link AS (
-        UPDATE telegram_invites SET
-          used_at = coalesce(used_at, ${at(now)}),
-          used_by = CASE WHEN used_at IS NULL THEN ${e.link.usedBy} ELSE used_by END,
-          revoked_at = CASE WHEN ${e.link.revoked}::boolean THEN coalesce(revoked_at, ${at(now)}) ELSE revoked_at END
-        WHERE invite_link = ${e.link.inviteLink} AND project_id = ${p} AND ${go})`);
-    }
-    if (e.joined) {
-      const j = e.joined;
-      // Granted: the member is in, as wanted. Revoked: in, though they should not be; the worker removes them.
-      ctes.push(sql`joined AS (${markWrites(
-        sql`UPDATE access a SET
-              state = CASE WHEN a.desired = 'granted' THEN 'synced' WHEN a.state = 'failed' THEN 'failed' ELSE 'pending' END,
-              applied = 'granted',
-              last_error = CASE WHEN a.desired = 'granted' THEN NULL ELSE a.last_error END,
-              failed_generation = CASE WHEN a.desired = 'granted' THEN NULL ELSE a.failed_generation END,
-              synced_at = CASE WHEN a.desired = 'granted' THEN ${at(now)} ELSE a.synced_at END,
-              attempts = CASE WHEN a.desired = 'revoked' AND a.state IN ('synced', 'waiting_for_member') THEN 0 ELSE a.attempts END,
-              next_attempt_at = CASE WHEN a.desired = 'revoked' AND a.state IN ('synced', 'waiting_for_member') THEN ${at(now)} ELSE a.next_attempt_at END,
-              updated_at = now()
-            WHERE a.target_id = ${j.targetId} AND a.user_id = ${j.userId} AND a.project_id = ${p} AND ${go}
-              AND NOT (a.desired = 'granted' AND a.state = 'synced' AND a.applied = 'granted')
-              AND NOT (a.desired = 'revoked' AND a.applied = 'granted' AND a.state IN ('pending', 'failed'))
-            RETURNING a.target_id, a.user_id, a.platform, a.desired`,
-        ['access'],
-      )})`);
-      events.push(
-        eventRows('access.granted', { projectId: sql`${p}::uuid`, data: outcomeData('j'), from: sql`FROM joined j WHERE j.desired = 'granted'` }),
-      );
-    }
-    if (e.relink) {
-      const r = e.relink;
-      ctes.push(sql`relink AS (${markWrites(
-        sql`UPDATE access a SET state = 'pending', attempts = 0, next_attempt_at = ${at(now)}, last_error = ${JSON.stringify(r.error)}::jsonb, updated_at = now()
-            WHERE a.target_id = ${r.targetId} AND a.user_id = ${r.userId} AND a.project_id = ${p} AND ${go}
-              AND a.desired = 'granted' AND a.state = 'waiting_for_member'`,
-        ['access'],
-      )})`);
-    }
-    if (e.left) {
-      const l = e.left;
-      ctes.push(sql`gone AS (
-        UPDATE access a SET state = 'waiting_for_member', applied = 'revoked', last_error = ${JSON.stringify(l.error)}::jsonb, updated_at = now()
-        WHERE a.target_id = ${l.targetId} AND a.user_id = ${l.userId} AND a.project_id = ${p} AND ${go}
-          AND a.desired = 'granted' AND a.state = 'synced')`);
-    }
-    if (e.targetFault) {
-      const f = e.targetFault;
-      const error = JSON.stringify(f.error);
-      // The rows this statement writes otherwise are left to it (one row is written once per statement).
-      const spared = [e.joined, e.relink].flatMap((x) => (x && x.targetId === f.targetId ? [x.userId] : []));
-      ctes.push(sql`flagged AS (
-        UPDATE targets SET health = 'unhealthy', health_error = ${error}::jsonb, updated_at = now()
-        WHERE id = ${f.targetId} AND project_id = ${p} AND ${go})`);
-      ctes.push(sql`cascaded AS (
-        UPDATE access a SET state = 'failed', last_error = ${error}::jsonb, failed_generation = (SELECT generation FROM lease), updated_at = now()
-        WHERE a.target_id = ${f.targetId} AND a.project_id = ${p} AND a.state = 'pending' AND ${go}
-          AND a.user_id <> ALL(${sql.param(spared)}::text[])
-        RETURNING a.target_id, a.user_id, a.platform, a.last_error)`);
-      events.push(
-        eventRows('access.failed', {
-          projectId: sql`${p}::uuid`,
-          data: { ...outcomeData('c'), error: sql<AccessError>`c.last_error` },
-          from: sql`FROM cascaded c`,
-        }),
-      );
-    }
-    if (e.targetHealed) {
-      ctes.push(sql`healed AS (
-        UPDATE targets SET health = 'ok', health_error = NULL, updated_at = now()
-        WHERE id = ${e.targetHealed.targetId} AND project_id = ${p} AND health <> 'ok' AND ${go}
-        RETURNING id)`);
-      // As an owner's update of the target does (TargetsStore.updateMany): what failed there is tried again.
-      ctes.push(sql`retried AS (${markWrites(
-        sql`UPDATE access a SET state = 'pending', attempts = 0, next_attempt_at = ${at(now)}, last_error = NULL, failed_generation = NULL, updated_at = now()
-            FROM healed h WHERE a.target_id = h.id AND a.project_id = ${p} AND a.state = 'failed'`,
-        ['access'],
-      )})`);
-    }
+    const { ctes: writes, events } = effectWrites(p, now, e);
+    ctes.push(...writes);
     if (events.length > 0) ctes.push(sql`announced AS (${insertEvents(events as [EventRows, ...EventRows[]])})`);
     const result = await this.db.execute(sql`
       WITH ${sql.join(ctes, sql`, `)}
@@ -333,14 +232,4 @@ function lease(owner: string, bot: TelegramBotKey, now: Date): SQL {
   return sql`SELECT generation FROM integrations
     WHERE project_id = ${bot.projectId} AND platform = 'telegram' AND bot_id = ${bot.botId}
       AND lease_owner = ${owner} AND lease_expires_at > ${at(now)}`;
-}
-
-/** `{user_id, target_id, platform}` of an access event, from a relation aliased `alias`. */
-function outcomeData(alias: string) {
-  const a = sql.raw(alias);
-  return {
-    user_id: sql<string>`${a}.user_id`,
-    target_id: sql<string>`${a}.target_id::text`,
-    platform: sql<'discord' | 'telegram'>`${a}.platform`,
-  };
 }

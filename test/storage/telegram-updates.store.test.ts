@@ -1,7 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BotLeasesStore } from '../../src/store/bot-leases.store.js';
-import { TelegramUpdatesStore, type TelegramBotKey, type UpdateEffects } from '../../src/store/telegram-updates.store.js';
+import type { UpdateEffects } from '../../src/store/telegram-update-effects.js';
+import { TelegramUpdatesStore, type TelegramBotKey } from '../../src/store/telegram-updates.store.js';
 import { eventRows } from '../support/api.js';
 import { accessRows, integrationRow, targetHealth } from '../support/access-seed.js';
 import { createHarness, onPostgres, type Harness } from '../support/harness.js';
