@@ -113,6 +113,21 @@ export class StripeEventsStore {
     const buyer = await this.buyerOf(tx, meta.projectId, p.buyer, p.subscriptionId);
     if (!buyer) return { kind: 'no-member' };
     const now = this.clock.now();
+    // A renewal that failed and is paid later (Stripe retries the same invoice): its failed row
+    // becomes the payment. The status guard lets one event do it when two race.
+    const retried = rowsOf<{ n: number }>(
+      await tx.execute(sql`
+        WITH upd AS (
+          UPDATE payments AS p SET status = 'succeeded', amount_minor = ${p.amountMinor}, updated_at = ${now.toISOString()}::timestamptz,
+            checkout_session_id = coalesce(p.checkout_session_id, ${p.checkoutSessionId}),
+            payment_intent_id = coalesce(p.payment_intent_id, ${p.paymentIntentId}),
+            customer_id = coalesce(p.customer_id, ${p.customerId})
+          WHERE p.project_id = ${meta.projectId}::uuid AND p.provider = 'stripe' AND p.payment_key = ${p.key} AND p.status = 'failed'
+          RETURNING p.*
+        ), ev AS (${paymentEvent('payment.succeeded', 'upd')})
+        SELECT count(*)::int AS n FROM upd`),
+    );
+    if ((retried[0]?.n ?? 0) > 0) return this.grant(tx, meta, buyer, p.subscriptionId);
     // One row per payment: a subscription's first invoice comes as checkout.session.completed and as invoice.paid.
     const recorded = rowsOf<{ inserted: boolean }>(
       await tx.execute(sql`

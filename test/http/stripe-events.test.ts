@@ -140,6 +140,32 @@ describe('POST /v2/stripe/events/{merchant_account_id}', () => {
     expect(after.events).toStrictEqual(before.events);
   });
 
+  it('a failed renewal paid on Stripe\u2019s retry (the same invoice) becomes the payment and extends the membership', async () => {
+    const { t, stripe, user, session } = await setup(h, { recurring: true });
+    const first = h.stripe.world.pay(session.session_id);
+    await deliverAll(h, stripe, first);
+    const sub = (pick(first, 'checkout.session.completed').data.object as { subscription: string }).subscription;
+    await h.database.db.execute(sql`UPDATE memberships SET end_date = now() + interval '1 hour' WHERE subscription_id = ${sub}`);
+    const failed = h.stripe.world.failRenewal(sub);
+    await deliverAll(h, stripe, failed);
+    const invoiceId = (pick(failed, 'invoice.payment_failed').data.object as { id: string }).id;
+    const retried = h.stripe.world.renew(sub);
+    expect((pick(retried, 'invoice.paid').data.object as { id: string }).id).toBe(invoiceId);
+    const receipts = await deliverAll(h, stripe, retried);
+    expect(receipts.map((r) => r.outcome)).toContain('applied: membership extended by the plan duration');
+    const m = await member(t, user);
+    expect(m).toMatchObject({ subscription_status: 'active', status: 'active' });
+    // Paid through the grace period's end, plus the plan's 30 days.
+    expect(endIn(m)).toBeGreaterThan(GRACE_DAYS + 30 - 0.01);
+    const payments = await h.database.db.execute(sql`SELECT status FROM payments WHERE project_id = ${t.projectId} AND invoice_id = ${invoiceId}`);
+    expect((payments as unknown as { rows: { status: string }[] }).rows).toStrictEqual([{ status: 'succeeded' }]);
+    expect((await typesOf(h, t)).filter((type) => type === 'payment.succeeded')).toHaveLength(2);
+    // Delivered again, the retry's events change nothing.
+    const again = await deliverAll(h, stripe, retried);
+    expect(again.map((r) => r.result)).toStrictEqual(again.map(() => 'duplicate'));
+    expect(endIn(await member(t, user))).toBeCloseTo(endIn(m), 3);
+  });
+
   it('refuses a bad or missing signature (400), an account without a webhook secret (409), an unknown account (404), changing nothing', async () => {
     const { t, stripe, session } = await setup(h);
     const [, completed] = h.stripe.world.pay(session.session_id);

@@ -135,6 +135,8 @@ export class StripeWorld {
   readonly accounts = new Map<string, Account>();
   readonly sessions = new Map<string, Session & { account: string }>();
   readonly subscriptions = new Map<string, Subscription & { account: string }>();
+  /** A subscription's invoice whose payment failed, until a renewal pays it (Stripe retries that invoice). */
+  private readonly openInvoices = new Map<string, Record<string, unknown>>();
   readonly charges = new Map<string, Charge & { account: string }>();
   /** Coupons by account, then by id (ids are unique per account). */
   readonly coupons = new Map<string, Map<string, Coupon>>();
@@ -237,7 +239,10 @@ export class StripeWorld {
     const account = this.accounts.get(sub.account)!;
     const events: StripeEvent[] = [];
     if (sub.status !== 'active') events.push(this.setStatusEvent(sub, 'active'));
-    events.push(...this.invoicePaid(account, sub, 'subscription_cycle').events);
+    // An invoice whose payment failed is the one paid (Stripe retries it), not a new one.
+    const open = this.openInvoices.get(sub.id);
+    this.openInvoices.delete(sub.id);
+    events.push(...this.invoicePaid(account, sub, 'subscription_cycle', open?.id as string | undefined).events);
     return events;
   }
 
@@ -247,6 +252,7 @@ export class StripeWorld {
     const account = this.accounts.get(sub.account)!;
     const item = sub.items.data[0]!.price;
     const invoice = this.invoice(sub, 'subscription_cycle', item.unit_amount, item.currency, 'open', null);
+    this.openInvoices.set(sub.id, invoice);
     return [this.emit(account, 'invoice.payment_failed', invoice), this.setStatusEvent(sub, 'past_due')];
   }
 
@@ -329,11 +335,11 @@ export class StripeWorld {
   }
 
   /** A paid invoice of `sub`: its charge, `invoice.paid` (the Invoice of API 2025-03-31 on: `parent.subscription_details`, `payments`). */
-  private invoicePaid(account: Account, sub: Subscription & { account: string }, reason: string): { invoice: Record<string, unknown>; events: StripeEvent[] } {
+  private invoicePaid(account: Account, sub: Subscription & { account: string }, reason: string, invoiceId?: string): { invoice: Record<string, unknown>; events: StripeEvent[] } {
     const item = sub.items.data[0]!.price;
     const amount = item.unit_amount - this.subscriptionDiscount(sub, reason, item.unit_amount);
     const charge = this.charge(account, amount, item.currency, sub.customer, {});
-    const invoice = this.invoice(sub, reason, amount, item.currency, 'paid', charge.payment_intent);
+    const invoice = { ...this.invoice(sub, reason, amount, item.currency, 'paid', charge.payment_intent), ...(invoiceId ? { id: invoiceId } : {}) };
     return { invoice, events: [this.emit(account, 'charge.succeeded', this.view(charge)), this.emit(account, 'invoice.paid', invoice)] };
   }
 
