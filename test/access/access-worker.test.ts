@@ -333,11 +333,12 @@ describe('access worker against the fake Discord', () => {
 
 describe('in the worker runtime', () => {
   it('is woken by the commit of access rows, not by polling: the poll is an hour, the call is made', async () => {
-    const runtime = await startWorkerRuntime(h.container, { pollMs: 3_600_000, sweepIntervalMs: 3_600_000, stopGraceMs: 0 });
     const w = await world();
     // Drift repair (in the runtime too) would re-plan the project first, and these seeded rows have
-    // no membership behind them: the comparison is made not due.
+    // no membership behind them: the comparison is made not due, before the runtime starts (it
+    // could take the bot at once and re-plan, which revokes the seeded grant without a PUT).
     await h.database.db.execute(sql`UPDATE integrations SET reconciled_at = now() WHERE project_id = ${w.projectId}`);
+    const runtime = await startWorkerRuntime(h.container, { pollMs: 3_600_000, sweepIntervalMs: 3_600_000, stopGraceMs: 0 });
     try {
       expect(runtime.access).not.toBeNull();
       const [user] = members(1) as [string];
