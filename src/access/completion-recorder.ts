@@ -1,5 +1,6 @@
 import type { Clock } from '../domain/clock.js';
-import type { AccessCompletion, AccessWorkerStore, ClaimedAccess, CompleteResult } from '../store/access-worker.store.js';
+import type { AccessCompletion, CompleteResult } from '../store/access-completions.js';
+import type { AccessWorkerStore, ClaimedAccess } from '../store/access-worker.store.js';
 import type { IntegrationKey } from '../store/bot-leases.store.js';
 import type { CallResult } from './connector.js';
 import { nextAccessAttemptAt } from './retry-schedule.js';

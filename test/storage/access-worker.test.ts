@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AccessWorkerStore, type AccessCompletion } from '../../src/store/access-worker.store.js';
+import type { AccessCompletion } from '../../src/store/access-completions.js';
+import { AccessWorkerStore } from '../../src/store/access-worker.store.js';
 import { BotLeasesStore, type IntegrationKey } from '../../src/store/bot-leases.store.js';
 import { eventRows } from '../support/api.js';
 import {
