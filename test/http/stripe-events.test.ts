@@ -109,15 +109,20 @@ describe('POST /v2/stripe/events/{merchant_account_id}', () => {
     expect((await typesOf(h, t)).slice(-2)).toStrictEqual(['payment.disputed', 'membership.expired']);
   });
 
-  it('past_due keeps access through the grace period; the subscription deleted ends it; a stale update after that changes nothing', async () => {
+  /** A subscriber whose paid-through date passes (as if 30 days went by), then whose renewal fails: its events delivered. */
+  async function renewalFailed() {
     const { t, stripe, user, session } = await setup(h, { recurring: true });
     const first = h.stripe.world.pay(session.session_id);
     await deliverAll(h, stripe, first);
     const sub = (pick(first, 'checkout.session.completed').data.object as { subscription: string }).subscription;
-    // The member's paid-through date passes (as if 30 days went by), then the renewal fails.
     await h.database.db.execute(sql`UPDATE memberships SET end_date = now() + interval '1 hour' WHERE subscription_id = ${sub}`);
     const failed = h.stripe.world.failRenewal(sub);
     const receipts = await deliverAll(h, stripe, failed);
+    return { t, stripe, user, sub, failed, receipts };
+  }
+
+  it('past_due keeps access through the grace period; the subscription deleted ends it; a stale update after that changes nothing', async () => {
+    const { t, stripe, user, sub, failed, receipts } = await renewalFailed();
     expect(receipts.map((r) => r.outcome)).toStrictEqual(['applied: payment failed recorded', 'applied: subscription past_due, access kept for the grace period']);
     const kept = await member(t, user);
     expect(kept).toMatchObject({ subscription_status: 'past_due', status: 'active' });
@@ -141,13 +146,7 @@ describe('POST /v2/stripe/events/{merchant_account_id}', () => {
   });
 
   it('a failed renewal paid on Stripe\u2019s retry (the same invoice) becomes the payment and extends the membership', async () => {
-    const { t, stripe, user, session } = await setup(h, { recurring: true });
-    const first = h.stripe.world.pay(session.session_id);
-    await deliverAll(h, stripe, first);
-    const sub = (pick(first, 'checkout.session.completed').data.object as { subscription: string }).subscription;
-    await h.database.db.execute(sql`UPDATE memberships SET end_date = now() + interval '1 hour' WHERE subscription_id = ${sub}`);
-    const failed = h.stripe.world.failRenewal(sub);
-    await deliverAll(h, stripe, failed);
+    const { t, stripe, user, sub, failed } = await renewalFailed();
     const invoiceId = (pick(failed, 'invoice.payment_failed').data.object as { id: string }).id;
     const retried = h.stripe.world.renew(sub);
     expect((pick(retried, 'invoice.paid').data.object as { id: string }).id).toBe(invoiceId);
