@@ -34,20 +34,8 @@ export interface TelegramInvite {
   revokedAt: Date | null;
 }
 
-export interface NewInvite {
-  projectId: string;
-  targetId: string;
-  userId: string;
-  membershipId: string | null;
-  chatId: string;
-  botId: string;
-  inviteLink: string;
-  name: string;
-  createsJoinRequest: boolean;
-  expiresAt: Date;
-  /** When Telegram made it (the app clock). */
-  createdAt: Date;
-}
+/** An invite as written when Telegram made it (`createdAt` on the app clock): not yet used or revoked. */
+export type NewInvite = Omit<TelegramInvite, 'id' | 'usedAt' | 'usedBy' | 'revokedAt'>;
 
 /** `InviteView` of the invite relation aliased `alias`: the event and the API show the same object. */
 function inviteJson(alias: string): SQL<InviteView> {
