@@ -1,14 +1,13 @@
 import { sql } from 'drizzle-orm';
-import { fractionDigits } from '../domain/payments/checkout-rules.js';
-import type { PaymentView } from '../domain/payments/payment.view.js';
 import { ENDING_STATUSES, buyerIn, grantRefusal, outcomeSentence, payerOf, statusAction, type Outcome } from '../domain/payments/payment-rules.js';
 import type { Buyer, PaymentChange } from '../domain/payments/stripe-events.js';
 import type { Clock } from '../domain/clock.js';
 import type { Db } from './db.js';
 import { rowsOf } from './db.js';
 import { redeemSessionUse, releaseSessionUse } from './coupons.store.js';
-import { extendedEvent, iso, membershipEvent, withPlan } from './memberships.store.js';
+import { extendedEvent, membershipEvent, withPlan } from './memberships.store.js';
 import { insertEvent } from './outbox.js';
+import { paymentEvent, paymentJson } from './payments.store.js';
 
 /**
  * A provider's events applied to payments and memberships (docs/payments.md, "What each Stripe
@@ -31,27 +30,6 @@ export interface EventMeta {
   createdAt: Date;
   source: 'webhook' | 'reconcile';
 }
-
-/** Currencies by their number of fraction digits, for the decimal amount (Intl's table, as checkout counts them). */
-const CURRENCIES = Intl.supportedValuesOf('currency');
-const byDigits = (n: number) => CURRENCIES.filter((c) => /^[A-Z]{3}$/.test(c) && fractionDigits(c) === n).map((c) => `'${c}'`).join(', ');
-const DIGITS_SQL = `CASE WHEN currency IN (${byDigits(0)}) THEN 0 WHEN currency IN (${byDigits(3)}) THEN 3 ELSE 2 END`;
-
-/** The payment object of a relation `alias` with the payments columns, as the API and events show it. */
-export const paymentJson = (alias: string) => {
-  const c = (name: string) => sql.raw(`${alias}.${name}`);
-  const digits = sql.raw(DIGITS_SQL.replaceAll('currency', `${alias}.currency`));
-  return sql<PaymentView>`jsonb_build_object(
-    'payment_id', ${c('id')}, 'provider', ${c('provider')}, 'merchant_account_id', ${c('merchant_account_id')},
-    'user_id', ${c('user_id')}, 'plan_id', ${c('plan_id')},
-    'amount', round(${c('amount_minor')}::numeric / power(10::numeric, ${digits}), ${digits})::text, 'amount_minor', ${c('amount_minor')},
-    'currency', ${c('currency')}, 'status', ${c('status')}, 'checkout_session_id', ${c('checkout_session_id')},
-    'payment_intent_id', ${c('payment_intent_id')}, 'invoice_id', ${c('invoice_id')}, 'subscription_id', ${c('subscription_id')},
-    'customer_id', ${c('customer_id')}, 'created_at', ${iso(c('created_at'))}, 'updated_at', ${iso(c('updated_at'))})`;
-};
-
-const paymentEvent = (type: 'payment.succeeded' | 'payment.refunded' | 'payment.disputed' | 'payment.failed', source: string) =>
-  insertEvent(type, { projectId: sql`project_id`, data: { payment: paymentJson(source) }, from: sql.raw(`FROM ${source}`) });
 
 export class StripeEventsStore {
   constructor(
