@@ -11,5 +11,5 @@ export { events, webhookDeliveries, webhookDeliveryAttempts, webhookPayloads, we
 export { bulkExtendJobs } from './schema/bulk-extend.js';
 export { access, accessPlanJobs, integrations } from './schema/access.js';
 export { telegramInvites, telegramUpdates } from './schema/telegram.js';
-export { merchantAccounts, paymentEvents, payments } from './schema/payments.js';
+export { heldReversals, merchantAccounts, paymentEvents, payments } from './schema/payments.js';
 export { couponRedemptions, coupons, couponStripeCoupons } from './schema/coupons.js';

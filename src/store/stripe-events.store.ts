@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { ENDING_STATUSES, buyerIn, grantRefusal, outcomeSentence, payerOf, statusAction, type Outcome } from '../domain/payments/payment-rules.js';
+import { ENDING_STATUSES, arrivalAction, buyerIn, grantRefusal, outcomeSentence, payerOf, reversalAction, statusAction, type Outcome, type ReversalStatus } from '../domain/payments/payment-rules.js';
 import type { Buyer, PaymentChange } from '../domain/payments/stripe-events.js';
 import type { Clock } from '../domain/clock.js';
 import type { Db } from './db.js';
@@ -7,6 +7,7 @@ import { rowsOf } from './db.js';
 import { redeemSessionUse, releaseSessionUse } from './coupons.store.js';
 import { extendedEvent, membershipEvent, withPlan } from './memberships.store.js';
 import { insertEvent } from './outbox.js';
+import { heldReversalOf, holdReversal, lockPaymentIntent, paymentRecorded, releaseHeldReversal, reversePayment } from './payment-reversals.js';
 import { paymentEvent, paymentJson } from './payments.store.js';
 
 /**
@@ -91,6 +92,12 @@ export class StripeEventsStore {
     const buyer = await this.buyerOf(tx, meta.projectId, p.buyer, p.subscriptionId);
     if (!buyer) return { kind: 'no-member' };
     const now = this.clock.now();
+    // A reversal may have come first and be held for this payment (docs/payments.md, "Out of
+    // order"); the lock makes one of a payment and its reversal applied at once see the other.
+    // A subscription's session carries no payment intent: its invoice.paid brings it.
+    const pi = p.paymentIntentId;
+    if (pi) await lockPaymentIntent(tx, meta.projectId, pi);
+    const held = pi ? await heldReversalOf(tx, meta.projectId, pi) : null;
     // A renewal that failed and is paid later (Stripe retries the same invoice): its failed row
     // becomes the payment. The status guard lets one event do it when two race.
     const retried = rowsOf<{ n: number }>(
@@ -105,7 +112,7 @@ export class StripeEventsStore {
         ), ev AS (${paymentEvent('payment.succeeded', 'upd')})
         SELECT count(*)::int AS n FROM upd`),
     );
-    if ((retried[0]?.n ?? 0) > 0) return this.grant(tx, meta, buyer, p.subscriptionId);
+    if ((retried[0]?.n ?? 0) > 0) return this.arrived(tx, meta, buyer, p, held);
     // One row per payment: a subscription's first invoice comes as checkout.session.completed and as invoice.paid.
     const recorded = rowsOf<{ inserted: boolean }>(
       await tx.execute(sql`
@@ -125,8 +132,29 @@ export class StripeEventsStore {
     );
     // The session's coupon use (reserved at checkout) is now a redemption, whichever event recorded the payment.
     if (p.checkoutSessionId) await redeemSessionUse(tx, meta.projectId, p.checkoutSessionId, now);
-    if (!recorded[0]?.inserted) return { kind: 'paid-already' };
-    return this.grant(tx, meta, buyer, p.subscriptionId);
+    if (recorded[0]?.inserted) return this.arrived(tx, meta, buyer, p, held);
+    // Recorded (and granted) by the session's event, which had no payment intent to meet the
+    // held reversal with: this event brought it, and the reversal applies as if it came now.
+    if (held && pi) {
+      const reversal = await reversePayment(tx, meta.projectId, pi, held, now);
+      if (reversal.marked) {
+        await releaseHeldReversal(tx, meta.projectId, pi);
+        return { kind: 'reversed', paymentIntentId: pi, status: held, ...reversal };
+      }
+    }
+    return { kind: 'paid-already' };
+  }
+
+  /**
+   * A payment just recorded succeeded (its `payment.succeeded` written): it grants, or, when a
+   * reversal was held for it, it is reversed at once and grants nothing (arrivalAction).
+   */
+  private async arrived(tx: Tx, meta: EventMeta, buyer: Buyer, p: Extract<PaymentChange, { kind: 'paid' }>, held: ReversalStatus | null): Promise<Outcome> {
+    const action = arrivalAction(held);
+    if (action.kind === 'grant' || !p.paymentIntentId) return this.grant(tx, meta, buyer, p.subscriptionId);
+    const reversal = await reversePayment(tx, meta.projectId, p.paymentIntentId, action.status, this.clock.now());
+    await releaseHeldReversal(tx, meta.projectId, p.paymentIntentId);
+    return { kind: 'arrived-reversed', status: action.status, ended: reversal.ended };
   }
 
   /**
@@ -258,31 +286,17 @@ export class StripeEventsStore {
     return { kind: 'status-set', status: s.status, action: action.kind, changed: false };
   }
 
-  /** A refund or dispute: the payment is marked and its member's membership ends now. */
+  /**
+   * A refund or dispute: the payment is marked and its member's membership ends now; before the
+   * payment is recorded, the reversal is held for it (reversalAction).
+   */
   private async reversed(tx: Tx, meta: EventMeta, r: Extract<PaymentChange, { kind: 'reversed' }>): Promise<Outcome> {
-    const now = this.clock.now();
-    const at = sql`${now.toISOString()}::timestamptz`;
-    const type = r.status === 'refunded' ? 'payment.refunded' : 'payment.disputed';
-    const marked = rowsOf<{ user_id: string }>(
-      await tx.execute(sql`
-        WITH upd AS (
-          UPDATE payments SET status = ${r.status}, updated_at = ${at}
-          WHERE project_id = ${meta.projectId} AND provider = 'stripe' AND payment_intent_id = ${r.paymentIntentId} AND status = 'succeeded'
-          RETURNING *
-        ), ev AS (${paymentEvent(type, 'upd')})
-        SELECT user_id FROM upd`),
-    );
-    const reversal = { kind: 'reversed', paymentIntentId: r.paymentIntentId, status: r.status } as const;
-    if (marked.length === 0) return { ...reversal, marked: false, ended: false };
-    const ended = rowsOf(
-      await tx.execute(sql`
-        WITH upd AS (
-          UPDATE memberships m SET end_date = ${at}, status = 'expired', updated_at = ${at}
-          WHERE m.project_id = ${meta.projectId} AND m.user_id = ${marked[0]!.user_id} AND m.end_date > ${at}
-          RETURNING m.*
-        ), full_row AS (${withPlan('upd')}), ev AS (${membershipEvent('membership.expired', now)})
-        SELECT id FROM full_row`),
-    );
-    return { ...reversal, marked: true, ended: ended.length > 0 };
+    await lockPaymentIntent(tx, meta.projectId, r.paymentIntentId);
+    const reversal = await reversePayment(tx, meta.projectId, r.paymentIntentId, r.status, this.clock.now());
+    const recorded = reversal.marked || (await paymentRecorded(tx, meta.projectId, r.paymentIntentId));
+    if (reversalAction({ marked: reversal.marked, recorded }) !== 'hold') return { kind: 'reversed', paymentIntentId: r.paymentIntentId, status: r.status, ...reversal };
+    const { projectId, merchantAccountId, eventId, createdAt: eventCreatedAt } = meta;
+    const held = await holdReversal(tx, { projectId, merchantAccountId, paymentIntentId: r.paymentIntentId, status: r.status, eventId, eventCreatedAt });
+    return { kind: 'reversal-held', paymentIntentId: r.paymentIntentId, status: r.status, held };
   }
 }

@@ -57,6 +57,34 @@ describe('Stripe reconciliation', () => {
     expect(res.json().data[0]).toMatchObject({ status: 'expired', subscription_status: 'canceled' });
   });
 
+  it('a refund the webhook delivered before its payment holds; the payment the webhook missed, applied by reconciliation, is recorded refunded and grants nothing', async () => {
+    await h.reset();
+    const t = await h.tenant();
+    const stripe = await connectStripe(h, t);
+    const plan = await createPlan(t);
+    const user = userId();
+    const session = await checkout(t, plan.plan_id, user);
+    const paid = h.stripe.world.pay(session.session_id);
+    const pi = (paid.at(-1)!.data.object as { payment_intent: string }).payment_intent;
+    const [refund] = h.stripe.world.refund(pi);
+    const early = await deliver(h, stripe, refund!);
+    expect(early.json().data, early.body).toMatchObject({ result: 'applied', outcome: expect.stringMatching(/^recorded; no payment of pi_/) });
+    // Listed oldest first: the session's completion (applied now), the refund (a duplicate).
+    expect(await reconcilerOf(h).reconcileOnce()).toStrictEqual({ accounts: 1, listed: 2, applied: 1 });
+    const ledger = rowsOf<{ type: string; source: string; outcome: string }>(
+      await h.database.db.execute(sql`SELECT type, source, outcome FROM payment_events WHERE merchant_account_id = ${stripe.view.merchant_account_id} ORDER BY created_at, type`),
+    );
+    expect(ledger.find((r) => r.type === 'checkout.session.completed')).toStrictEqual({
+      type: 'checkout.session.completed',
+      source: 'reconcile',
+      outcome: 'applied: payment recorded refunded (its refund came first), no membership granted',
+    });
+    const types = (await eventRows(h, t.projectId)).map((e) => e.type).filter((x) => /^(membership|payment)\./.test(x));
+    expect(types).toStrictEqual(['payment.succeeded', 'payment.refunded']);
+    const res = await t.request({ method: 'GET', url: `${t.base}/memberships?user_id=${user}` });
+    expect(res.json().data, res.body).toStrictEqual([]);
+  });
+
   it('leaves an account whose key Stripe refuses for the next pass, and goes on with the others', async () => {
     await h.reset();
     const t1 = await h.tenant();

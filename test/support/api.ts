@@ -196,12 +196,13 @@ export async function projectState(h: Harness, projectId: string) {
     h.database.db.execute(sql`SELECT
       (SELECT coalesce(jsonb_agg(to_jsonb(i) ORDER BY i.platform), '[]') FROM integrations i WHERE i.project_id = ${projectId}) AS integrations,
       (SELECT coalesce(jsonb_agg(to_jsonb(a) ORDER BY a.target_id, a.user_id), '[]') FROM access a WHERE a.project_id = ${projectId}) AS access`),
-    // Merchant accounts (sealed secrets included), payments, the provider events applied and coupons with their uses, every column.
+    // Merchant accounts (sealed secrets included), payments, the provider events applied, reversals held for payments to come and coupons with their uses, every column.
     h.database.db.execute(sql`SELECT
       (SELECT coalesce(jsonb_agg(to_jsonb(m) ORDER BY m.id), '[]') FROM merchant_accounts m WHERE m.project_id = ${projectId}) AS merchant_accounts,
       (SELECT coalesce(jsonb_agg(to_jsonb(p) ORDER BY p.id), '[]') FROM payments p WHERE p.project_id = ${projectId}) AS payments,
       (SELECT coalesce(jsonb_agg(to_jsonb(e) ORDER BY e.event_id), '[]') FROM payment_events e
          JOIN merchant_accounts m ON m.id = e.merchant_account_id WHERE m.project_id = ${projectId}) AS payment_events,
+      (SELECT coalesce(jsonb_agg(to_jsonb(r) ORDER BY r.payment_intent_id), '[]') FROM held_reversals r WHERE r.project_id = ${projectId}) AS held_reversals,
       (SELECT coalesce(jsonb_agg(to_jsonb(c) ORDER BY c.id), '[]') FROM coupons c WHERE c.project_id = ${projectId}) AS coupons,
       (SELECT coalesce(jsonb_agg(to_jsonb(r) ORDER BY r.id), '[]') FROM coupon_redemptions r WHERE r.project_id = ${projectId}) AS coupon_redemptions,
       (SELECT coalesce(jsonb_agg(to_jsonb(s) ORDER BY s.coupon_id, s.merchant_account_id), '[]') FROM coupon_stripe_coupons s

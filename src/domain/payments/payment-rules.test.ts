@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buyerIn, ENDING_STATUSES, grantRefusal, outcomeSentence, payerOf, statusAction, type Outcome } from './payment-rules.js';
+import { arrivalAction, buyerIn, ENDING_STATUSES, grantRefusal, outcomeSentence, payerOf, reversalAction, statusAction, type Outcome } from './payment-rules.js';
 
 const BUYER = { projectId: 'p1', planId: 'q1', userId: '42' };
 const NOW = new Date('2026-06-01T00:00:00.000Z');
@@ -22,6 +22,18 @@ describe('what an applied payment event does', () => {
     expect(grantRefusal({ planExists: true, endedAfterPayment: true })).toBe('ended-after-payment');
     expect(grantRefusal({ planExists: false, endedAfterPayment: true })).toBe('plan-gone');
     expect(grantRefusal({ planExists: false, endedAfterPayment: false })).toBe('plan-gone');
+  });
+
+  it('a reversal ends access when it marks its payment, is held when the payment is not recorded yet, and does nothing to a payment reversed already', () => {
+    expect(reversalAction({ marked: true, recorded: true })).toBe('end');
+    expect(reversalAction({ marked: false, recorded: false })).toBe('hold');
+    expect(reversalAction({ marked: false, recorded: true })).toBe('none');
+  });
+
+  it('a payment arriving after its reversal is reversed at once instead of granting; without one it grants', () => {
+    expect(arrivalAction(null)).toStrictEqual({ kind: 'grant' });
+    expect(arrivalAction('refunded')).toStrictEqual({ kind: 'reverse', status: 'refunded' });
+    expect(arrivalAction('disputed')).toStrictEqual({ kind: 'reverse', status: 'disputed' });
   });
 
   it('ending statuses end access now; past_due keeps it for the grace period past now; the rest are recorded', () => {
@@ -57,7 +69,11 @@ describe('what an applied payment event does', () => {
       [{ kind: 'status-set', status: 'active', action: 'record', changed: false }, 'applied: subscription active'],
       [{ kind: 'reversed', paymentIntentId: 'pi_1', status: 'refunded', marked: true, ended: true }, 'applied: payment refunded, membership ended'],
       [{ kind: 'reversed', paymentIntentId: 'pi_1', status: 'disputed', marked: true, ended: false }, 'applied: payment disputed, membership had ended already'],
-      [{ kind: 'reversed', paymentIntentId: 'pi_1', status: 'refunded', marked: false, ended: false }, 'ignored: no succeeded payment of pi_1 (unknown, or refunded already)'],
+      [{ kind: 'reversed', paymentIntentId: 'pi_1', status: 'refunded', marked: false, ended: false }, 'ignored: the payment of pi_1 is reversed already'],
+      [{ kind: 'reversal-held', paymentIntentId: 'pi_1', status: 'refunded', held: true }, 'recorded; no payment of pi_1 yet: it will be recorded refunded when it arrives, and grant nothing'],
+      [{ kind: 'reversal-held', paymentIntentId: 'pi_1', status: 'disputed', held: false }, 'ignored: no payment of pi_1 yet, and a reversal of it is held already'],
+      [{ kind: 'arrived-reversed', status: 'refunded', ended: false }, 'applied: payment recorded refunded (its refund came first), no membership granted'],
+      [{ kind: 'arrived-reversed', status: 'disputed', ended: true }, 'applied: payment recorded disputed (its dispute came first), no membership granted, membership ended'],
     ];
     for (const [outcome, sentence] of cases) expect(outcomeSentence(outcome), JSON.stringify(outcome)).toBe(sentence);
   });

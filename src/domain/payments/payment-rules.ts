@@ -43,6 +43,30 @@ export function grantRefusal(found: { planExists: boolean; endedAfterPayment: bo
   return found.endedAfterPayment ? 'ended-after-payment' : null;
 }
 
+/** What a full refund or a dispute makes of its payment. */
+export type ReversalStatus = 'refunded' | 'disputed';
+
+/**
+ * What a refund or dispute does once the store tried to mark its payment (a succeeded payment of
+ * its payment intent): a payment marked ends its member's membership now; none recorded yet
+ * (Stripe does not promise order: the reversal came first) holds the reversal for the payment to
+ * meet when it arrives; one recorded but not succeeded (reversed already) changes nothing.
+ */
+export function reversalAction(found: { marked: boolean; recorded: boolean }): 'end' | 'hold' | 'none' {
+  if (found.marked) return 'end';
+  return found.recorded ? 'none' : 'hold';
+}
+
+/**
+ * What a payment does when it is recorded, given the reversal held for it (null: none): it grants
+ * (unless grantRefusal says no), or, reversed before it arrived, it is recorded reversed at once
+ * and grants nothing. Its member's membership then ends now, as the reversal ends it when it comes
+ * second (a refunded renewal ends access), so either order leaves the same access.
+ */
+export function arrivalAction(held: ReversalStatus | null): { kind: 'grant' } | { kind: 'reverse'; status: ReversalStatus } {
+  return held ? { kind: 'reverse', status: held } : { kind: 'grant' };
+}
+
 /** What a subscription's new status does to its memberships. */
 export type StatusAction = { kind: 'end' } | { kind: 'keep'; until: Date } | { kind: 'record' };
 
@@ -75,8 +99,12 @@ export type Outcome =
   | { kind: 'status-not-set'; subscriptionId: string }
   /** The status was set and its action run: `changed` when it ended or kept a membership. */
   | { kind: 'status-set'; status: string; action: StatusAction['kind']; changed: boolean }
-  /** A refund or dispute: `marked` when a succeeded payment was marked; `ended` when a membership ended. */
-  | { kind: 'reversed'; paymentIntentId: string; status: 'refunded' | 'disputed'; marked: boolean; ended: boolean };
+  /** A refund or dispute of a recorded payment: `marked` when it was succeeded and is marked (else it was reversed already); `ended` when a membership ended. */
+  | { kind: 'reversed'; paymentIntentId: string; status: ReversalStatus; marked: boolean; ended: boolean }
+  /** A refund or dispute of a payment not recorded yet: `held` for it, or not because another reversal of it is held already. */
+  | { kind: 'reversal-held'; paymentIntentId: string; status: ReversalStatus; held: boolean }
+  /** A payment recorded for the first time whose reversal came before it: recorded reversed, no grant; `ended` when a membership ended. */
+  | { kind: 'arrived-reversed'; status: ReversalStatus; ended: boolean };
 
 /** The outcome in words: `applied: …` (something changed), `ignored: …`, `recorded already: …` or `recorded; …`. */
 export function outcomeSentence(o: Outcome): string {
@@ -109,7 +137,15 @@ export function outcomeSentence(o: Outcome): string {
       if (o.action === 'end') return o.changed ? `applied: subscription ${o.status}, membership ended` : `applied: subscription ${o.status}, membership had ended already`;
       return o.changed ? `applied: subscription ${o.status}, access kept for the grace period` : `applied: subscription ${o.status}, paid through the grace period already`;
     case 'reversed':
-      if (!o.marked) return `ignored: no succeeded payment of ${o.paymentIntentId} (unknown, or ${o.status} already)`;
+      if (!o.marked) return `ignored: the payment of ${o.paymentIntentId} is reversed already`;
       return o.ended ? `applied: payment ${o.status}, membership ended` : `applied: payment ${o.status}, membership had ended already`;
+    case 'reversal-held':
+      return o.held
+        ? `recorded; no payment of ${o.paymentIntentId} yet: it will be recorded ${o.status} when it arrives, and grant nothing`
+        : `ignored: no payment of ${o.paymentIntentId} yet, and a reversal of it is held already`;
+    case 'arrived-reversed': {
+      const first = o.status === 'refunded' ? 'its refund' : 'its dispute';
+      return `applied: payment recorded ${o.status} (${first} came first), no membership granted${o.ended ? ', membership ended' : ''}`;
+    }
   }
 }

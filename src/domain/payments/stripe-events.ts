@@ -1,3 +1,4 @@
+import type { ReversalStatus } from './payment-rules.js';
 import type { StripeEventLike } from './stripe-api.js';
 
 /**
@@ -34,8 +35,11 @@ export type PaymentChange =
   | { kind: 'failed'; key: string; buyer: Buyer | null; amountMinor: number; currency: string; invoiceId: string; subscriptionId: string | null; customerId: string | null }
   /** A subscription's status changed (or it ended: `canceled`). */
   | { kind: 'subscription'; subscriptionId: string; status: string; buyer: Buyer | null }
-  /** The money went back (a full refund) or is contested: the payment is marked and the membership ends at once. */
-  | { kind: 'reversed'; paymentIntentId: string; status: 'refunded' | 'disputed' }
+  /**
+   * The money went back (a full refund) or is contested: the payment is marked and the membership
+   * ends at once; before the payment is recorded, held for it (payment-rules.ts, reversalAction).
+   */
+  | { kind: 'reversed'; paymentIntentId: string; status: ReversalStatus }
   /** A Checkout Session expired unpaid: a coupon use it reserved goes back. */
   | { kind: 'expired'; sessionId: string }
   | { kind: 'ignored'; reason: string };

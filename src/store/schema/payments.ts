@@ -94,3 +94,31 @@ export const payments = pgTable(
     index('payments_payment_intent_idx').on(t.paymentIntentId).where(sql`payment_intent_id IS NOT NULL`),
   ],
 );
+
+/**
+ * A full refund or a dispute that reached tenure before the payment it reverses (Stripe does not
+ * promise order): held here, in the transaction that records its event, until that payment is
+ * recorded, which then is recorded reversed and grants nothing (docs/payments.md, "Out of order").
+ * Keyed as reversals find payments, by payment intent; a held row is removed when it is applied.
+ */
+export const heldReversals = pgTable(
+  'held_reversals',
+  {
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    merchantAccountId: uuid('merchant_account_id')
+      .notNull()
+      .references(() => merchantAccounts.id, { onDelete: 'cascade' }),
+    provider: text('provider').notNull(),
+    /** The payment intent the refund or dispute names (Stripe `pi_…`). */
+    paymentIntentId: text('payment_intent_id').notNull(),
+    /** `refunded` | `disputed`: what the payment becomes when it arrives. The first reversal held wins. */
+    status: text('status').notNull(),
+    /** The provider's id of the reversal's event, and when the provider created it. */
+    eventId: text('event_id').notNull(),
+    eventCreatedAt: tz('event_created_at').notNull(),
+    receivedAt: tz('received_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.provider, t.paymentIntentId] })],
+);
