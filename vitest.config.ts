@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import { LongestFirstSequencer } from './test/support/sequencer.js';
 
 /**
  * The suite in tiers, each behaviour proven once at the lowest tier that can (run one alone with
@@ -79,6 +80,8 @@ export default defineConfig({
     // Every file makes its own harness and database; in unit and http files modules are shared
     // too (vi.mock still applies per file).
     poolOptions: { forks: { isolate: false } },
+    // Longest files first (test/support/sequencer.ts), so no project ends on one long file alone.
+    sequence: { sequencer: LongestFirstSequencer },
     projects,
   },
 });

@@ -173,6 +173,52 @@ export async function webhookRows(h: Harness, projectId: string): Promise<{ id: 
   );
 }
 
+/**
+ * Every table a project's requests can write, each as one jsonb array of its rows (every column, in
+ * a stable order): what projectState compares and projectFingerprint hashes.
+ */
+function projectTables(projectId: string) {
+  const all = (table: string, order: string) => sql.raw(`coalesce(jsonb_agg(to_jsonb(r) ORDER BY ${order}), '[]') FROM ${table} r`);
+  return {
+    memberships: sql`SELECT ${all('memberships', 'r.id')} WHERE r.project_id = ${projectId}`,
+    webhooks: sql`SELECT ${all('webhooks', 'r.id')} WHERE r.project_id = ${projectId}`,
+    events: sql`SELECT ${all('events', 'r.seq')} WHERE r.project_id = ${projectId}`,
+    // Plans, targets and their links.
+    plans: sql`SELECT ${all('plans', 'r.id')} WHERE r.project_id = ${projectId}`,
+    targets: sql`SELECT ${all('targets', 'r.id')} WHERE r.project_id = ${projectId}`,
+    plan_targets: sql`SELECT ${all('plan_targets', 'r.plan_id, r.target_id')} JOIN plans p ON p.id = r.plan_id WHERE p.project_id = ${projectId}`,
+    // API keys, settings, users and bans.
+    api_keys: sql`SELECT ${all('api_keys', 'r.id')} WHERE r.project_id = ${projectId}`,
+    settings: sql`SELECT ${all('settings', 'r.key')} WHERE r.project_id = ${projectId}`,
+    users: sql`SELECT ${all('users', 'r.user_id')} WHERE r.project_id = ${projectId}`,
+    bans: sql`SELECT ${all('bans', 'r.user_id')} WHERE r.project_id = ${projectId}`,
+    // Bot connections (sealed tokens included) and access rows.
+    integrations: sql`SELECT ${all('integrations', 'r.platform')} WHERE r.project_id = ${projectId}`,
+    access: sql`SELECT ${all('access', 'r.target_id, r.user_id')} WHERE r.project_id = ${projectId}`,
+    // Merchant accounts (sealed secrets included), payments, the provider events applied, reversals
+    // held for payments to come, and coupons with their uses.
+    merchant_accounts: sql`SELECT ${all('merchant_accounts', 'r.id')} WHERE r.project_id = ${projectId}`,
+    payments: sql`SELECT ${all('payments', 'r.id')} WHERE r.project_id = ${projectId}`,
+    payment_events: sql`SELECT ${all('payment_events', 'r.event_id')} JOIN merchant_accounts m ON m.id = r.merchant_account_id WHERE m.project_id = ${projectId}`,
+    held_reversals: sql`SELECT ${all('held_reversals', 'r.payment_intent_id')} WHERE r.project_id = ${projectId}`,
+    coupons: sql`SELECT ${all('coupons', 'r.id')} WHERE r.project_id = ${projectId}`,
+    coupon_redemptions: sql`SELECT ${all('coupon_redemptions', 'r.id')} WHERE r.project_id = ${projectId}`,
+    coupon_stripe_coupons: sql`SELECT ${all('coupon_stripe_coupons', 'r.coupon_id, r.merchant_account_id')} JOIN coupons c ON c.id = r.coupon_id WHERE c.project_id = ${projectId}`,
+  };
+}
+
+type ProjectTable = keyof ReturnType<typeof projectTables>;
+
+/** The tables of `names`, read in one statement as one row: table name → its rows. */
+async function readTables<T extends ProjectTable>(h: Harness, projectId: string, names: readonly T[]): Promise<Record<T, unknown[]>> {
+  const tables = projectTables(projectId);
+  const columns = sql.join(
+    names.map((name) => sql`(${tables[name]}) AS ${sql.identifier(name)}`),
+    sql`, `,
+  );
+  return rowsOf<Record<T, unknown[]>>(await h.database.db.execute(sql`SELECT ${columns}`))[0]!;
+}
+
 /** Everything a request could change in a project: compare before and after to prove "nothing". */
 export async function projectState(h: Harness, projectId: string) {
   const [memberships, webhooks, events, updated, catalogue, people, access, payments] = await Promise.all([
@@ -180,44 +226,26 @@ export async function projectState(h: Harness, projectId: string) {
     webhookRows(h, projectId),
     h.database.db.execute(sql`SELECT id, seq, type, data FROM events WHERE project_id = ${projectId} ORDER BY seq`),
     h.database.db.execute(sql`SELECT id, ${isoCol('updated_at')} AS updated_at FROM memberships WHERE project_id = ${projectId} ORDER BY id`),
-    // Plans, targets and their links, every column.
-    h.database.db.execute(sql`SELECT
-      (SELECT coalesce(jsonb_agg(to_jsonb(p) ORDER BY p.id), '[]') FROM plans p WHERE p.project_id = ${projectId}) AS plans,
-      (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.id), '[]') FROM targets t WHERE t.project_id = ${projectId}) AS targets,
-      (SELECT coalesce(jsonb_agg(to_jsonb(pt) ORDER BY pt.plan_id, pt.target_id), '[]')
-         FROM plan_targets pt JOIN plans p ON p.id = pt.plan_id WHERE p.project_id = ${projectId}) AS plan_targets`),
-    // API keys, settings, users and bans, every column.
-    h.database.db.execute(sql`SELECT
-      (SELECT coalesce(jsonb_agg(to_jsonb(k) ORDER BY k.id), '[]') FROM api_keys k WHERE k.project_id = ${projectId}) AS api_keys,
-      (SELECT coalesce(jsonb_agg(to_jsonb(s) ORDER BY s.key), '[]') FROM settings s WHERE s.project_id = ${projectId}) AS settings,
-      (SELECT coalesce(jsonb_agg(to_jsonb(u) ORDER BY u.user_id), '[]') FROM users u WHERE u.project_id = ${projectId}) AS users,
-      (SELECT coalesce(jsonb_agg(to_jsonb(b) ORDER BY b.user_id), '[]') FROM bans b WHERE b.project_id = ${projectId}) AS bans`),
-    // Bot connections (sealed tokens included) and access rows, every column.
-    h.database.db.execute(sql`SELECT
-      (SELECT coalesce(jsonb_agg(to_jsonb(i) ORDER BY i.platform), '[]') FROM integrations i WHERE i.project_id = ${projectId}) AS integrations,
-      (SELECT coalesce(jsonb_agg(to_jsonb(a) ORDER BY a.target_id, a.user_id), '[]') FROM access a WHERE a.project_id = ${projectId}) AS access`),
-    // Merchant accounts (sealed secrets included), payments, the provider events applied, reversals held for payments to come and coupons with their uses, every column.
-    h.database.db.execute(sql`SELECT
-      (SELECT coalesce(jsonb_agg(to_jsonb(m) ORDER BY m.id), '[]') FROM merchant_accounts m WHERE m.project_id = ${projectId}) AS merchant_accounts,
-      (SELECT coalesce(jsonb_agg(to_jsonb(p) ORDER BY p.id), '[]') FROM payments p WHERE p.project_id = ${projectId}) AS payments,
-      (SELECT coalesce(jsonb_agg(to_jsonb(e) ORDER BY e.event_id), '[]') FROM payment_events e
-         JOIN merchant_accounts m ON m.id = e.merchant_account_id WHERE m.project_id = ${projectId}) AS payment_events,
-      (SELECT coalesce(jsonb_agg(to_jsonb(r) ORDER BY r.payment_intent_id), '[]') FROM held_reversals r WHERE r.project_id = ${projectId}) AS held_reversals,
-      (SELECT coalesce(jsonb_agg(to_jsonb(c) ORDER BY c.id), '[]') FROM coupons c WHERE c.project_id = ${projectId}) AS coupons,
-      (SELECT coalesce(jsonb_agg(to_jsonb(r) ORDER BY r.id), '[]') FROM coupon_redemptions r WHERE r.project_id = ${projectId}) AS coupon_redemptions,
-      (SELECT coalesce(jsonb_agg(to_jsonb(s) ORDER BY s.coupon_id, s.merchant_account_id), '[]') FROM coupon_stripe_coupons s
-         JOIN coupons c ON c.id = s.coupon_id WHERE c.project_id = ${projectId}) AS coupon_stripe_coupons`),
+    readTables(h, projectId, ['plans', 'targets', 'plan_targets']),
+    readTables(h, projectId, ['api_keys', 'settings', 'users', 'bans']),
+    readTables(h, projectId, ['integrations', 'access']),
+    readTables(h, projectId, ['merchant_accounts', 'payments', 'payment_events', 'held_reversals', 'coupons', 'coupon_redemptions', 'coupon_stripe_coupons']),
   ]);
-  return {
-    memberships,
-    webhooks,
-    events: rowsOf(events),
-    updated: rowsOf(updated),
-    catalogue: rowsOf(catalogue)[0],
-    people: rowsOf(people)[0],
-    access: rowsOf(access)[0],
-    payments: rowsOf(payments)[0],
-  };
+  return { memberships, webhooks, events: rowsOf(events), updated: rowsOf(updated), catalogue, people, access, payments };
+}
+
+/**
+ * A hash of every row of every table in projectTables, every column, in one statement: equal
+ * before and after a request when it changed nothing (cheaper than projectState for suites that
+ * check thousands of requests; on a difference, compare projectState for a readable diff).
+ */
+export async function projectFingerprint(h: Harness, projectId: string): Promise<string> {
+  const tables = Object.values(projectTables(projectId));
+  const parts = sql.join(
+    tables.map((table) => sql`(${table})`),
+    sql`, `,
+  );
+  return rowsOf<{ md5: string }>(await h.database.db.execute(sql`SELECT md5(jsonb_build_array(${parts})::text)`))[0]!.md5;
 }
 
 /** Marks a membership expired with an end date a day in the past, as the expiry sweeper would. */

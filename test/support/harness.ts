@@ -36,9 +36,23 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     const seed = await dumpAt(inject('pgliteSeed'));
     return { storage: { kind: 'pglite-memory', seed }, drop: async () => undefined };
   }
+  // Copying the template costs a few hundred milliseconds, mostly the server's fsyncs: each worker
+  // copies the next file's database while this one's tests run. One made and never used is
+  // dropped with the rest by the run's teardown (every name has the run's prefix).
+  // (A worker serves one project's files, whose template it is; checked all the same.)
+  const template = inject('pgTemplate');
+  const copy = nextCopy?.template === template ? nextCopy.database : copyTemplate(template);
+  nextCopy = { template, database: copyTemplate(template) };
+  nextCopy.database.catch(() => undefined);
+  return copy;
+}
+
+let nextCopy: { template: string; database: Promise<TestDatabase> } | undefined;
+
+async function copyTemplate(template: string): Promise<TestDatabase> {
   const admin = inject('pgAdminUrl');
   const name = `${inject('pgPrefix')}_${randomBytes(6).toString('hex')}`;
-  await adminQuery(admin, `CREATE DATABASE "${name}" TEMPLATE "${inject('pgTemplate')}"`);
+  await adminQuery(admin, `CREATE DATABASE "${name}" TEMPLATE "${template}"`);
   const url = new URL(admin);
   url.pathname = `/${name}`;
   return {
