@@ -1,13 +1,13 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.js';
-import { countAccessCall } from '../observability/access-calls.js';
-import { accessKey, type AccessWorkerStore, type ClaimedAccess } from '../store/access-worker.store.js';
+import type { AccessWorkerStore } from '../store/access-worker.store.js';
 import type { BotLeasesStore } from '../store/bot-leases.store.js';
 import { Alarm } from '../wake-loop.js';
 import { BotLeases, type HeldBot } from './bot-leases.js';
-import { BotWork, guildOf, type Call } from './bot-work.js';
-import { CompletionRecorder, completionOf } from './completion-recorder.js';
-import type { CallResult, PlatformConnector } from './connector.js';
+import { BotCalls } from './bot-calls.js';
+import { BotWork } from './bot-work.js';
+import { CompletionRecorder } from './completion-recorder.js';
+import type { PlatformConnector } from './connector.js';
 
 /**
  * The access worker (docs/access.md, "How tenure calls Discord"; src/access/README.md): applies
@@ -22,6 +22,7 @@ import type { CallResult, PlatformConnector } from './connector.js';
  * request, not a burst of them (10,000 invalid requests in 10 minutes get a bot banned). Rows are
  * claimed a little ahead of the calls, and outcomes written in batches (CompletionRecorder); calls
  * out plus answers not written stay under 2 × `concurrency`, which bounds what a crash repeats.
+ * That claim-and-call chain of one bot is BotCalls (bot-calls.ts); this file is the loop around it.
  *
  * It sleeps until woken — by the `access` wake-up (the planner's and drift repair's writes, in any
  * process), a call finishing, or the next retry falling due — never longer than `pollMs`, which
@@ -41,17 +42,6 @@ export interface AccessWorkerOptions {
 }
 
 export const DEFAULT_ACCESS_WORKER_OPTIONS = { leaseMs: 30_000, pollMs: 5_000, maxBots: 100 } as const;
-
-/** Rows of one target in hand at most: one call out, the next ones ready behind it. */
-const PER_TARGET_IN_HAND = 4;
-/** Rows claimed ahead, per call slot, at most. */
-const BUFFER_PER_SLOT = 4;
-/**
- * Calls out plus answers not written yet, per call slot, at most: when the writes fall behind
- * (a slow database, a starved machine) the calls wait for them, so a crash makes at most
- * 2 × concurrency calls a second time, however far behind the writes were.
- */
-const UNWRITTEN_PER_SLOT = 2;
 
 export interface AccessWorkerDeps<C> {
   store: AccessWorkerStore;
@@ -76,6 +66,7 @@ export class AccessWorker<C = unknown> {
   private readonly alarm = new Alarm();
   /** Set while stopping: calls out may finish, no new one starts. */
   private stopping = false;
+  private readonly botCalls: BotCalls<C>;
 
   constructor(
     private readonly deps: AccessWorkerDeps<C>,
@@ -99,6 +90,12 @@ export class AccessWorker<C = unknown> {
       if (!work) return;
       work.close();
       for (const call of work.calls.values()) call.controller.abort();
+    });
+    this.botCalls = new BotCalls<C>(deps, options, {
+      leases: this.leases,
+      stopping: () => this.stopping,
+      nudge: () => this.nudge(),
+      retire: (bot, work) => this.retire(bot, work),
     });
   }
 
@@ -237,7 +234,7 @@ export class AccessWorker<C = unknown> {
       await this.leases.acquire();
     }
     let claimed = 0;
-    for (const bot of this.leases.held()) claimed += await this.fill(bot, this.workOf(bot));
+    for (const bot of this.leases.held()) claimed += await this.botCalls.fill(bot, this.workOf(bot));
     return claimed;
   }
 
@@ -250,7 +247,7 @@ export class AccessWorker<C = unknown> {
     const client = bot.client as object;
     work.watch(client, connector.onBucketWait && ((listener) => connector.onBucketWait?.(bot.client, listener)), () => {
       if (this.work.get(bot.projectId) !== work) return;
-      this.pump(bot, work);
+      this.botCalls.pump(bot, work);
       this.nudge();
     });
     return work;
@@ -264,117 +261,6 @@ export class AccessWorker<C = unknown> {
     const wait = next.getTime() - this.deps.clock.now().getTime();
     // Due yet not claimed: its bot has a round of calls queued already; a finishing call wakes us.
     return wait <= 0 ? Math.min(this.options.pollMs, 250) : Math.min(wait, this.options.pollMs);
-  }
-
-
-  /**
-   * Claims for one bot when fewer calls could start now than it may have out: up to
-   * `BUFFER_PER_SLOT` rows a slot in hand, at most `PER_TARGET_IN_HAND` of one target (one call
-   * out, the next ones ready), none in a guild whose bucket is empty.
-   */
-  private async fill(bot: HeldBot<C>, work: BotWork): Promise<number> {
-    const { concurrency } = this.options;
-    const now = Date.now();
-    if (work.claiming || work.unauthorized || this.stopping || bot.signal.aborted || work.ready(now) >= concurrency) return 0;
-    const limit = BUFFER_PER_SLOT * concurrency - work.bufferedWithRoom(now);
-    // A claim of a row or two costs a statement as one of a round does: with rows still buffered,
-    // wait for room for a round (on embedded storage a claim per call halved a burst's rate).
-    if (limit <= 0 || (limit < concurrency && work.buffer.length > 0)) return 0;
-    work.claiming = true;
-    const claim = ++work.claims;
-    const at = this.deps.clock.now();
-    let rows: ClaimedAccess[];
-    try {
-      rows = await this.deps.store.claim({
-        owner: this.id,
-        key: bot.key,
-        now: at,
-        until: new Date(at.getTime() + this.options.leaseMs),
-        limit,
-        perTarget: PER_TARGET_IN_HAND,
-        fill: true,
-        inHand: work.inHand(),
-        skipGuilds: work.limitedNow(now),
-      });
-    } finally {
-      work.claiming = false;
-    }
-    work.claimEnded(claim);
-    // Let go meanwhile: the rows fall due again when their claim runs out, for the next holder.
-    if (bot.signal.aborted) return 0;
-    work.buffer.push(...rows);
-    this.pump(bot, work);
-    return rows.length;
-  }
-
-  /** Starts calls from the buffer while the bot has room (BotWork.take says which). */
-  private pump(bot: HeldBot<C>, work: BotWork): void {
-    if (this.stopping || bot.signal.aborted || work.unauthorized || !this.leases.get(bot.projectId)) return;
-    const now = Date.now();
-    const { concurrency } = this.options;
-    const room = Math.min(concurrency - work.active(now), UNWRITTEN_PER_SLOT * concurrency - work.calls.size - work.recorder.unwritten);
-    if (room <= 0) return;
-    for (const row of work.take(room, now)) this.call(bot, work, row);
-  }
-
-  private call(bot: HeldBot<C>, work: BotWork, row: ClaimedAccess): void {
-    const controller = new AbortController();
-    const { connector } = this.deps;
-    const call: Call = {
-      row,
-      path: connector.pathOf(row),
-      controller,
-      waitingUntil: 0,
-      promise: connector
-        .apply(bot.client, row, controller.signal, bot)
-        .then((result) => this.settle(bot, work, row, result))
-        .catch((err: unknown) => this.deps.logger.error({ err, projectId: bot.projectId }, 'access: handling a call outcome failed')),
-    };
-    work.calls.set(accessKey(row.targetId, row.userId), call);
-  }
-
-  private settle(bot: HeldBot<C>, work: BotWork, row: ClaimedAccess, result: CallResult): void {
-    work.calls.delete(accessKey(row.targetId, row.userId));
-    if (result.outcome === 'aborted') {
-      work.abandoned.push(row);
-      return;
-    }
-    if (result.outcome !== 'unchanged') countAccessCall(result.outcome === 'applied' ? row.desired : result.outcome);
-    // The platform said when to come back (Telegram's 429): nothing more in that chat until then.
-    if (result.outcome === 'retry' && result.retryAfterMs !== undefined) work.holdBack(guildOf(row), Date.now() + result.retryAfterMs);
-    const targetFault = result.outcome === 'failed' && result.targetFault;
-    if (targetFault) work.faulted.set(row.targetId, Number.POSITIVE_INFINITY);
-    if (result.outcome === 'unauthorized' && !work.unauthorized) {
-      work.unauthorized = true;
-      work.abandoned.push(...work.buffer);
-      work.buffer = [];
-      this.deps.logger.error(
-        { projectId: bot.projectId, botId: bot.botId },
-        `access: ${this.deps.connector.label} refused the bot token (401); no more calls for this bot until it is reconnected`,
-      );
-    }
-    const write = work.recorder
-      .record(completionOf(row, result, this.deps.clock.now(), this.deps.random))
-      .then((recorded) => {
-        if (targetFault) {
-          work.faulted.set(row.targetId, work.claims + 1);
-          this.deps.logger.warn({ projectId: bot.projectId, targetId: row.targetId, error: 'error' in result ? result.error : null, cascaded: recorded.cascaded }, 'access: a target is unhealthy; its rows failed');
-        }
-        if (!recorded.held) this.deps.logger.warn({ projectId: bot.projectId }, 'access: call outcomes not written: the bot is held by another worker now');
-      })
-      .catch((err: unknown) => {
-        // The row keeps its claim and falls due again when the claim runs out (at least once).
-        this.deps.logger.error({ err, projectId: bot.projectId }, 'access: writing call outcomes failed; the rows are tried again');
-      });
-    work.writes.add(write);
-    void write.finally(() => {
-      work.writes.delete(write);
-      if (work.unauthorized && work.calls.size === 0 && work.writes.size === 0) void this.retire(bot, work);
-      // Calls held back for the writes to catch up start now.
-      else this.pump(bot, work);
-    });
-    this.pump(bot, work);
-    if (work.ready(Date.now()) < this.options.concurrency) this.nudge();
   }
 
   /** After a 401, once its calls are written: the bot's lease is given back (it is unhealthy now, so nobody takes it until reconnected). */
