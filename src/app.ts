@@ -27,6 +27,7 @@ import { telegramUpdatesRoutes } from './http/routes/telegram-updates/telegram-u
 import { usersRoutes } from './http/routes/users/users.routes.js';
 import { webhooksRoutes } from './http/routes/webhooks/webhooks.routes.js';
 import { trustProxy } from './http/trust-proxy.js';
+import { buildSerializer } from './http/serialization.js';
 import { validatorCompiler } from './http/validation.js';
 import { registerDraining } from './observability/draining.hook.js';
 import { registerHttpMetrics } from './observability/http-metrics.hook.js';
@@ -70,6 +71,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     frameworkErrors: (error, request, reply) => sendError(reply, toAppError(error, request)),
     // Requests arriving while the app closes get the envelope's 503 instead (registerDraining).
     return503OnClosing: false,
+    // Each distinct response schema compiled once (src/http/serialization.ts).
+    schemaController: { compilersFactory: { buildSerializer } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);

@@ -82,11 +82,12 @@ const RateLimitEnvelope = Type.Object({
   error: Type.Object({ message: Type.String(), code: Type.String(), retry_after: Type.Integer() }),
 });
 
+/** A 422: a list of field errors, or one error. One object, so every route shares its serializer. */
+const UnprocessableEnvelope = Type.Union([ValidationListEnvelope, ErrorEnvelope]);
+
 /** Error responses every API route can give, plus the route's own statuses. */
 export function errorResponses(...statuses: (404 | 409 | 422)[]) {
-  const own = Object.fromEntries(
-    statuses.map((s) => [s, s === 422 ? Type.Union([ValidationListEnvelope, ErrorEnvelope]) : ErrorEnvelope]),
-  );
+  const own = Object.fromEntries(statuses.map((s) => [s, s === 422 ? UnprocessableEnvelope : ErrorEnvelope]));
   return {
     400: ErrorEnvelope,
     401: ErrorEnvelope,
