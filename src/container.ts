@@ -30,86 +30,16 @@ import { LiveTokenService } from './live/live-tokens.js';
 import { stripeApi } from './payments/stripe/stripe-api.js';
 import { createRateLimiter } from './ratelimit/create-limiter.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
-import { AccessPlanStore, EMBEDDED_PROJECT_BATCH, PROJECT_BATCH } from './store/access-plan.store.js';
-import { AccessReconcileStore } from './store/access-reconcile.store.js';
-import { AccessWorkerStore } from './store/access-worker.store.js';
-import { BotLeasesStore } from './store/bot-leases.store.js';
-import { AccessStore } from './store/access.store.js';
-import { ApiKeysStore } from './store/api-keys.store.js';
-import { BulkExtendStore } from './store/bulk-extend.store.js';
-import { CouponsStore } from './store/coupons.store.js';
 import { openDatabase, type Database, type OpenOptions, type StorageOptions } from './store/db.js';
-import { DeliveriesStore } from './store/deliveries.store.js';
-import { DeliveryLogStore } from './store/delivery-log.store.js';
-import { ExpiryStore } from './store/expiry.store.js';
-import { RetentionStore } from './store/retention.store.js';
-import { IdempotencyStore } from './store/idempotency.store.js';
-import { InstanceSecretsStore } from './store/instance-secrets.store.js';
-import { IntegrationsStore } from './store/integrations.store.js';
-import { LiveEventsStore } from './store/live-events.store.js';
-import { MembershipImportStore } from './store/membership-import.store.js';
-import { MembershipsStore } from './store/memberships.store.js';
-import { MerchantAccountsStore } from './store/merchant-accounts.store.js';
-import { PaymentsStore } from './store/payments.store.js';
-import { StripeEventsStore } from './store/stripe-events.store.js';
-import { PlansStore } from './store/plans.store.js';
-import { ProjectsStore } from './store/projects.store.js';
-import { SettingsStore } from './store/settings.store.js';
-import { TargetsStore } from './store/targets.store.js';
-import { TelegramInvitesStore } from './store/telegram-invites.store.js';
-import { TelegramUpdatesStore } from './store/telegram-updates.store.js';
-import { UsersStore } from './store/users.store.js';
-import { WebhooksStore } from './store/webhooks.store.js';
+import { createStores, type Stores } from './store/stores.js';
 import { systemResolver, type Resolver } from './webhooks/ssrf-guard.js';
 
 /**
  * The composition root: the one place that builds tenure's object graph, once per process
- * (config → database → stores → services → limiter → auth cache → outbox listeners). The HTTP app,
- * the live gateway, the worker runtime and the CLI each receive the container and take what they
- * need; nothing else constructs a store or a service.
+ * (config → database → stores (store/stores.ts) → services → limiter → auth cache → outbox
+ * listeners). The HTTP app, the live gateway, the worker runtime and the CLI each receive the
+ * container and take what they need; nothing else constructs a store or a service.
  */
-
-export interface Stores {
-  projects: ProjectsStore;
-  apiKeys: ApiKeysStore;
-  settings: SettingsStore;
-  users: UsersStore;
-  memberships: MembershipsStore;
-  membershipImport: MembershipImportStore;
-  bulkExtend: BulkExtendStore;
-  expiry: ExpiryStore;
-  retention: RetentionStore;
-  plans: PlansStore;
-  targets: TargetsStore;
-  webhooks: WebhooksStore;
-  deliveries: DeliveriesStore;
-  deliveryLog: DeliveryLogStore;
-  liveEvents: LiveEventsStore;
-  idempotency: IdempotencyStore;
-  instanceSecrets: InstanceSecretsStore;
-  /** The projects' bot connections. */
-  integrations: IntegrationsStore;
-  /** The access planner's SQL: desired access from the memberships (docs/access.md). */
-  accessPlan: AccessPlanStore;
-  /** The access rows as the API shows them. */
-  access: AccessStore;
-  /** Drift repair's SQL: comparing access rows with a guild's member list (src/access/reconciler.ts). */
-  accessReconcile: AccessReconcileStore;
-  /** The access worker's SQL: bot leases, claims of pending rows, call outcomes (src/access/access.worker.ts). */
-  accessWorker: AccessWorkerStore;
-  botLeases: BotLeasesStore;
-  /** The invite links the Telegram connector made, one member each (src/access/telegram/). */
-  telegramInvites: TelegramInvitesStore;
-  /** A Telegram bot's updates as received, handled once each (src/access/telegram/updates.ts). */
-  telegramUpdates: TelegramUpdatesStore;
-  /** The projects' merchant accounts, their secrets sealed (docs/payments.md). */
-  merchantAccounts: MerchantAccountsStore;
-  payments: PaymentsStore;
-  /** Stripe's events applied once each to payments and memberships (docs/payments.md). */
-  stripeEvents: StripeEventsStore;
-  /** Coupons, their Stripe coupons and the uses checkouts reserve (docs/payments.md, "Coupons"). */
-  coupons: CouponsStore;
-}
 
 export interface Services {
   /** Resolves API keys, with this process's one key cache. */
@@ -229,41 +159,6 @@ function keyHome(storage: StorageOptions | null, database: Database | undefined)
   // A database handed in (tests, benches) is embedded only in memory: its key lives as long.
   if (storage?.kind === 'pglite-memory' || database?.kind === 'pglite') return { kind: 'memory' };
   return { kind: 'none' };
-}
-
-function createStores(database: Database, clock: Clock): Stores {
-  const { db } = database;
-  return {
-    projects: new ProjectsStore(db),
-    apiKeys: new ApiKeysStore(db),
-    settings: new SettingsStore(db),
-    users: new UsersStore(db),
-    memberships: new MembershipsStore(db, clock),
-    membershipImport: new MembershipImportStore(database, clock),
-    bulkExtend: new BulkExtendStore(db),
-    expiry: new ExpiryStore(db),
-    retention: new RetentionStore(db),
-    plans: new PlansStore(db),
-    targets: new TargetsStore(db),
-    webhooks: new WebhooksStore(db),
-    deliveries: new DeliveriesStore(db),
-    deliveryLog: new DeliveryLogStore(db),
-    liveEvents: new LiveEventsStore(db),
-    idempotency: new IdempotencyStore(db),
-    instanceSecrets: new InstanceSecretsStore(db),
-    integrations: new IntegrationsStore(db),
-    accessPlan: new AccessPlanStore(db, clock, { projectBatch: database.kind === 'pglite' ? EMBEDDED_PROJECT_BATCH : PROJECT_BATCH }),
-    access: new AccessStore(db),
-    accessReconcile: new AccessReconcileStore(db),
-    accessWorker: new AccessWorkerStore(db),
-    botLeases: new BotLeasesStore(db),
-    telegramInvites: new TelegramInvitesStore(db),
-    telegramUpdates: new TelegramUpdatesStore(db),
-    merchantAccounts: new MerchantAccountsStore(db),
-    payments: new PaymentsStore(db),
-    stripeEvents: new StripeEventsStore(db, clock),
-    coupons: new CouponsStore(db),
-  };
 }
 
 function createServices(stores: Stores, config: Config, clock: Clock, resolve: Resolver, secretBox: SecretBox | null, stripe: StripeApi): Services {

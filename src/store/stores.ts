@@ -1,0 +1,113 @@
+import type { Clock } from '../domain/clock.js';
+import { AccessPlanStore, EMBEDDED_PROJECT_BATCH, PROJECT_BATCH } from './access-plan.store.js';
+import { AccessReconcileStore } from './access-reconcile.store.js';
+import { AccessWorkerStore } from './access-worker.store.js';
+import { BotLeasesStore } from './bot-leases.store.js';
+import { AccessStore } from './access.store.js';
+import { ApiKeysStore } from './api-keys.store.js';
+import { BulkExtendStore } from './bulk-extend.store.js';
+import { CouponsStore } from './coupons.store.js';
+import type { Database } from './db.js';
+import { DeliveriesStore } from './deliveries.store.js';
+import { DeliveryLogStore } from './delivery-log.store.js';
+import { ExpiryStore } from './expiry.store.js';
+import { RetentionStore } from './retention.store.js';
+import { IdempotencyStore } from './idempotency.store.js';
+import { InstanceSecretsStore } from './instance-secrets.store.js';
+import { IntegrationsStore } from './integrations.store.js';
+import { LiveEventsStore } from './live-events.store.js';
+import { MembershipImportStore } from './membership-import.store.js';
+import { MembershipsStore } from './memberships.store.js';
+import { MerchantAccountsStore } from './merchant-accounts.store.js';
+import { PaymentsStore } from './payments.store.js';
+import { StripeEventsStore } from './stripe-events.store.js';
+import { PlansStore } from './plans.store.js';
+import { ProjectsStore } from './projects.store.js';
+import { SettingsStore } from './settings.store.js';
+import { TargetsStore } from './targets.store.js';
+import { TelegramInvitesStore } from './telegram-invites.store.js';
+import { TelegramUpdatesStore } from './telegram-updates.store.js';
+import { UsersStore } from './users.store.js';
+import { WebhooksStore } from './webhooks.store.js';
+
+/**
+ * Every store, one per table group, built on one database: the container's `stores`. The composition
+ * root (src/container.ts) builds them once per process; nothing else constructs a store.
+ */
+
+export interface Stores {
+  projects: ProjectsStore;
+  apiKeys: ApiKeysStore;
+  settings: SettingsStore;
+  users: UsersStore;
+  memberships: MembershipsStore;
+  membershipImport: MembershipImportStore;
+  bulkExtend: BulkExtendStore;
+  expiry: ExpiryStore;
+  retention: RetentionStore;
+  plans: PlansStore;
+  targets: TargetsStore;
+  webhooks: WebhooksStore;
+  deliveries: DeliveriesStore;
+  deliveryLog: DeliveryLogStore;
+  liveEvents: LiveEventsStore;
+  idempotency: IdempotencyStore;
+  instanceSecrets: InstanceSecretsStore;
+  /** The projects' bot connections. */
+  integrations: IntegrationsStore;
+  /** The access planner's SQL: desired access from the memberships (docs/access.md). */
+  accessPlan: AccessPlanStore;
+  /** The access rows as the API shows them. */
+  access: AccessStore;
+  /** Drift repair's SQL: comparing access rows with a guild's member list (src/access/reconciler.ts). */
+  accessReconcile: AccessReconcileStore;
+  /** The access worker's SQL: bot leases, claims of pending rows, call outcomes (src/access/access.worker.ts). */
+  accessWorker: AccessWorkerStore;
+  botLeases: BotLeasesStore;
+  /** The invite links the Telegram connector made, one member each (src/access/telegram/). */
+  telegramInvites: TelegramInvitesStore;
+  /** A Telegram bot's updates as received, handled once each (src/access/telegram/updates.ts). */
+  telegramUpdates: TelegramUpdatesStore;
+  /** The projects' merchant accounts, their secrets sealed (docs/payments.md). */
+  merchantAccounts: MerchantAccountsStore;
+  payments: PaymentsStore;
+  /** Stripe's events applied once each to payments and memberships (docs/payments.md). */
+  stripeEvents: StripeEventsStore;
+  /** Coupons, their Stripe coupons and the uses checkouts reserve (docs/payments.md, "Coupons"). */
+  coupons: CouponsStore;
+}
+
+export function createStores(database: Database, clock: Clock): Stores {
+  const { db } = database;
+  return {
+    projects: new ProjectsStore(db),
+    apiKeys: new ApiKeysStore(db),
+    settings: new SettingsStore(db),
+    users: new UsersStore(db),
+    memberships: new MembershipsStore(db, clock),
+    membershipImport: new MembershipImportStore(database, clock),
+    bulkExtend: new BulkExtendStore(db),
+    expiry: new ExpiryStore(db),
+    retention: new RetentionStore(db),
+    plans: new PlansStore(db),
+    targets: new TargetsStore(db),
+    webhooks: new WebhooksStore(db),
+    deliveries: new DeliveriesStore(db),
+    deliveryLog: new DeliveryLogStore(db),
+    liveEvents: new LiveEventsStore(db),
+    idempotency: new IdempotencyStore(db),
+    instanceSecrets: new InstanceSecretsStore(db),
+    integrations: new IntegrationsStore(db),
+    accessPlan: new AccessPlanStore(db, clock, { projectBatch: database.kind === 'pglite' ? EMBEDDED_PROJECT_BATCH : PROJECT_BATCH }),
+    access: new AccessStore(db),
+    accessReconcile: new AccessReconcileStore(db),
+    accessWorker: new AccessWorkerStore(db),
+    botLeases: new BotLeasesStore(db),
+    telegramInvites: new TelegramInvitesStore(db),
+    telegramUpdates: new TelegramUpdatesStore(db),
+    merchantAccounts: new MerchantAccountsStore(db),
+    payments: new PaymentsStore(db),
+    stripeEvents: new StripeEventsStore(db, clock),
+    coupons: new CouponsStore(db),
+  };
+}
