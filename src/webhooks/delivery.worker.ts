@@ -4,17 +4,17 @@ import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.js';
 import type { ClaimedDelivery, DeliveriesStore } from '../store/deliveries.store.js';
 import { AttemptRecorder } from './attempt-recorder.js';
-import type { HttpSender, SendResult } from './http-sender.js';
-import { decide, DISABLE_AFTER_FAILING_MS, errorClassOf } from './retry-policy.js';
+import { DeliveryAttempts } from './delivery-attempt.js';
+import type { HttpSender } from './http-sender.js';
 import { projectConcurrency, SendSlots } from './send-slots.js';
-import { signatureHeaders } from './signing.js';
-import { resolveDestination, type Resolver } from './ssrf-guard.js';
+import type { Resolver } from './ssrf-guard.js';
 import { Alarm } from '../wake-loop.js';
 
 /**
  * The delivery worker. It claims due deliveries (src/store/delivery-claim.ts: fair across
  * endpoints and projects, SKIP LOCKED, a lease), sends each attempt within its endpoint's and its
- * project's bounds (send-slots.ts), and records the outcome under the lease.
+ * project's bounds (send-slots.ts), and records the outcome under the lease (one attempt, from
+ * its turn to its record: delivery-attempt.ts).
  * It sleeps until woken — by a new delivery's notification, a freed slot, or the next retry
  * falling due — never longer than `pollMs`, the safety net for a missed notification and for a
  * dead worker's leases running out.
@@ -62,7 +62,8 @@ export class DeliveryWorker {
   private lapClaimed = 0;
   /** The last claim ended a lap in which nothing was claimable: only then may the loop sleep. */
   private lapEmpty = false;
-  private readonly recorder: AttemptRecorder;
+  /** One claimed delivery's attempt: its turn, the signed request, the outcome recorded. */
+  private readonly attempts: DeliveryAttempts;
   /** The last claim was cut short by this process's concurrency: a recorded attempt should wake the loop. */
   private waitingForRoom = false;
   private readonly active = new Map<string, Active>();
@@ -84,7 +85,7 @@ export class DeliveryWorker {
     private readonly options: DeliveryWorkerOptions,
   ) {
     this.slots = new SendSlots(options.perEndpoint, projectConcurrency(options.concurrency, options.perEndpoint));
-    this.recorder = new AttemptRecorder(deps.store, this.id, deps.clock, deps.logger);
+    this.attempts = new DeliveryAttempts(deps, options, this.slots, new AttemptRecorder(deps.store, this.id, deps.clock, deps.logger));
   }
 
   start(): void {
@@ -177,7 +178,6 @@ export class DeliveryWorker {
     return Math.max(0, Math.min(next.getTime() - now.getTime(), this.options.pollMs));
   }
 
-
   private async claimAndDispatch(): Promise<number> {
     const free = this.freeSlots();
     if (free <= 0) {
@@ -222,7 +222,7 @@ export class DeliveryWorker {
       const left = this.slots.done(delivery, turn);
       if (left.endpoint === this.slots.perEndpoint || left.project === this.slots.perProject) this.wake();
     };
-    const promise = this.attempt(delivery, leaseUntil, controller.signal, sendDone)
+    const promise = this.attempts.run(delivery, leaseUntil, controller.signal, sendDone)
       .catch((err: unknown) => {
         // The lease stays; when it runs out the delivery is due again (at least once).
         this.deps.logger.error({ err, delivery_id: delivery.id }, 'webhook attempt could not be recorded');
@@ -233,75 +233,5 @@ export class DeliveryWorker {
         if (this.waitingForRoom) this.wake();
       });
     this.active.set(delivery.id, { promise, controller });
-  }
-
-  private async attempt(
-    d: ClaimedDelivery,
-    leaseUntil: Date,
-    signal: AbortSignal,
-    sendDone: (turn: 'sent' | 'unused' | 'none') => void,
-  ): Promise<void> {
-    const { clock, store, logger } = this.deps;
-    if (!(await this.slots.takeTurn(d, signal))) return; // stopped while waiting: the lease is given back
-    const attemptedAt = clock.now();
-    if (attemptedAt.getTime() + this.options.timeoutMs > leaseUntil.getTime()) {
-      // Waited so long for its endpoint that the lease could run out mid-attempt: leave it to
-      // fall due again rather than race another worker.
-      sendDone('unused');
-      logger.warn({ delivery_id: d.id }, 'webhook delivery waited out its lease; it will be claimed again');
-      return;
-    }
-    if (!d.enabled) {
-      sendDone('unused');
-      await store.cancelPending(d.webhookId, attemptedAt);
-      return;
-    }
-    let result: SendResult;
-    try {
-      result = await this.send(d, attemptedAt, signal);
-    } finally {
-      sendDone('sent');
-    }
-    if (result.kind === 'aborted') return;
-    const completedAt = clock.now();
-    const decision = decide(d.attempt, result, completedAt, this.deps.random);
-    await this.recorder.record({
-      id: d.id,
-      attempt: d.attempt,
-      attemptedAt,
-      completedAt,
-      durationMs: result.durationMs,
-      statusCode: result.kind === 'response' ? result.status : null,
-      errorClass: errorClassOf(result),
-      errorMessage: result.message,
-      responseExcerpt: result.excerpt,
-      outcome: decision.outcome,
-      nextAttemptAt: decision.nextAttemptAt,
-      disableIfFailingSince: new Date(attemptedAt.getTime() - DISABLE_AFTER_FAILING_MS),
-    });
-    logger.debug({ delivery_id: d.id, attempt: d.attempt, outcome: decision.outcome }, 'webhook attempt');
-  }
-
-  /** Resolves and checks the host again, then sends the signed body to the checked address. */
-  private async send(d: ClaimedDelivery, attemptedAt: Date, signal: AbortSignal): Promise<SendResult> {
-    const destination = await resolveDestination(d.url, { allowPrivate: this.options.allowPrivate, resolve: this.deps.resolve });
-    if (!destination.ok) {
-      return { kind: 'error', errorClass: destination.errorClass, durationMs: 0, excerpt: null, message: destination.message };
-    }
-    const timestamp = Math.floor(attemptedAt.getTime() / 1000);
-    return this.deps.sender.send({
-      url: destination.url,
-      address: destination.address,
-      family: destination.family,
-      headers: {
-        'x-webhook-id': d.eventId,
-        'x-webhook-event': d.eventType,
-        'x-webhook-attempt': String(d.attempt),
-        ...signatureHeaders({ eventId: d.eventId, timestamp, body: d.body, secrets: d.secrets }),
-      },
-      body: d.body,
-      timeoutMs: this.options.timeoutMs,
-      signal,
-    });
   }
 }
