@@ -2,7 +2,8 @@
  * The loop of a background pass that drains work until none is left: woken after commits (a
  * wake-up topic, src/store/wakeups.ts) and by a slow safety poll. Wake-ups during a pass cause one
  * more pass, never one per wake-up; a failed pass is reported and left for the next wake-up. The
- * live-update broadcaster and the access planner run on it.
+ * live-update broadcaster, the access planner, drift repair (Discord and Telegram), the Stripe
+ * reconciliation and the history pruner run on it.
  */
 export class WakeLoop {
   private pending = false;

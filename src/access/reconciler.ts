@@ -3,6 +3,7 @@ import { Routes, type APIGuildMember } from 'discord-api-types/v10';
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.js';
 import type { AccessReconcileStore, GuildError, ListedMember, PageRepairs } from '../store/access-reconcile.store.js';
+import { WakeLoop } from '../wake-loop.js';
 
 /**
  * Drift repair (docs/access.md "Drift repair"; DESIGN.md "Access on Discord and Telegram"): every
@@ -76,11 +77,8 @@ function listingRefusal(err: unknown): GuildError | null {
 }
 
 export class Reconciler {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> | null = null;
-  /** Woken while a pass ran: another pass follows at once. */
-  private again = false;
-  private stopped = true;
+  /** The passes, while started: at once, every `tickMs`, and when woken (src/wake-loop.ts). */
+  private loop: WakeLoop | null = null;
   /** Set by stop(): a running pass ends after the bot it is comparing. */
   private stopping = false;
 
@@ -90,9 +88,13 @@ export class Reconciler {
   ) {}
 
   start(): void {
-    this.stopped = false;
     this.stopping = false;
-    this.schedule(0);
+    this.loop = new WakeLoop(
+      async () => void (await this.runOnce()),
+      (err) => this.deps.logger.error({ err }, 'access: drift repair failed; retried at the next tick'),
+      this.options.tickMs,
+    );
+    this.loop.start();
   }
 
   /**
@@ -100,21 +102,14 @@ export class Reconciler {
    * the access workers), or the worker has just taken a bot. One pass at a time.
    */
   wake(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    if (this.timer) clearTimeout(this.timer);
-    this.schedule(0);
+    this.loop?.wake();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
     this.stopping = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
+    const loop = this.loop;
+    this.loop = null;
+    await loop?.stop();
   }
 
   /** Compares every bot held here whose last comparison is older than `everyMs`, one after the other. */
@@ -190,21 +185,5 @@ export class Reconciler {
     report.repairs.absent = await store.markAbsent(projectId, guildId, present, seenAt);
     await store.clearGuildListingError(projectId, guildId);
     return report;
-  }
-
-  private schedule(delayMs: number): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.running = this.runOnce()
-        .catch((err: unknown) => this.deps.logger.error({ err }, 'access: drift repair failed; retried at the next tick'))
-        .finally(() => {
-          this.running = null;
-          const again = this.again;
-          this.again = false;
-          this.schedule(again ? 0 : this.options.tickMs);
-        });
-    }, delayMs);
-    this.timer.unref();
   }
 }

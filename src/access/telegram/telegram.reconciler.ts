@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Container } from '../../container.js';
 import type { Clock } from '../../domain/clock.js';
 import { noChatRepairs, TelegramReconcileStore, type ChatError, type ChatRepairs, type ManagedChat } from '../../store/telegram-reconcile.store.js';
+import { WakeLoop } from '../../wake-loop.js';
 import type { AccessWorker } from '../access.worker.js';
 import type { HeldBot } from '../bot-leases.js';
 import type { TelegramFailure } from './api.js';
@@ -95,11 +96,8 @@ const pauseAfter = (failure: TelegramFailure): number =>
   failure.kind === 'rate_limited' ? failure.retryAfterSeconds * 1000 : FAILURE_PAUSE_MS;
 
 export class TelegramReconciler<C extends ChatMemberReader> {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> | null = null;
-  /** Woken while a pass ran: another pass follows at once. */
-  private again = false;
-  private stopped = true;
+  /** The passes, while started: at once, every `tickMs`, and when woken (src/wake-loop.ts). */
+  private loop: WakeLoop | null = null;
   /**
    * Aborted by stop(): a running pass stops asking at once (a chat's pass may last minutes at the
    * chat's pace), and what it was asking is asked again by the next pass.
@@ -119,28 +117,25 @@ export class TelegramReconciler<C extends ChatMemberReader> {
   }
 
   start(): void {
-    this.stopped = false;
     this.stopping = new AbortController();
-    this.schedule(0);
+    this.loop = new WakeLoop(
+      async () => void (await this.runOnce()),
+      (err) => this.deps.logger.error({ err }, 'access: Telegram drift repair failed; retried at the next tick'),
+      this.options.tickMs,
+    );
+    this.loop.start();
   }
 
   /** Looks for due bots now (the worker has just taken a bot, or a resync cleared `reconciled_at`). One pass at a time. */
   wake(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    if (this.timer) clearTimeout(this.timer);
-    this.schedule(0);
+    this.loop?.wake();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
     this.stopping.abort();
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
+    const loop = this.loop;
+    this.loop = null;
+    await loop?.stop();
   }
 
   /** Compares every bot held here whose last comparison is older than `everyMs`, one after the other. */
@@ -221,22 +216,6 @@ export class TelegramReconciler<C extends ChatMemberReader> {
     // Answered in this chat: the bot sees it (a refusal flagged before is over).
     if (report.asked > 0) await store.clearChatRefusal(bot.projectId, chat.targetId);
     return { report };
-  }
-
-  private schedule(delayMs: number): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.running = this.runOnce()
-        .catch((err: unknown) => this.deps.logger.error({ err }, 'access: Telegram drift repair failed; retried at the next tick'))
-        .finally(() => {
-          this.running = null;
-          const again = this.again;
-          this.again = false;
-          this.schedule(again ? 0 : this.options.tickMs);
-        });
-    }, delayMs);
-    this.timer.unref();
   }
 }
 
