@@ -1,13 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Logger } from 'pino';
-import type { Clock } from '../domain/clock.js';
-import type { ClaimedDelivery, DeliveriesStore } from '../store/deliveries.store.js';
+import type { ClaimedDelivery } from '../store/deliveries.store.js';
 import { AttemptRecorder } from './attempt-recorder.js';
-import { DeliveryAttempts } from './delivery-attempt.js';
-import type { HttpSender } from './http-sender.js';
+import { DeliveryAttempts, type DeliveryAttemptDeps } from './delivery-attempt.js';
 import { projectConcurrency, SendSlots } from './send-slots.js';
-import type { Resolver } from './ssrf-guard.js';
 import { Alarm } from '../wake-loop.js';
 
 /**
@@ -37,14 +33,8 @@ export interface DeliveryWorkerOptions {
 
 export const DEFAULT_WORKER_OPTIONS = { timeoutMs: 10_000, pollMs: 5_000, batchSize: 50 } as const;
 
-export interface DeliveryWorkerDeps {
-  store: DeliveriesStore;
-  sender: HttpSender;
-  resolve: Resolver;
-  clock: Clock;
-  random: () => number;
-  logger: Logger;
-}
+/** What the worker needs: what its attempts need (the store, the sender, the resolver, the clocks, the logger). */
+export type DeliveryWorkerDeps = DeliveryAttemptDeps;
 
 interface Active {
   promise: Promise<void>;

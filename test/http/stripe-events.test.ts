@@ -1,11 +1,9 @@
 import { sql } from 'drizzle-orm';
 import Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
-import type { StripeEvent } from '../support/fake-stripe-model.js';
 import { eventRows, expectError, projectState } from '../support/api.js';
-import { createPlan } from '../support/catalogue.js';
-import { userId, useHarness, type Harness, type Tenant } from '../support/harness.js';
-import { checkout, connectStripe, deliver, deliverAll, merchantAccountsPath, type ConnectedStripe } from '../support/payments.js';
+import { useHarness, type Harness, type Tenant } from '../support/harness.js';
+import { checkoutStarted, deliver, deliverAll, membershipOf, merchantAccountsPath, pick, type ConnectedStripe } from '../support/payments.js';
 
 /**
  * Stripe's events in, access out (docs/payments.md): events made by the fake Stripe's world as
@@ -17,37 +15,22 @@ import { checkout, connectStripe, deliver, deliverAll, merchantAccountsPath, typ
 const DAY = 86_400_000;
 const GRACE_DAYS = 3;
 
-async function member(t: Tenant, user: string) {
-  const res = await t.request({ method: 'GET', url: `${t.base}/memberships?user_id=${user}` });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json().data[0] as { membership_id: string; membership_end_date: string; subscription_id: string | null; subscription_status: string | null; status: string; plan_id: string } | undefined;
-}
 
 const endIn = (m: { membership_end_date: string } | undefined) => (Date.parse(m!.membership_end_date) - Date.now()) / DAY;
 const typesOf = async (h: Harness, t: Tenant) => (await eventRows(h, t.projectId)).map((e) => e.type);
 
-async function setup(h: Harness, o: { recurring?: boolean } = {}) {
-  const t = await h.tenant();
-  const stripe = await connectStripe(h, t);
-  const plan = await createPlan(t, { plan_price: '10', plan_duration: '30 days', plan_data: { plan_recurring: o.recurring ?? false, plan_one_time: !o.recurring } });
-  const user = userId();
-  const session = await checkout(t, plan.plan_id, user);
-  return { t, stripe, plan, user, session };
-}
 
-/** The event of `type` among `events`. */
-const pick = (events: StripeEvent[], type: string) => events.find((e) => e.type === type)!;
 
 describe('POST /v2/stripe/events/{merchant_account_id}', () => {
   const h = useHarness({ env: { TENURE_PAYMENTS_GRACE_PERIOD: `${GRACE_DAYS}d` } });
 
   it('a paid one-time checkout creates the membership for the plan duration, with payment.succeeded and membership.created; a redelivery changes nothing', async () => {
-    const { t, stripe, plan, user, session } = await setup(h);
+    const { t, stripe, plan, user, session } = await checkoutStarted(h);
     const events = h.stripe.world.pay(session.session_id);
     const receipts = await deliverAll(h, stripe, events);
     expect(receipts.map((r) => [r.type, r.result])).toStrictEqual([['charge.succeeded', 'applied'], ['checkout.session.completed', 'applied']]);
     expect(receipts[1]!.outcome).toBe('applied: membership created');
-    const m = await member(t, user);
+    const m = await membershipOf(t, user);
     expect(m).toMatchObject({ plan_id: plan.plan_id, status: 'active', subscription_id: null, subscription_status: null });
     expect(endIn(m)).toBeGreaterThan(29.99);
     expect(endIn(m)).toBeLessThan(30.01);
@@ -63,17 +46,17 @@ describe('POST /v2/stripe/events/{merchant_account_id}', () => {
   });
 
   it('a subscription: invoice.paid and checkout.session.completed are one payment whatever their order; each renewal extends by the plan duration', async () => {
-    const { t, stripe, user, session } = await setup(h, { recurring: true });
+    const { t, stripe, user, session } = await checkoutStarted(h, { recurring: true });
     const events = h.stripe.world.pay(session.session_id);
     // Out of order: the session's completion first, the invoice after.
     const receipts = await deliverAll(h, stripe, [pick(events, 'checkout.session.completed'), pick(events, 'invoice.paid')]);
     expect(receipts.map((r) => r.outcome)).toStrictEqual(['applied: membership created', 'recorded already: the payment was applied by another event']);
     const sub = (pick(events, 'checkout.session.completed').data.object as { subscription: string }).subscription;
-    expect(await member(t, user)).toMatchObject({ subscription_id: sub, subscription_status: 'active', status: 'active' });
-    expect(endIn(await member(t, user))).toBeGreaterThan(29.99);
+    expect(await membershipOf(t, user)).toMatchObject({ subscription_id: sub, subscription_status: 'active', status: 'active' });
+    expect(endIn(await membershipOf(t, user))).toBeGreaterThan(29.99);
     const renewal = await deliverAll(h, stripe, h.stripe.world.renew(sub));
     expect(renewal.at(-1)!.outcome).toBe('applied: membership extended by the plan duration');
-    expect(endIn(await member(t, user))).toBeGreaterThan(59.99);
+    expect(endIn(await membershipOf(t, user))).toBeGreaterThan(59.99);
     expect((await typesOf(h, t)).filter((x) => x.startsWith('payment.') || x.startsWith('membership.'))).toStrictEqual([
       'payment.succeeded',
       'membership.created',
@@ -83,7 +66,7 @@ describe('POST /v2/stripe/events/{merchant_account_id}', () => {
   });
 
   it('a refund after a renewal ends the membership at once: payment.refunded and membership.expired', async () => {
-    const { t, stripe, user, session } = await setup(h, { recurring: true });
+    const { t, stripe, user, session } = await checkoutStarted(h, { recurring: true });
     const first = h.stripe.world.pay(session.session_id);
     await deliverAll(h, stripe, first);
     const sub = (pick(first, 'checkout.session.completed').data.object as { subscription: string }).subscription;
@@ -92,26 +75,26 @@ describe('POST /v2/stripe/events/{merchant_account_id}', () => {
     const pi = (pick(renewal, 'charge.succeeded').data.object as { payment_intent: string }).payment_intent;
     const [refund] = await deliverAll(h, stripe, h.stripe.world.refund(pi));
     expect(refund!.outcome).toBe('applied: payment refunded, membership ended');
-    const m = await member(t, user);
+    const m = await membershipOf(t, user);
     expect(m!.status).toBe('expired');
     expect(endIn(m)).toBeLessThanOrEqual(0);
     expect((await typesOf(h, t)).slice(-2)).toStrictEqual(['payment.refunded', 'membership.expired']);
   });
 
   it('a dispute ends the membership at once', async () => {
-    const { t, stripe, user, session } = await setup(h);
+    const { t, stripe, user, session } = await checkoutStarted(h);
     const events = h.stripe.world.pay(session.session_id);
     await deliverAll(h, stripe, events);
     const pi = (pick(events, 'checkout.session.completed').data.object as { payment_intent: string }).payment_intent;
     const [dispute] = await deliverAll(h, stripe, h.stripe.world.dispute(pi));
     expect(dispute!.outcome).toBe('applied: payment disputed, membership ended');
-    expect((await member(t, user))!.status).toBe('expired');
+    expect((await membershipOf(t, user))!.status).toBe('expired');
     expect((await typesOf(h, t)).slice(-2)).toStrictEqual(['payment.disputed', 'membership.expired']);
   });
 
   /** A subscriber whose paid-through date passes (as if 30 days went by), then whose renewal fails: its events delivered. */
   async function renewalFailed() {
-    const { t, stripe, user, session } = await setup(h, { recurring: true });
+    const { t, stripe, user, session } = await checkoutStarted(h, { recurring: true });
     const first = h.stripe.world.pay(session.session_id);
     await deliverAll(h, stripe, first);
     const sub = (pick(first, 'checkout.session.completed').data.object as { subscription: string }).subscription;
@@ -124,7 +107,7 @@ describe('POST /v2/stripe/events/{merchant_account_id}', () => {
   it('past_due keeps access through the grace period; the subscription deleted ends it; a stale update after that changes nothing', async () => {
     const { t, stripe, user, sub, failed, receipts } = await renewalFailed();
     expect(receipts.map((r) => r.outcome)).toStrictEqual(['applied: payment failed recorded', 'applied: subscription past_due, access kept for the grace period']);
-    const kept = await member(t, user);
+    const kept = await membershipOf(t, user);
     expect(kept).toMatchObject({ subscription_status: 'past_due', status: 'active' });
     expect(endIn(kept)).toBeGreaterThan(GRACE_DAYS - 0.01);
     expect(endIn(kept)).toBeLessThan(GRACE_DAYS + 0.01);
@@ -135,7 +118,7 @@ describe('POST /v2/stripe/events/{merchant_account_id}', () => {
     const [deleted] = await deliverAll(h, stripe, h.stripe.world.cancel(sub));
     h.stripe.world.now = () => Math.floor(Date.now() / 1000);
     expect(deleted!.outcome).toBe('applied: subscription canceled, membership ended');
-    expect(await member(t, user)).toMatchObject({ subscription_status: 'canceled', status: 'expired' });
+    expect(await membershipOf(t, user)).toMatchObject({ subscription_status: 'canceled', status: 'expired' });
     // An update older than the deletion, arriving after it (another id), changes nothing.
     const before = await projectState(h, t.projectId);
     const [late] = await deliverAll(h, stripe, [stale]);
@@ -152,7 +135,7 @@ describe('POST /v2/stripe/events/{merchant_account_id}', () => {
     expect((pick(retried, 'invoice.paid').data.object as { id: string }).id).toBe(invoiceId);
     const receipts = await deliverAll(h, stripe, retried);
     expect(receipts.map((r) => r.outcome)).toContain('applied: membership extended by the plan duration');
-    const m = await member(t, user);
+    const m = await membershipOf(t, user);
     expect(m).toMatchObject({ subscription_status: 'active', status: 'active' });
     // Paid through the grace period's end, plus the plan's 30 days.
     expect(endIn(m)).toBeGreaterThan(GRACE_DAYS + 30 - 0.01);
@@ -162,11 +145,11 @@ describe('POST /v2/stripe/events/{merchant_account_id}', () => {
     // Delivered again, the retry's events change nothing.
     const again = await deliverAll(h, stripe, retried);
     expect(again.map((r) => r.result)).toStrictEqual(again.map(() => 'duplicate'));
-    expect(endIn(await member(t, user))).toBeCloseTo(endIn(m), 3);
+    expect(endIn(await membershipOf(t, user))).toBeCloseTo(endIn(m), 3);
   });
 
   it('refuses a bad or missing signature (400), an account without a webhook secret (409), an unknown account (404), changing nothing', async () => {
-    const { t, stripe, session } = await setup(h);
+    const { t, stripe, session } = await checkoutStarted(h);
     const [, completed] = h.stripe.world.pay(session.session_id);
     const before = await projectState(h, t.projectId);
     const path = stripe.view.webhook_path;
@@ -194,7 +177,7 @@ describe('POST /v2/stripe/events/{merchant_account_id}', () => {
   });
 
   it('ignores (once) events tenure does not act on, other projects\' checkouts, and events of the other mode', async () => {
-    const { t, stripe, session } = await setup(h);
+    const { t, stripe, session } = await checkoutStarted(h);
     const events = h.stripe.world.pay(session.session_id);
     const completed = pick(events, 'checkout.session.completed');
     const foreign = { ...completed, id: 'evt_foreign1', data: { object: { ...completed.data.object, metadata: { project_id: '00000000-0000-4000-8000-000000000000', plan_id: 'x', user_id: '1' } } } };

@@ -3,9 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { rowsOf } from '../../src/store/db.js';
 import type { StripeEvent } from '../support/fake-stripe-model.js';
 import { eventRows, projectState } from '../support/api.js';
-import { createPlan } from '../support/catalogue.js';
-import { userId, useHarness, type Harness, type Tenant } from '../support/harness.js';
-import { checkout, connectStripe, deliverAll, type ConnectedStripe } from '../support/payments.js';
+import { useHarness, type Harness, type Tenant } from '../support/harness.js';
+import { checkoutStarted, deliverAll, membershipOf, pick, type ConnectedStripe } from '../support/payments.js';
 
 /**
  * A refund or dispute that reaches tenure before the payment it reverses (docs/payments.md, "Out
@@ -14,23 +13,9 @@ import { checkout, connectStripe, deliverAll, type ConnectedStripe } from '../su
  * Stripe's world, signed with stripe-node's generateTestHeaderString, delivered to the real app.
  */
 
-const pick = (events: StripeEvent[], type: string) => events.find((e) => e.type === type)!;
 const field = (event: StripeEvent, name: string) => (event.data.object as Record<string, string>)[name]!;
 
-async function setup(h: Harness, o: { recurring?: boolean } = {}) {
-  const t = await h.tenant();
-  const stripe = await connectStripe(h, t);
-  const plan = await createPlan(t, { plan_price: '10', plan_duration: '30 days', plan_data: { plan_recurring: o.recurring ?? false, plan_one_time: !o.recurring } });
-  const user = userId();
-  const session = await checkout(t, plan.plan_id, user);
-  return { t, stripe, plan, user, session };
-}
 
-async function member(t: Tenant, user: string) {
-  const res = await t.request({ method: 'GET', url: `${t.base}/memberships?user_id=${user}` });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json().data[0] as { status: string; membership_end_date: string; subscription_id: string | null } | undefined;
-}
 
 async function payments(t: Tenant) {
   const res = await t.request({ method: 'GET', url: `${t.base}/payments` });
@@ -50,7 +35,7 @@ describe('a refund or dispute delivered before its payment', () => {
   const h = useHarness();
 
   it('a full refund before checkout.session.completed (one-time): held; the payment is recorded refunded, no membership; redeliveries change nothing', async () => {
-    const { t, stripe, user, session } = await setup(h);
+    const { t, stripe, user, session } = await checkoutStarted(h);
     const paid = h.stripe.world.pay(session.session_id);
     const pi = field(pick(paid, 'charge.succeeded'), 'payment_intent');
     const refund = h.stripe.world.refund(pi);
@@ -65,7 +50,7 @@ describe('a refund or dispute delivered before its payment', () => {
       'ignored: tenure does not act on charge.succeeded',
       'applied: payment recorded refunded (its refund came first), no membership granted',
     ]);
-    expect(await member(t, user)).toBeUndefined();
+    expect(await membershipOf(t, user)).toBeUndefined();
     expect(await payments(t)).toMatchObject([{ status: 'refunded', payment_intent_id: pi }]);
     // The payment's story as in Stripe's order, without the access it never kept.
     expect(await story(h, t)).toStrictEqual(['payment.succeeded', 'payment.refunded']);
@@ -83,7 +68,7 @@ describe('a refund or dispute delivered before its payment', () => {
   });
 
   it('a dispute before a subscription\u2019s invoice.paid: the first payment is recorded disputed, the session\u2019s completion after it grants nothing', async () => {
-    const { t, stripe, user, session } = await setup(h, { recurring: true });
+    const { t, stripe, user, session } = await checkoutStarted(h, { recurring: true });
     const paid = h.stripe.world.pay(session.session_id);
     const pi = field(pick(paid, 'charge.succeeded'), 'payment_intent');
     expect(await outcomes(h, stripe, h.stripe.world.dispute(pi))).toStrictEqual([`recorded; no payment of ${pi} yet: it will be recorded disputed when it arrives, and grant nothing`]);
@@ -91,14 +76,14 @@ describe('a refund or dispute delivered before its payment', () => {
       'applied: payment recorded disputed (its dispute came first), no membership granted',
       'recorded already: the payment was applied by another event',
     ]);
-    expect(await member(t, user)).toBeUndefined();
+    expect(await membershipOf(t, user)).toBeUndefined();
     expect(await payments(t)).toMatchObject([{ status: 'disputed', payment_intent_id: pi, invoice_id: field(pick(paid, 'invoice.paid'), 'id') }]);
     expect(await story(h, t)).toStrictEqual(['payment.succeeded', 'payment.disputed']);
     expect(await held(h, t)).toStrictEqual([]);
   });
 
   it('when the session\u2019s completion (which names no payment intent) records the subscription\u2019s payment first, its invoice.paid meets the held dispute and ends the membership', async () => {
-    const { t, stripe, user, session } = await setup(h, { recurring: true });
+    const { t, stripe, user, session } = await checkoutStarted(h, { recurring: true });
     const paid = h.stripe.world.pay(session.session_id);
     const pi = field(pick(paid, 'charge.succeeded'), 'payment_intent');
     await deliverAll(h, stripe, h.stripe.world.dispute(pi));
@@ -106,7 +91,7 @@ describe('a refund or dispute delivered before its payment', () => {
       'applied: membership created',
       'applied: payment disputed, membership ended',
     ]);
-    const m = await member(t, user);
+    const m = await membershipOf(t, user);
     expect(m!.status).toBe('expired');
     expect(Date.parse(m!.membership_end_date)).toBeLessThanOrEqual(Date.now());
     expect(await payments(t)).toMatchObject([{ status: 'disputed', payment_intent_id: pi }]);
@@ -116,16 +101,16 @@ describe('a refund or dispute delivered before its payment', () => {
   });
 
   it('a renewal refunded before its invoice.paid: the renewal is recorded refunded and the membership ends now, as an in-order refund ends it', async () => {
-    const { t, stripe, user, session } = await setup(h, { recurring: true });
+    const { t, stripe, user, session } = await checkoutStarted(h, { recurring: true });
     const first = h.stripe.world.pay(session.session_id);
     await deliverAll(h, stripe, first);
     const sub = field(pick(first, 'checkout.session.completed'), 'subscription');
     const renewal = h.stripe.world.renew(sub);
     const pi = field(pick(renewal, 'charge.succeeded'), 'payment_intent');
     await deliverAll(h, stripe, h.stripe.world.refund(pi));
-    expect((await member(t, user))!.status).toBe('active');
+    expect((await membershipOf(t, user))!.status).toBe('active');
     expect((await outcomes(h, stripe, renewal)).at(-1)).toBe('applied: payment recorded refunded (its refund came first), no membership granted, membership ended');
-    const m = await member(t, user);
+    const m = await membershipOf(t, user);
     expect(m).toMatchObject({ status: 'expired', subscription_id: sub });
     expect(Date.parse(m!.membership_end_date)).toBeLessThanOrEqual(Date.now());
     expect((await payments(t)).map((p) => p.status)).toStrictEqual(['refunded', 'succeeded']);
@@ -133,7 +118,7 @@ describe('a refund or dispute delivered before its payment', () => {
   });
 
   it('a reversal whose payment never comes stays held and changes nothing else: other payments grant, a second reversal of it is ignored', async () => {
-    const { t, stripe, user, session } = await setup(h);
+    const { t, stripe, user, session } = await checkoutStarted(h);
     const never = 'pi_neverrecorded0000000001';
     const dispute = h.stripe.world.emit(stripe.account, 'charge.dispute.created', { id: 'dp_never1', object: 'dispute', payment_intent: never, charge: 'ch_never1', amount: 1000, currency: 'usd' });
     const refund = h.stripe.world.emit(stripe.account, 'charge.refunded', { id: 'ch_never1', object: 'charge', payment_intent: never, refunded: true, amount: 1000, amount_refunded: 1000 });
@@ -144,7 +129,7 @@ describe('a refund or dispute delivered before its payment', () => {
     expect(await held(h, t)).toStrictEqual([{ payment_intent_id: never, status: 'disputed' }]);
     // The member's own payment is another payment intent: it grants as ever.
     expect((await outcomes(h, stripe, h.stripe.world.pay(session.session_id))).at(-1)).toBe('applied: membership created');
-    expect((await member(t, user))!.status).toBe('active');
+    expect((await membershipOf(t, user))!.status).toBe('active');
     expect(await story(h, t)).toStrictEqual(['payment.succeeded', 'membership.created']);
     expect(await held(h, t)).toStrictEqual([{ payment_intent_id: never, status: 'disputed' }]);
   });

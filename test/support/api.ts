@@ -179,30 +179,32 @@ export async function webhookRows(h: Harness, projectId: string): Promise<{ id: 
  */
 function projectTables(projectId: string) {
   const all = (table: string, order: string) => sql.raw(`coalesce(jsonb_agg(to_jsonb(r) ORDER BY ${order}), '[]') FROM ${table} r`);
+  /** A table with a project_id column: the project's rows. */
+  const own = (table: string, order: string) => sql`SELECT ${all(table, order)} WHERE r.project_id = ${projectId}`;
   return {
-    memberships: sql`SELECT ${all('memberships', 'r.id')} WHERE r.project_id = ${projectId}`,
-    webhooks: sql`SELECT ${all('webhooks', 'r.id')} WHERE r.project_id = ${projectId}`,
-    events: sql`SELECT ${all('events', 'r.seq')} WHERE r.project_id = ${projectId}`,
+    memberships: own('memberships', 'r.id'),
+    webhooks: own('webhooks', 'r.id'),
+    events: own('events', 'r.seq'),
     // Plans, targets and their links.
-    plans: sql`SELECT ${all('plans', 'r.id')} WHERE r.project_id = ${projectId}`,
-    targets: sql`SELECT ${all('targets', 'r.id')} WHERE r.project_id = ${projectId}`,
+    plans: own('plans', 'r.id'),
+    targets: own('targets', 'r.id'),
     plan_targets: sql`SELECT ${all('plan_targets', 'r.plan_id, r.target_id')} JOIN plans p ON p.id = r.plan_id WHERE p.project_id = ${projectId}`,
     // API keys, settings, users and bans.
-    api_keys: sql`SELECT ${all('api_keys', 'r.id')} WHERE r.project_id = ${projectId}`,
-    settings: sql`SELECT ${all('settings', 'r.key')} WHERE r.project_id = ${projectId}`,
-    users: sql`SELECT ${all('users', 'r.user_id')} WHERE r.project_id = ${projectId}`,
-    bans: sql`SELECT ${all('bans', 'r.user_id')} WHERE r.project_id = ${projectId}`,
+    api_keys: own('api_keys', 'r.id'),
+    settings: own('settings', 'r.key'),
+    users: own('users', 'r.user_id'),
+    bans: own('bans', 'r.user_id'),
     // Bot connections (sealed tokens included) and access rows.
-    integrations: sql`SELECT ${all('integrations', 'r.platform')} WHERE r.project_id = ${projectId}`,
-    access: sql`SELECT ${all('access', 'r.target_id, r.user_id')} WHERE r.project_id = ${projectId}`,
+    integrations: own('integrations', 'r.platform'),
+    access: own('access', 'r.target_id, r.user_id'),
     // Merchant accounts (sealed secrets included), payments, the provider events applied, reversals
     // held for payments to come, and coupons with their uses.
-    merchant_accounts: sql`SELECT ${all('merchant_accounts', 'r.id')} WHERE r.project_id = ${projectId}`,
-    payments: sql`SELECT ${all('payments', 'r.id')} WHERE r.project_id = ${projectId}`,
+    merchant_accounts: own('merchant_accounts', 'r.id'),
+    payments: own('payments', 'r.id'),
     payment_events: sql`SELECT ${all('payment_events', 'r.event_id')} JOIN merchant_accounts m ON m.id = r.merchant_account_id WHERE m.project_id = ${projectId}`,
-    held_reversals: sql`SELECT ${all('held_reversals', 'r.payment_intent_id')} WHERE r.project_id = ${projectId}`,
-    coupons: sql`SELECT ${all('coupons', 'r.id')} WHERE r.project_id = ${projectId}`,
-    coupon_redemptions: sql`SELECT ${all('coupon_redemptions', 'r.id')} WHERE r.project_id = ${projectId}`,
+    held_reversals: own('held_reversals', 'r.payment_intent_id'),
+    coupons: own('coupons', 'r.id'),
+    coupon_redemptions: own('coupon_redemptions', 'r.id'),
     coupon_stripe_coupons: sql`SELECT ${all('coupon_stripe_coupons', 'r.coupon_id, r.merchant_account_id')} JOIN coupons c ON c.id = r.coupon_id WHERE c.project_id = ${projectId}`,
   };
 }

@@ -3,8 +3,9 @@ import { sql } from 'drizzle-orm';
 import Stripe from 'stripe';
 import { expect } from 'vitest';
 import { rowsOf } from '../../src/store/db.js';
+import { createPlan } from './catalogue.js';
 import type { Account, StripeEvent } from './fake-stripe-model.js';
-import type { Harness, Tenant } from './harness.js';
+import { userId, type Harness, type Tenant } from './harness.js';
 
 /** Payments test helpers: merchant accounts on the harness's fake Stripe (test/support/fake-stripe.ts). */
 
@@ -80,4 +81,29 @@ export async function deliverAll(h: Harness, connected: Pick<ConnectedStripe, 'v
     receipts.push(res.json().data as { event_id: string; type: string; result: string; outcome: string | null });
   }
   return receipts;
+}
+
+/**
+ * What the Stripe events suites start from: Stripe connected to a fresh project, a plan of 10 for
+ * 30 days (a subscription with `recurring`, else one-time), a user, and their checkout session.
+ */
+export async function checkoutStarted(h: Harness, o: { recurring?: boolean } = {}) {
+  const t = await h.tenant();
+  const stripe = await connectStripe(h, t);
+  const plan = await createPlan(t, { plan_price: '10', plan_duration: '30 days', plan_data: { plan_recurring: o.recurring ?? false, plan_one_time: !o.recurring } });
+  const user = userId();
+  const session = await checkout(t, plan.plan_id, user);
+  return { t, stripe, plan, user, session };
+}
+
+/** The event of `type` among `events`. */
+export const pick = (events: StripeEvent[], type: string) => events.find((e) => e.type === type)!;
+
+/** `user`'s membership as the API lists it, if they have one. */
+export async function membershipOf(t: Tenant, user: string) {
+  const res = await t.request({ method: 'GET', url: `${t.base}/memberships?user_id=${user}` });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json().data[0] as
+    | { membership_id: string; membership_end_date: string; subscription_id: string | null; subscription_status: string | null; status: string; plan_id: string }
+    | undefined;
 }
