@@ -1,86 +1,20 @@
-import { Writable } from 'node:stream';
-import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger.js';
-import { rowsOf } from '../../src/store/db.js';
-import { createMembership, expectSuccess, expireMembership, ISO_MS } from '../support/api.js';
-import {
-  addBot,
-  addTelegramBot,
-  connectBot,
-  connectTelegramBot,
-  discordPath,
-  integrationRow,
-  telegramPath,
-  telegramTokenChecks,
-} from '../support/bots.js';
-import { createPlan, createTarget, grant, spreadCreation } from '../support/catalogue.js';
+import { addBot, addTelegramBot, connectBot, connectTelegramBot, discordPath, telegramPath, telegramTokenChecks } from '../support/bots.js';
+import { createTarget, spreadCreation } from '../support/catalogue.js';
 import type { FakeTelegram } from '../support/fake-telegram.js';
-import { useHarness, userId, type Tenant } from '../support/harness.js';
+import { useHarness } from '../support/harness.js';
+import { capturedLog, telegramTarget } from '../support/integrations.js';
 
-const CONNECTED = 'Telegram bot connected successfully';
-const RETRIEVED = 'Telegram integration retrieved successfully';
-const NO_ACCESS = { synced: 0, pending: 0, waiting_for_member: 0, failed: 0 };
-
-/** A Telegram group target on a new supergroup of the fake (or on `chatId`, which may not exist). */
-async function telegramTarget(t: Tenant, telegram: FakeTelegram, name: string, chatId?: number) {
-  const id = chatId ?? telegram.addChat({ type: 'supergroup', title: name }).id;
-  const target = await createTarget(t, { platform: 'telegram', kind: 'group', target_name: name, external_id: String(id) });
-  return { ...target, chatId: id };
-}
+/**
+ * What only Telegram's connection shows: the bot's rights in each chat, read live from Telegram;
+ * what both platforms do alike is in integrations-shared.happy.test.ts.
+ */
 
 const getChatMemberCalls = (telegram: FakeTelegram, botId: string) =>
   telegram.calls.filter((c) => c.method === 'getChatMember' && String(c.botId) === botId);
 
-describe('PUT/GET/DELETE /v2/projects/{project_id}/integrations/telegram: happy', () => {
+describe('GET /v2/projects/{project_id}/integrations/telegram: the chats of the status', () => {
   const h = useHarness();
-
-  it('checks the token with getMe, stores the bot with its token sealed, and answers without the token', async () => {
-    const t = await h.tenant();
-    const bot = addTelegramBot(h.telegram, 'acme_members_bot');
-    const before = Date.now();
-    const res = await t.request({ method: 'PUT', url: telegramPath(t), payload: { bot_token: bot.token } });
-    const data = res.json().data;
-    expectSuccess(res, {
-      method: 'PUT',
-      path: telegramPath(t),
-      message: CONNECTED,
-      data: { platform: 'telegram', bot_id: bot.id, bot_name: 'acme_members_bot', connected_at: expect.stringMatching(ISO_MS), health: 'ok', last_error: null },
-    });
-    expect(Date.parse(data.connected_at)).toBeGreaterThanOrEqual(before - 1);
-    expect(res.body).not.toContain(bot.token);
-    // One check, with the bot's own token, answered 200: no other call.
-    expect(h.telegram.calls.filter((c) => String(c.botId) === bot.id).map((c) => [c.method, c.status])).toStrictEqual([['getMe', 200]]);
-
-    const row = (await integrationRow(h, t.projectId, 'telegram'))!;
-    expect(row).toMatchObject({ platform: 'telegram', bot_id: bot.id, bot_name: 'acme_members_bot', connected_at: data.connected_at, health: 'ok', generation: 1 });
-    expect(row.bot_token_sealed).toMatch(/^v1\.[\w-]{8}\.[\w-]{16}\.[\w-]{22}\.[\w-]+$/);
-    expect(row.bot_token_sealed).not.toContain(bot.token.split(':')[1]);
-    expect(h.container.secretBox!.open(row.bot_token_sealed)).toBe(bot.token);
-    // The Discord connection of the project is another row: none here.
-    expect(await integrationRow(h, t.projectId, 'discord')).toBeUndefined();
-  });
-
-  it('takes the token with surrounding whitespace or as it appears in a Bot API URL, and stores it bare', async () => {
-    for (const dressed of [(tok: string) => `  ${tok}\n`, (tok: string) => `bot${tok}`]) {
-      const t = await h.tenant();
-      const bot = addTelegramBot(h.telegram);
-      const res = await t.request({ method: 'PUT', url: telegramPath(t), payload: { bot_token: dressed(bot.token) } });
-      expect(res.statusCode, res.body).toBe(200);
-      expect(h.container.secretBox!.open((await integrationRow(h, t.projectId, 'telegram'))!.bot_token_sealed)).toBe(bot.token);
-    }
-  });
-
-  it('GET answers the connection, no targets, no access rows and no chats for a fresh connection, without calling Telegram', async () => {
-    const t = await h.tenant();
-    const bot = addTelegramBot(h.telegram);
-    const connected = await connectTelegramBot(t, bot);
-    const calls = h.telegram.calls.length;
-    const res = await t.request({ method: 'GET', url: telegramPath(t) });
-    expectSuccess(res, { method: 'GET', path: telegramPath(t), message: RETRIEVED, data: { ...connected, targets: [], access: NO_ACCESS, chats: [] } });
-    expect(res.body).not.toContain(bot.token);
-    expect(h.telegram.calls.length).toBe(calls);
-  });
 
   it("GET asks Telegram for the bot's rights in each target chat, with the stored token, and says what it found", async () => {
     const t = await h.tenant();
@@ -145,7 +79,7 @@ describe('PUT/GET/DELETE /v2/projects/{project_id}/integrations/telegram: happy'
   it('a reconnection with a new token (BotFather /revoke) uses the new token for the status', async () => {
     const t = await h.tenant();
     const bot = addTelegramBot(h.telegram);
-    const first = await connectTelegramBot(t, bot);
+    await connectTelegramBot(t, bot);
     const target = await telegramTarget(t, h.telegram, 'Chat');
     h.telegram.setBot(target.chatId, Number(bot.id), 'admin');
     const renewed = { ...bot, token: h.telegram.resetToken(Number(bot.id)) };
@@ -165,38 +99,10 @@ describe('PUT/GET/DELETE /v2/projects/{project_id}/integrations/telegram: happy'
     ]);
     expect(stale.json().data.health).toBe('ok');
 
-    const again = await connectTelegramBot(t, renewed);
-    expect(again).toMatchObject({ bot_id: bot.id, health: 'ok' });
-    expect(again.connected_at >= first.connected_at).toBe(true);
-    const row = (await integrationRow(h, t.projectId, 'telegram'))!;
-    expect(row.generation).toBe(2);
-    expect(h.container.secretBox!.open(row.bot_token_sealed)).toBe(renewed.token);
+    // The generation, the stored token and the connection's health: integrations-shared.happy.test.ts.
+    await connectTelegramBot(t, renewed);
     const res = await t.request({ method: 'GET', url: telegramPath(t) });
     expect(res.json().data.chats.map((c: { is_admin: boolean; error: unknown }) => [c.is_admin, c.error])).toStrictEqual([[true, null]]);
-  });
-
-  it('a reconnection with another bot replaces the bot', async () => {
-    const t = await h.tenant();
-    await connectTelegramBot(t, addTelegramBot(h.telegram, 'old_bot'));
-    const next = addTelegramBot(h.telegram, 'new_bot');
-    expect(await connectTelegramBot(t, next)).toMatchObject({ bot_id: next.id, bot_name: 'new_bot' });
-    expect(await integrationRow(h, t.projectId, 'telegram')).toMatchObject({ bot_id: next.id, bot_name: 'new_bot', generation: 2 });
-  });
-
-  it('plans the whole project once connected: each active member of a plan granting a Telegram target gets an access row', async () => {
-    const t = await h.tenant();
-    const chat = await telegramTarget(t, h.telegram, 'Members');
-    const plan = await createPlan(t);
-    await grant(t, plan.plan_id, chat.target_id);
-    const active = [userId(), userId()].sort();
-    for (const user of active) await createMembership(t, { userId: user, planId: plan.plan_id });
-    const ended = await createMembership(t, { userId: userId(), planId: plan.plan_id });
-    await expireMembership(h, ended.membership_id);
-
-    await connectTelegramBot(t, addTelegramBot(h.telegram));
-    const rows = await h.database.db.execute(sql`
-      SELECT user_id, target_id, platform, desired FROM access WHERE project_id = ${t.projectId} ORDER BY user_id`);
-    expect(rowsOf(rows)).toStrictEqual(active.map((user) => ({ user_id: user, target_id: chat.target_id, platform: 'telegram', desired: 'granted' })));
   });
 
   it('the Discord status has no chats, and the Telegram connection does not change it', async () => {
@@ -208,27 +114,6 @@ describe('PUT/GET/DELETE /v2/projects/{project_id}/integrations/telegram: happy'
     expect(res.statusCode, res.body).toBe(200);
     expect(Object.keys(res.json().data).sort()).toStrictEqual(['access', 'bot_id', 'bot_name', 'connected_at', 'health', 'last_error', 'platform', 'targets']);
     expect(res.json().data.platform).toBe('discord');
-  });
-
-  it('DELETE disconnects: the row and its sealed token go, Telegram is not called, and the bot is free again', async () => {
-    const t = await h.tenant();
-    const bot = addTelegramBot(h.telegram);
-    await connectTelegramBot(t, bot);
-    await connectBot(t, addBot(h.discord));
-    await telegramTarget(t, h.telegram, 'Chat');
-    const calls = h.telegram.calls.length;
-
-    const res = await t.request({ method: 'DELETE', url: telegramPath(t) });
-    expectSuccess(res, { method: 'DELETE', path: telegramPath(t), message: 'Telegram bot disconnected successfully', data: null });
-    expect(await integrationRow(h, t.projectId, 'telegram')).toBeUndefined();
-    // The project's Discord connection stays.
-    expect(await integrationRow(h, t.projectId, 'discord')).toMatchObject({ health: 'ok' });
-    const gone = await t.request({ method: 'GET', url: telegramPath(t) });
-    expect(gone.statusCode, gone.body).toBe(404);
-    expect(h.telegram.calls.length).toBe(calls);
-
-    const other = await h.tenant();
-    expect(await connectTelegramBot(other, bot)).toMatchObject({ bot_id: bot.id });
   });
 });
 
@@ -278,14 +163,8 @@ describe('GET /v2/projects/{project_id}/integrations/telegram: how many chats, a
 });
 
 describe('logs never carry the Telegram bot token', () => {
-  const lines: string[] = [];
-  const capture = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      lines.push(...chunk.toString().split('\n').filter(Boolean));
-      done();
-    },
-  });
-  const h = useHarness({ logger: createLogger('trace', capture) });
+  const { lines, logger } = capturedLog();
+  const h = useHarness({ logger });
 
   it('after a connection, a refused token, a check Telegram could not answer, a GET with chats and a DELETE', async () => {
     const t = await h.tenant();
