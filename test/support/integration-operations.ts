@@ -1,4 +1,4 @@
-import { addBot, addTelegramBot, connectBot, connectTelegramBot, discordPath, telegramPath } from './bots.js';
+import { discord, telegram, type BotPlatform } from './integrations.js';
 import type { Operation } from './operations.js';
 
 /**
@@ -7,74 +7,27 @@ import type { Operation } from './operations.js';
  * Each request connects a new bot of the harness's fake Discord or fake Telegram.
  */
 
-export const discordConnect: Operation = {
-  name: 'PUT /v2/projects/{project_id}/integrations/discord',
-  method: 'PUT',
-  successStatus: 200,
-  async prepare(h, t) {
-    return { url: discordPath(t), payload: { bot_token: addBot(h.discord).token } };
-  },
-  invalidPayload: { bot_token: 42 },
-  allow: 'GET, PUT, DELETE',
-  wrongMethod: 'POST',
-};
+/** PUT (connect), GET (status) and DELETE (disconnect) of `p`'s route; GET and DELETE find a bot connected. */
+function connectionOperations(p: BotPlatform): [connect: Operation, status: Operation, disconnect: Operation] {
+  const name = (method: string) => `${method} /v2/projects/{project_id}/integrations/${p.name}`;
+  const route = { successStatus: 200, allow: 'GET, PUT, DELETE' } as const;
+  const connected: Operation['prepare'] = async (h, t) => {
+    await p.connect(t, p.addBot(h));
+    return { url: p.path(t) };
+  };
+  return [
+    {
+      ...route,
+      name: name('PUT'),
+      method: 'PUT',
+      prepare: async (h, t) => ({ url: p.path(t), payload: { bot_token: p.addBot(h).token } }),
+      invalidPayload: { bot_token: 42 },
+      wrongMethod: 'POST',
+    },
+    { ...route, name: name('GET'), method: 'GET', prepare: connected, wrongMethod: 'PATCH' },
+    { ...route, name: name('DELETE'), method: 'DELETE', prepare: connected, wrongMethod: 'POST' },
+  ];
+}
 
-export const discordStatus: Operation = {
-  name: 'GET /v2/projects/{project_id}/integrations/discord',
-  method: 'GET',
-  successStatus: 200,
-  async prepare(h, t) {
-    await connectBot(t, addBot(h.discord));
-    return { url: discordPath(t) };
-  },
-  allow: 'GET, PUT, DELETE',
-  wrongMethod: 'PATCH',
-};
-
-export const discordDisconnect: Operation = {
-  name: 'DELETE /v2/projects/{project_id}/integrations/discord',
-  method: 'DELETE',
-  successStatus: 200,
-  async prepare(h, t) {
-    await connectBot(t, addBot(h.discord));
-    return { url: discordPath(t) };
-  },
-  allow: 'GET, PUT, DELETE',
-  wrongMethod: 'POST',
-};
-
-export const telegramConnect: Operation = {
-  name: 'PUT /v2/projects/{project_id}/integrations/telegram',
-  method: 'PUT',
-  successStatus: 200,
-  async prepare(h, t) {
-    return { url: telegramPath(t), payload: { bot_token: addTelegramBot(h.telegram).token } };
-  },
-  invalidPayload: { bot_token: 42 },
-  allow: 'GET, PUT, DELETE',
-  wrongMethod: 'POST',
-};
-
-export const telegramStatus: Operation = {
-  name: 'GET /v2/projects/{project_id}/integrations/telegram',
-  method: 'GET',
-  successStatus: 200,
-  async prepare(h, t) {
-    await connectTelegramBot(t, addTelegramBot(h.telegram));
-    return { url: telegramPath(t) };
-  },
-  allow: 'GET, PUT, DELETE',
-  wrongMethod: 'PATCH',
-};
-
-export const telegramDisconnect: Operation = {
-  name: 'DELETE /v2/projects/{project_id}/integrations/telegram',
-  method: 'DELETE',
-  successStatus: 200,
-  async prepare(h, t) {
-    await connectTelegramBot(t, addTelegramBot(h.telegram));
-    return { url: telegramPath(t) };
-  },
-  allow: 'GET, PUT, DELETE',
-  wrongMethod: 'POST',
-};
+export const [discordConnect, discordStatus, discordDisconnect] = connectionOperations(discord);
+export const [telegramConnect, telegramStatus, telegramDisconnect] = connectionOperations(telegram);
