@@ -79,12 +79,27 @@ export class AccessPlanStore {
   async planBatch(limit: number): Promise<BatchOutcome> {
     const first = await this.db.transaction(async (tx) => {
       await lock(tx);
-      const claimed = rowsOf<{ id: string; project_id: string; type: string; user_id: string | null }>(
+      // One statement reads the batch and which of its projects are connected, and when none is
+      // (nothing to plan) marks the batch planned too: a batch of unconnected projects, what
+      // every write's wake-up finds while no bot is connected, is one statement, not three.
+      const claimed = rowsOf<{ id: string; project_id: string; type: string; user_id: string | null; connected: boolean; marked: boolean }>(
         await tx.execute(sql`
-          SELECT id, project_id, type, coalesce(data->'membership'->>'user_id', data->>'user_id') AS user_id
-          FROM events WHERE access_planned_at IS NULL ORDER BY seq LIMIT ${limit}`),
+          WITH batch AS (
+            SELECT id, seq, project_id, type, coalesce(data->'membership'->>'user_id', data->>'user_id') AS user_id
+            FROM events WHERE access_planned_at IS NULL ORDER BY seq LIMIT ${limit}
+          ), conn AS (
+            SELECT DISTINCT project_id FROM integrations WHERE project_id IN (SELECT project_id FROM batch)
+          ), marked AS (
+            UPDATE events SET access_planned_at = now()
+            WHERE id IN (SELECT id FROM batch) AND NOT EXISTS (SELECT 1 FROM conn)
+            RETURNING id
+          )
+          SELECT b.id, b.project_id, b.type, b.user_id, b.project_id IN (SELECT project_id FROM conn) AS connected,
+                 EXISTS (SELECT 1 FROM marked) AS marked
+          FROM batch b ORDER BY b.seq`),
       );
       if (claimed.length === 0) return null;
+      if (claimed[0]!.marked) return { events: claimed.length, changed: 0, unfinished: [] };
       const scopes = new Map<string, { whole: boolean; users: Set<string> }>();
       for (const e of claimed) {
         const scope = planScopeOf(e.type);
@@ -94,7 +109,7 @@ export class AccessPlanStore {
         if (scope === 'project') s.whole = true;
         else s.users.add(e.user_id!);
       }
-      const connected = await this.connected(tx, [...scopes.keys()]);
+      const connected = new Set(claimed.filter((e) => e.connected).map((e) => e.project_id));
       let changed = 0;
       const unfinished: { projectId: string; after: string }[] = [];
       for (const [projectId, scope] of [...scopes].sort(([a], [b]) => a.localeCompare(b))) {

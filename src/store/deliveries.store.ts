@@ -172,6 +172,19 @@ export class DeliveriesStore {
     return at ? new Date(at) : null;
   }
 
+  /**
+   * When the first pending delivery falls due, due already or not (null: none is pending): the
+   * first entry of the due index, one descent whatever the queue holds. The check of a worker with
+   * nothing in flight when it is woken (src/webhooks/delivery.worker.ts): it claims only when this
+   * is due.
+   */
+  async firstDueAt(): Promise<Date | null> {
+    const result = await this.db.execute(sql`
+      SELECT ${iso(sql`min(next_attempt_at)`)} AS at FROM webhook_deliveries WHERE status = 'pending'`);
+    const at = rowsOf<{ at: string | null }>(result)[0]?.at;
+    return at ? new Date(at) : null;
+  }
+
   /** Marks a webhook's pending deliveries cancelled (it was disabled). */
   async cancelPending(webhookId: string, now: Date): Promise<number> {
     const result = await this.db.execute(sql`

@@ -58,6 +58,15 @@ export class DeliveryWorker {
   private waitingForRoom = false;
   private readonly active = new Map<string, Active>();
   private readonly alarm = new Alarm();
+  /**
+   * The loop went to sleep with nothing claimable and nothing in flight. Woken from such a sleep,
+   * it first reads when the first pending delivery falls due (one descent of the due index,
+   * `firstDueAt`) and claims only once that is due: every write's wake-up (at most one per 25 ms,
+   * src/store/wakeups.ts) then costs that read rather than a claim while no webhook has anything
+   * to send. Nothing in flight means no endpoint or project is at this worker's bound, so a due
+   * first entry is claimable.
+   */
+  private idle = false;
 
   /** `sleeping`: idle until woken or the next retry is due (observability, and tests). */
   get state(): 'stopped' | 'working' | 'sleeping' {
@@ -128,6 +137,15 @@ export class DeliveryWorker {
     let failures = 0;
     while (this.running) {
       this.alarm.reset();
+      if (this.idle) {
+        const wait = await this.untilFirstDue();
+        if (!this.running) break;
+        if (wait > 0) {
+          await this.alarm.sleep(wait);
+          continue;
+        }
+        this.idle = false;
+      }
       let claimed: number;
       try {
         claimed = await this.claimAndDispatch();
@@ -147,6 +165,7 @@ export class DeliveryWorker {
       } catch (err) {
         this.deps.logger.error({ err }, 'reading the next webhook delivery time failed');
       }
+      this.idle = claimed === 0 && this.lapEmpty && this.active.size === 0;
       await this.alarm.sleep(delay);
     }
   }
@@ -166,6 +185,17 @@ export class DeliveryWorker {
     const next = await this.deps.store.nextDueAt(now, this.slots.saturated());
     if (!next) return this.options.pollMs;
     return Math.max(0, Math.min(next.getTime() - now.getTime(), this.options.pollMs));
+  }
+
+  /** While idle: how long until the first pending delivery is due (0: now, or the read failed; the claim says why). */
+  private async untilFirstDue(): Promise<number> {
+    try {
+      const first = await this.deps.store.firstDueAt();
+      if (!first) return this.options.pollMs;
+      return Math.max(0, Math.min(first.getTime() - this.deps.clock.now().getTime(), this.options.pollMs));
+    } catch {
+      return 0;
+    }
   }
 
   private async claimAndDispatch(): Promise<number> {
