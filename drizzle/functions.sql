@@ -1,4 +1,4 @@
--- revision: 4
+-- revision: 5
 --
 -- Every function and trigger of the database, as they are now: the one place to read and change
 -- them. `database.migrate()` applies this file after the migrations of this folder, under the same
@@ -24,8 +24,12 @@
 
 -- The event body as webhooks carry it (DESIGN.md "Webhooks and events"), built once: these exact
 -- bytes are sent and signed on every attempt of every delivery of the event.
+-- STABLE, not IMMUTABLE: to_json and extract on a timestamptz are STABLE, and PostgreSQL inlines a
+-- SQL function into the calling statement only when its body is no more volatile than declared.
+-- Declared IMMUTABLE it ran as a separate call per event (an executor started for each), about
+-- 4 µs of the fan-out's cost per event; the bytes are the same (issue 12, expiry at scale).
 CREATE OR REPLACE FUNCTION tenure_webhook_body(event_id uuid, type text, project_id uuid, emitted_at timestamptz, data jsonb)
-RETURNS text LANGUAGE sql IMMUTABLE AS $$
+RETURNS text LANGUAGE sql STABLE AS $$
   SELECT '{"event_id":' || to_json(event_id)::text
       || ',"type":' || to_json(type)::text
       || ',"project_id":' || to_json(project_id)::text

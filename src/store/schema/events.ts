@@ -82,9 +82,12 @@ export const webhookDeliveries = pgTable(
   'webhook_deliveries',
   {
     id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
-    projectId: uuid('project_id')
-      .notNull()
-      .references(() => projects.id, { onDelete: 'cascade' }),
+    /**
+     * Its event's project. No foreign key (dropped in 0016): the event's own key already holds it,
+     * and deleting the project deletes the delivery through its event and its webhook; the check
+     * was a query and a lock of the project row per delivery (src/webhooks/README.md).
+     */
+    projectId: uuid('project_id').notNull(),
     /** Deleting a webhook deletes its deliveries: pending ones are cancelled with it. */
     webhookId: uuid('webhook_id')
       .notNull()
