@@ -1,4 +1,4 @@
--- revision: 5
+-- revision: 6
 --
 -- Every function and trigger of the database, as they are now: the one place to read and change
 -- them. `database.migrate()` applies this file after the migrations of this folder, under the same
@@ -56,8 +56,8 @@ BEGIN
   WITH targets AS (
     SELECT e.id AS event_id, e.project_id, e.type, e.emitted_at, e.data, w.id AS webhook_id
     FROM new_events e
-    -- FOR KEY SHARE: a webhook deleted concurrently is skipped, instead of failing the event's
-    -- whole transaction on the deliveries' foreign key.
+    -- FOR KEY SHARE: a webhook deleted concurrently is skipped, and one deleted after waits for
+    -- this transaction, then deletes the deliveries written here (tenure_webhook_cascade below).
     CROSS JOIN LATERAL (
       SELECT w.id FROM webhooks w
       WHERE w.project_id = e.project_id AND w.enabled
@@ -80,3 +80,32 @@ END $$;
 CREATE OR REPLACE TRIGGER tenure_webhook_fan_out AFTER INSERT ON events
   REFERENCING NEW TABLE AS new_events
   FOR EACH STATEMENT EXECUTE FUNCTION tenure_webhook_fan_out();
+--> statement-breakpoint
+-- What the foreign keys from payloads and deliveries to events and webhooks did on delete, without
+-- their checks on insert (migration 0017; src/webhooks/README.md "What a fanned-out event costs"):
+-- deleting events (pruned, or with their project) deletes their payloads and deliveries, and
+-- deleting a webhook deletes its deliveries, in the same statement's transaction. Every writer of
+-- a payload or delivery holds its event and webhook while it writes, so none is written for one
+-- being deleted: the fan-out writes for the events of its own statement and locks each webhook
+-- FOR KEY SHARE, replays (src/store/delivery-log.store.ts) lock the webhook FOR NO KEY UPDATE and
+-- the events FOR KEY SHARE; a delete waits for them, then these see what they wrote.
+CREATE OR REPLACE FUNCTION tenure_event_cascade() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM webhook_deliveries d WHERE d.event_id IN (SELECT o.id FROM old_events o);
+  DELETE FROM webhook_payloads p WHERE p.event_id IN (SELECT o.id FROM old_events o);
+  RETURN NULL;
+END $$;
+--> statement-breakpoint
+CREATE OR REPLACE TRIGGER tenure_event_cascade AFTER DELETE ON events
+  REFERENCING OLD TABLE AS old_events
+  FOR EACH STATEMENT EXECUTE FUNCTION tenure_event_cascade();
+--> statement-breakpoint
+CREATE OR REPLACE FUNCTION tenure_webhook_cascade() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM webhook_deliveries d WHERE d.webhook_id IN (SELECT o.id FROM old_webhooks o);
+  RETURN NULL;
+END $$;
+--> statement-breakpoint
+CREATE OR REPLACE TRIGGER tenure_webhook_cascade AFTER DELETE ON webhooks
+  REFERENCING OLD TABLE AS old_webhooks
+  FOR EACH STATEMENT EXECUTE FUNCTION tenure_webhook_cascade();

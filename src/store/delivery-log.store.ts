@@ -86,8 +86,10 @@ export class DeliveryLogStore {
       if (!(await lockEnabledHook(tx, projectId, webhookId))) return null;
       const result = await tx.execute(markWrites(sql`
         WITH src AS (
-          SELECT d.id, d.project_id, d.webhook_id, d.event_id FROM webhook_deliveries d
+          -- The event held while its delivery is written (no foreign key does it: drizzle/functions.sql).
+          SELECT d.id, d.project_id, d.webhook_id, d.event_id FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
           WHERE d.project_id = ${projectId} AND d.webhook_id = ${webhookId} AND d.id = ${deliveryId}
+          FOR KEY SHARE OF e
         ), pending AS (
           SELECT p.id FROM webhook_deliveries p JOIN src ON p.webhook_id = src.webhook_id AND p.event_id = src.event_id
           WHERE p.status = 'pending' LIMIT 1
@@ -133,6 +135,8 @@ export class DeliveryLogStore {
           SELECT e.id, e.type, e.project_id, e.emitted_at, e.data FROM events e
           WHERE ${inRange}
             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.event_id = e.id AND p.webhook_id = ${webhookId} AND p.status = 'pending')
+          -- Held while their payloads and deliveries are written (no foreign key does it: drizzle/functions.sql).
+          FOR KEY SHARE OF e
         ), pay AS (
           INSERT INTO webhook_payloads (event_id, body)
           SELECT ev.id, tenure_webhook_body(ev.id, ev.type, ev.project_id, ev.emitted_at, ev.data) FROM ev

@@ -3,8 +3,9 @@ import { rowsOf, type Db } from './db.js';
 
 /**
  * What history is pruned, and how (docs/operations.md, "Retention"): events older than the
- * retention, with their stored webhook bodies, deliveries and attempts (they cascade from the
- * event), and the Telegram updates handled before it. A batch takes the oldest events first
+ * retention, with their stored webhook bodies, deliveries and attempts (deleted with the event
+ * by the trigger tenure_event_cascade, drizzle/functions.sql; attempts cascade from their
+ * delivery), and the Telegram updates handled before it. A batch takes the oldest events first
  * (`events_emitted_idx`) and leaves alone any event still in use: one the access planner has not
  * read, one with a delivery still pending, or one delivered again (a replay) within the
  * retention. Rows another node is pruning are skipped (SKIP LOCKED), so nodes never wait on each

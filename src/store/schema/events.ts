@@ -71,9 +71,12 @@ export const webhooks = pgTable(
  * process wakes the workers (src/store/wakeups.ts).
  */
 export const webhookPayloads = pgTable('webhook_payloads', {
-  eventId: uuid('event_id')
-    .primaryKey()
-    .references(() => events.id, { onDelete: 'cascade' }),
+  /**
+   * Its event. No foreign key (dropped in 0017): deleting the event deletes the payload through
+   * the trigger `tenure_event_cascade` (drizzle/functions.sql), and every writer holds the event
+   * (the fan-out writes it in the same statement; replays lock it FOR KEY SHARE).
+   */
+  eventId: uuid('event_id').primaryKey(),
   /** The exact bytes every attempt of every delivery of this event sends and signs. */
   body: text('body').notNull(),
 });
@@ -88,13 +91,14 @@ export const webhookDeliveries = pgTable(
      * was a query and a lock of the project row per delivery (src/webhooks/README.md).
      */
     projectId: uuid('project_id').notNull(),
-    /** Deleting a webhook deletes its deliveries: pending ones are cancelled with it. */
-    webhookId: uuid('webhook_id')
-      .notNull()
-      .references(() => webhooks.id, { onDelete: 'cascade' }),
-    eventId: uuid('event_id')
-      .notNull()
-      .references(() => events.id, { onDelete: 'cascade' }),
+    /**
+     * Deleting a webhook deletes its deliveries: pending ones are cancelled with it. Done by the
+     * trigger `tenure_webhook_cascade`, not a foreign key (dropped in 0017): every writer holds the
+     * webhook (the fan-out FOR KEY SHARE, replays FOR NO KEY UPDATE) while it writes.
+     */
+    webhookId: uuid('webhook_id').notNull(),
+    /** Its event; deleting the event deletes it (the trigger `tenure_event_cascade`, as for the payload). */
+    eventId: uuid('event_id').notNull(),
     /** `pending` | `delivered` | `failed` (dropped or retries exhausted) | `cancelled`. */
     status: text('status').notNull().default('pending'),
     /** Attempts started; a claim counts one, so it is also the fencing token of the lease. */
