@@ -16,10 +16,16 @@ const BATCH = 500;
 export interface BroadcasterOptions {
   /** The safety poll: a missed notification (a reconnecting LISTEN) costs at most this long. */
   pollMs: number;
+  /**
+   * Whether `emit` could reach anyone now; while it cannot, events are marked broadcast without
+   * being rendered (LiveEventsStore.claim). Default: always.
+   */
+  audience?: () => boolean;
 }
 
 export class Broadcaster {
   private readonly loop: WakeLoop;
+  private readonly audience: () => boolean;
 
   constructor(
     private readonly store: LiveEventsStore,
@@ -27,6 +33,7 @@ export class Broadcaster {
     logger: Logger,
     options: BroadcasterOptions,
   ) {
+    this.audience = options.audience ?? (() => true);
     // The rows stay unclaimed: the next wake-up or poll tries again.
     this.loop = new WakeLoop(() => this.broadcast(), (err) => logger.warn({ err }, 'live-update broadcast failed; retrying on the next wake-up'), options.pollMs);
   }
@@ -45,6 +52,6 @@ export class Broadcaster {
   }
 
   private async broadcast(): Promise<void> {
-    while (!this.loop.isStopped && (await this.store.claim(BATCH, (events) => events.forEach(this.emit))) === BATCH);
+    while (!this.loop.isStopped && (await this.store.claim(BATCH, (events) => events.forEach(this.emit), this.audience)) === BATCH);
   }
 }

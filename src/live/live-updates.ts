@@ -193,7 +193,8 @@ export async function startLiveUpdates(server: HttpServer, c: Container, o: Live
       if (channel) nsp.to(roomOf(event.project_id, channel)).emit(event.type, wireEvent(event, channel));
     },
     logger,
-    { pollMs: o.pollMs ?? 5_000 },
+    // Without Redis an emit reaches only this process's sockets: with none connected, nobody.
+    { pollMs: o.pollMs ?? 5_000, audience: config.redisUrl ? undefined : () => nsp.sockets.size > 0 },
   );
   const unsubscribers: (() => void)[] = [];
   try {

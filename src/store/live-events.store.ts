@@ -39,10 +39,17 @@ export class LiveEventsStore {
    * skipped (SKIP LOCKED), so each event is broadcast by one node; emitting before the commit
    * makes a crash cost a repeat, never a loss. `FOR NO KEY UPDATE` leaves the rows' keys free, so
    * deliveries referencing them are never blocked. Returns how many were claimed.
+   *
+   * `audience` says whether an emit could reach anyone (false: no socket in this process and no
+   * adapter to other nodes). While it is false the events are marked without being rendered
+   * (`tenure_webhook_body`) or emitted: every write wakes the broadcaster, and with nobody
+   * listening the rendering was most of the claim's cost. Should someone arrive while the claim
+   * runs, the claimed events are rendered then and emitted, as they would have been.
    */
-  async claim(limit: number, emit: (events: TenureEvent[]) => void): Promise<number> {
+  async claim(limit: number, emit: (events: TenureEvent[]) => void, audience: () => boolean = () => true): Promise<number> {
     return this.db.transaction(async (tx) => {
-      const rows = rowsOf<{ seq: number | string; event: TenureEvent }>(
+      const render = audience();
+      let rows = rowsOf<{ id: string; seq: number | string; event: TenureEvent }>(
         await tx.execute(sql`
           UPDATE events e SET broadcast_at = clock_timestamp()
           -- ARRAY(…): the locking subquery runs once, so the LIMIT holds.
@@ -51,9 +58,17 @@ export class LiveEventsStore {
             WHERE broadcast_at IS NULL
             ORDER BY seq LIMIT ${limit}
             FOR NO KEY UPDATE SKIP LOCKED))
-          RETURNING e.seq, ${eventJson} AS event`),
+          RETURNING e.id, e.seq${render ? sql`, ${eventJson} AS event` : sql``}`),
       );
       if (rows.length === 0) return 0;
+      if (!render) {
+        if (!audience()) return rows.length;
+        rows = rowsOf<{ id: string; seq: number | string; event: TenureEvent }>(
+          await tx.execute(sql`
+            SELECT e.id, e.seq, ${eventJson} AS event FROM events e
+            WHERE e.id = ANY(${sql.param(rows.map((r) => r.id))}::uuid[])`),
+        );
+      }
       emit(rows.sort((a, b) => Number(a.seq) - Number(b.seq)).map((r) => r.event));
       return rows.length;
     });
