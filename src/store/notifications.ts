@@ -95,6 +95,12 @@ export class PostgresNotifications implements Notifications {
   private retry: NodeJS.Timeout | null = null;
   private failures = 0;
   private closed = false;
+  /**
+   * The LISTEN/UNLISTEN statements sent on `client`, one after another: subscriptions made at once
+   * (every subscriber of a process starting) would otherwise overlap on the one connection, which
+   * pg only queues with a deprecation warning (and its next major refuses).
+   */
+  private statements: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly url: string,
@@ -109,7 +115,8 @@ export class PostgresNotifications implements Notifications {
     return () => {
       if (!remove()) return;
       this.listening.delete(channel);
-      void this.client?.query(`UNLISTEN ${channel}`).catch(() => undefined);
+      const c = this.client;
+      if (c) void this.send(c, `UNLISTEN ${channel}`).catch(() => undefined);
     };
   }
 
@@ -117,7 +124,14 @@ export class PostgresNotifications implements Notifications {
     const c = this.client;
     if (!c || this.listening.has(channel)) return;
     this.listening.add(channel);
-    await c.query(`LISTEN ${channel}`);
+    await this.send(c, `LISTEN ${channel}`);
+  }
+
+  /** Sends `statement` on `c` once the statements sent before it have been answered. */
+  private send(c: pg.Client, statement: string): Promise<unknown> {
+    const sent = this.statements.then(() => c.query(statement));
+    this.statements = sent.catch(() => undefined);
+    return sent;
   }
 
   private async connect(): Promise<void> {
@@ -131,7 +145,7 @@ export class PostgresNotifications implements Notifications {
     try {
       await c.connect();
       const channels = this.subscribers.channels();
-      for (const channel of channels) await c.query(`LISTEN ${channel}`);
+      for (const channel of channels) await this.send(c, `LISTEN ${channel}`);
       if (this.closed) {
         await c.end();
         return;
