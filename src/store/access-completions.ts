@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { AccessError, Desired } from './access-worker.store.js';
 import { at, type IntegrationKey } from './bot-leases.store.js';
-import { rowsOf, type Db } from './db.js';
+import { pgArray, rowsOf, type Db } from './db.js';
 import { eventRows, insertEvents } from './outbox.js';
 
 /**
@@ -155,19 +155,11 @@ export async function completeAccess(db: Db, owner: string, key: IntegrationKey,
 }
 
 /** `{user_id, target_id, platform}` of an access event, from a relation aliased `alias`. */
-function outcomeData(alias: string) {
+export function outcomeData(alias: string) {
   const a = sql.raw(alias);
   return {
     user_id: sql<string>`${a}.user_id`,
     target_id: sql<string>`${a}.target_id::text`,
     platform: sql<'discord' | 'telegram'>`${a}.platform`,
   };
-}
-
-/** A text[] as either driver returns it: an array, or (PGlite, for some casts) its literal. */
-function pgArray(value: string[] | string | undefined): string[] {
-  if (value === undefined) return [];
-  if (Array.isArray(value)) return value;
-  const inner = value.replace(/^\{|\}$/g, '');
-  return inner === '' ? [] : inner.split(',').map((s) => s.replace(/^"|"$/g, ''));
 }

@@ -206,6 +206,14 @@ export function rowsOf<T>(result: unknown): T[] {
   return (result as { rows: T[] }).rows;
 }
 
+/** A text[] column as either driver returns it: an array, or (PGlite, for some casts) its literal. */
+export function pgArray(value: string[] | string | undefined): string[] {
+  if (value === undefined) return [];
+  if (Array.isArray(value)) return value;
+  const inner = value.replace(/^\{|\}$/g, '');
+  return inner === '' ? [] : inner.split(',').map((s) => s.replace(/^"|"$/g, ''));
+}
+
 /** Rows changed by a raw `db.execute`: node-postgres says `rowCount`, PGlite `affectedRows`. */
 export function affectedOf(result: unknown): number {
   const r = result as { rowCount?: number | null; affectedRows?: number };

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { rowsOf, type Db } from './db.js';
+import { pgArray, rowsOf, type Db } from './db.js';
 import { claimDue, type Claim, type ClaimOptions } from './delivery-claim.js';
 import { iso } from './memberships.store.js';
 import { eventRows, insertEvents, type EventData } from './outbox.js';
@@ -11,14 +11,6 @@ import { eventRows, insertEvents, type EventData } from './outbox.js';
  * each attempt fenced by that lease. The delivery log and replays, which the API reads and writes,
  * are in delivery-log.store.ts.
  */
-
-/** A text[] as either driver returns it: an array, or (PGlite, for some casts) its literal. */
-function pgArray(value: string[] | string | undefined): string[] {
-  if (value === undefined) return [];
-  if (Array.isArray(value)) return value;
-  const inner = value.replace(/^\{|\}$/g, '');
-  return inner === '' ? [] : inner.split(',');
-}
 
 
 export type { Claim, ClaimedDelivery, ClaimOptions } from './delivery-claim.js';

@@ -1,4 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
+import { outcomeData } from './access-completions.js';
 import type { AccessError } from './access-worker.store.js';
 import { at } from './bot-leases.store.js';
 import { eventRows, type EventRows } from './outbox.js';
@@ -117,14 +118,4 @@ export function effectWrites(p: string, now: Date, e: UpdateEffects): { ctes: SQ
     )})`);
   }
   return { ctes, events };
-}
-
-/** `{user_id, target_id, platform}` of an access event, from a relation aliased `alias`. */
-function outcomeData(alias: string) {
-  const a = sql.raw(alias);
-  return {
-    user_id: sql<string>`${a}.user_id`,
-    target_id: sql<string>`${a}.target_id::text`,
-    platform: sql<'discord' | 'telegram'>`${a}.platform`,
-  };
 }
