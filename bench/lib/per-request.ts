@@ -3,7 +3,7 @@ import { openDatabase } from '../../src/store/db.js';
 import { adminQuery } from './admin.js';
 import { benchDatabase, copyPgliteDir, pgliteDir, startFull, startRaw, type BenchContext } from './context.js';
 import { extendOneLoad } from './load.js';
-import type { Server } from './processes.js';
+import { databaseCpuSeconds, type Server } from './processes.js';
 import { seedTenant, type Tenant } from './seed.js';
 import { alternate, median } from './stats.js';
 import type { Ratio } from './phases.js';
@@ -22,6 +22,8 @@ export interface RunResult {
   p99: number;
   requests: number;
   serverCpuUs: number;
+  /** PostgreSQL only: the database server's CPU time per request (NaN on PGlite: it is in the server's). */
+  databaseCpuUs: number;
 }
 
 export interface PerRequestResult {
@@ -61,6 +63,7 @@ async function rounds(
   s: PerRequestSettings,
   targets: Record<Side, Target>,
   beforeRun: () => Promise<unknown>,
+  databaseCpu: () => number,
 ): Promise<Record<Side, RunResult[]>> {
   const runs: Record<Side, RunResult[]> = { full: [], raw: [], bare: [] };
   // V8 compiles hot code (and PGlite's WASM) to optimised code in the background during the first
@@ -79,11 +82,14 @@ async function rounds(
       const options = { connections: s.connections, query };
       if (s.warmupS > 0) await extendOneLoad(server.url, tenant, { ...options, durationS: s.warmupS });
       const cpuBefore = server.cpuSeconds();
+      const dbBefore = databaseCpu();
       const load = await extendOneLoad(server.url, tenant, { ...options, durationS: s.durationS });
       const serverCpuUs = ((server.cpuSeconds() - cpuBefore) * 1e6) / load.requests;
+      const databaseCpuUs = ((databaseCpu() - dbBefore) * 1e6) / load.requests;
       if (load.failures > 0) throw new Error(`${side} run on ${server.name} had ${load.failures} failed requests; its log shows:\n${lastError(server.logTail())}`);
-      runs[side].push({ rps: load.rps, p50: load.p50, p99: load.p99, requests: load.requests, serverCpuUs });
-      ctx.log(`  round ${round + 1} ${side.padEnd(4)} ${load.rps.toFixed(0)} req/s, p50 ${load.p50} ms, p99 ${load.p99} ms, ${serverCpuUs.toFixed(0)} µs CPU/req`);
+      runs[side].push({ rps: load.rps, p50: load.p50, p99: load.p99, requests: load.requests, serverCpuUs, databaseCpuUs });
+      const dbNote = Number.isNaN(databaseCpuUs) ? '' : `, database ${databaseCpuUs.toFixed(0)} µs CPU/req`;
+      ctx.log(`  round ${round + 1} ${side.padEnd(4)} ${load.rps.toFixed(0)} req/s, p50 ${load.p50} ms, p99 ${load.p99} ms, ${serverCpuUs.toFixed(0)} µs CPU/req${dbNote}`);
     }
   }
   return runs;
@@ -111,7 +117,7 @@ export async function perRequestPostgres(ctx: BenchContext, s: PerRequestSetting
   ctx.log(`  servers answering after ${((performance.now() - starting) / 1000).toFixed(1)} s`);
   try {
     const targets = { full: { server: full, tenant }, raw: { server: raw, tenant }, bare: { server: raw, tenant, query: '?sql=bare' } };
-    const runs = await rounds(ctx, s, targets, () => adminQuery(url, 'VACUUM memberships'));
+    const runs = await rounds(ctx, s, targets, () => adminQuery(url, 'VACUUM memberships'), databaseCpuSeconds);
     return { backend: 'PostgreSQL', runs };
   } finally {
     await Promise.all([full.stop(), raw.stop()]);
@@ -129,7 +135,7 @@ export async function perRequestPglite(ctx: BenchContext, s: PerRequestSettings)
   ctx.log(`  servers answering after ${((performance.now() - starting) / 1000).toFixed(1)} s`);
   try {
     const targets = { full: { server: full, tenant }, raw: { server: raw, tenant }, bare: { server: raw, tenant, query: '?sql=bare' } };
-    return { backend: 'PGlite', runs: await rounds(ctx, s, targets, async () => undefined) };
+    return { backend: 'PGlite', runs: await rounds(ctx, s, targets, async () => undefined, () => Number.NaN) };
   } finally {
     await Promise.all([full.stop(), raw.stop()]);
   }

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -103,6 +103,37 @@ function cpuSecondsOf(pid: number): number {
   } catch {
     return Number.NaN;
   }
+}
+
+/**
+ * CPU seconds used so far by the PostgreSQL server on this machine: every process named
+ * `postgres` (utime + stime), plus what the postmaster has collected from its exited children
+ * (cutime + cstime: the backends of connections closed since). NaN when none is readable (a
+ * server elsewhere, no /proc). Read before and after a run, the difference is the database's work.
+ */
+export function databaseCpuSeconds(): number {
+  let ticks = 0;
+  let seen = false;
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return Number.NaN;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      if (stat.slice(stat.indexOf('(') + 1, close) !== 'postgres') continue;
+      const fields = stat.slice(close + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+      seen = true;
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return seen ? ticks / CLOCK_TICKS_PER_S : Number.NaN;
 }
 
 function tail(file: string): string {

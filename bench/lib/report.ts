@@ -105,11 +105,14 @@ function perRequestSection(p: PerRequestResult): string[] {
     raw: 'raw `node:http`, same statement (`MembershipsStore.extendOne`)',
     bare: 'raw `node:http`, bare `UPDATE … WHERE project_id AND user_id`',
   };
+  // The database's own CPU per request, where it runs as its own processes on this machine.
+  const withDatabase = p.backend === 'PostgreSQL' && p.runs.full.some((r) => Number.isFinite(r.databaseCpuUs));
   const row = (side: Side) => {
     const runs = p.runs[side];
     const cpu = median(runs.map((r) => r.serverCpuUs)).toFixed(0);
+    const dbCpu = withDatabase ? ` ${median(runs.map((r) => r.databaseCpuUs ?? Number.NaN)).toFixed(0)} |` : '';
     const ratio = side === 'full' ? '—' : x(side === 'raw' ? vsRaw : vsBare);
-    return `| ${label[side]} | ${median(rps(side)).toFixed(0)} | ${median(runs.map((r) => r.p50))} | ${median(runs.map((r) => r.p99))} | ${cpu} | ${ratio} |`;
+    return `| ${label[side]} | ${median(rps(side)).toFixed(0)} | ${median(runs.map((r) => r.p50))} | ${median(runs.map((r) => r.p99))} | ${cpu} |${dbCpu} ${ratio} |`;
   };
   const bareTarget =
     p.backend === 'PostgreSQL'
@@ -118,8 +121,8 @@ function perRequestSection(p: PerRequestResult): string[] {
   return [
     `### ${p.backend}`,
     '',
-    '| server | req/s (median) | p50 ms | p99 ms | server CPU µs/req | full ÷ this (req/s) |',
-    '|---|---:|---:|---:|---:|---:|',
+    `| server | req/s (median) | p50 ms | p99 ms | server CPU µs/req |${withDatabase ? ' database CPU µs/req |' : ''} full ÷ this (req/s) |`,
+    `|---|---:|---:|---:|---:|${withDatabase ? '---:|' : ''}---:|`,
     ...sides.map(row),
     '',
     `Full stack ÷ raw baseline (same statement): **${x(vsRaw)}** (target ≥ ${PER_REQUEST_TARGETS.raw}×: ${verdict(vsRaw >= PER_REQUEST_TARGETS.raw)}).`,
@@ -169,7 +172,8 @@ export async function writeResults(r: Report, file = RESULTS_FILE): Promise<stri
     'random members and future dates, order alternating by round; the ratio is the median of the',
     "per-round ratios. *Server CPU* is the server process's user + system time per request: on",
     "PostgreSQL it leaves out the database's work, on PGlite it includes it (the database runs in the",
-    'server process).',
+    'server process). *Database CPU* (PostgreSQL) is the database server\'s: every `postgres` process',
+    "on this machine, background work (the server's own loops, autovacuum) included.",
     '',
     ...r.perRequest.flatMap(perRequestSection),
   ];
