@@ -1,4 +1,4 @@
--- revision: 6
+-- revision: 7
 --
 -- Every function and trigger of the database, as they are now: the one place to read and change
 -- them. `database.migrate()` applies this file after the migrations of this folder, under the same
@@ -37,16 +37,30 @@ RETURNS text LANGUAGE sql STABLE AS $$
       || ',"data":' || data::text || '}'
 $$;
 --> statement-breakpoint
--- The fan-out: in the transaction of the INSERT, each event's body is stored once and one delivery
--- is created per enabled webhook of its project (only the target webhook when the event names one,
--- as `webhook.test` does). Live-only events (the webhook-deliveries channel's own) are skipped:
--- sending them to webhooks would make every delivery produce another.
+-- After every INSERT into events, once per statement with all its new rows (an import of a thousand
+-- memberships is handled in one go), in the transaction of the INSERT:
+-- 1. Each event gets its row in event_broadcasts (not yet broadcast) and, when its project has
+--    connected a platform and it is not live-only, in event_plan_queue (not yet read by the access
+--    planner): the two readers keep their marks there, narrow rows, instead of rewriting the event
+--    (migration 0018). A project with no platform connected has nothing to plan; connecting one
+--    plans the whole project. Connecting locks the project row FOR UPDATE
+--    (src/store/integrations.store.ts), which waits for every transaction holding the FOR KEY SHARE
+--    the events' foreign key to projects takes: an event either commits before the connection (and
+--    the project's re-plan after it reads its change) or sees the connection here and is queued.
+-- 2. The fan-out: each event's body is stored once and one delivery is created per enabled webhook
+--    of its project (only the target webhook when the event names one, as `webhook.test` does).
+--    Live-only events (the webhook-deliveries channel's own) are skipped: sending them to webhooks
+--    would make every delivery produce another.
 --
 -- Most statements write events of projects without webhooks (an extend of one member, say): for
--- them the function stops after one probe of the webhooks index per project, before the
--- statement that would insert payloads and deliveries is even started.
-CREATE OR REPLACE FUNCTION tenure_webhook_fan_out() RETURNS trigger LANGUAGE plpgsql AS $$
+-- them the fan-out stops after one probe of the webhooks index per project, before the statement
+-- that would insert payloads and deliveries is even started.
+CREATE OR REPLACE FUNCTION tenure_events_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+  INSERT INTO event_broadcasts (seq) SELECT e.seq FROM new_events e;
+  INSERT INTO event_plan_queue (seq)
+  SELECT e.seq FROM new_events e
+  WHERE NOT e.live_only AND EXISTS (SELECT 1 FROM integrations i WHERE i.project_id = e.project_id);
   IF NOT EXISTS (
     SELECT 1 FROM webhooks w
     WHERE w.enabled AND w.project_id IN (SELECT e.project_id FROM new_events e WHERE NOT e.live_only)
@@ -76,14 +90,14 @@ BEGIN
   RETURN NULL;
 END $$;
 --> statement-breakpoint
--- Once per statement, with all its new rows: an import of a thousand memberships fans out in one go.
-CREATE OR REPLACE TRIGGER tenure_webhook_fan_out AFTER INSERT ON events
+CREATE OR REPLACE TRIGGER tenure_events_inserted AFTER INSERT ON events
   REFERENCING NEW TABLE AS new_events
-  FOR EACH STATEMENT EXECUTE FUNCTION tenure_webhook_fan_out();
+  FOR EACH STATEMENT EXECUTE FUNCTION tenure_events_inserted();
 --> statement-breakpoint
 -- What the foreign keys from payloads and deliveries to events and webhooks did on delete, without
 -- their checks on insert (migration 0017; src/webhooks/README.md "What a fanned-out event costs"):
--- deleting events (pruned, or with their project) deletes their payloads and deliveries, and
+-- deleting events (pruned, or with their project) deletes their payloads and deliveries (and their
+-- rows in event_broadcasts and event_plan_queue, which never had a foreign key), and
 -- deleting a webhook deletes its deliveries, in the same statement's transaction. Every writer of
 -- a payload or delivery holds its event and webhook while it writes, so none is written for one
 -- being deleted: the fan-out writes for the events of its own statement and locks each webhook
@@ -93,6 +107,8 @@ CREATE OR REPLACE FUNCTION tenure_event_cascade() RETURNS trigger LANGUAGE plpgs
 BEGIN
   DELETE FROM webhook_deliveries d WHERE d.event_id IN (SELECT o.id FROM old_events o);
   DELETE FROM webhook_payloads p WHERE p.event_id IN (SELECT o.id FROM old_events o);
+  DELETE FROM event_broadcasts b WHERE b.seq IN (SELECT o.seq FROM old_events o);
+  DELETE FROM event_plan_queue q WHERE q.seq IN (SELECT o.seq FROM old_events o);
   RETURN NULL;
 END $$;
 --> statement-breakpoint

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Container } from './container.js';
 import { isUuid } from './domain/ids.js';
 import { registerJsonParser } from './http/content-type.js';
 import { registerErrorHandling, sendError, toAppError } from './http/errors.js';
 import { registerGate } from './http/gate.hook.js';
+import { RequestLogController } from './http/request-log.js';
 import { registerIdempotency } from './http/idempotency.js';
 import { registerOpenApi } from './http/openapi.js';
 import { accessRoutes } from './http/routes/access/access.routes.js';
@@ -64,7 +65,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     loggerInstance: deps.logger,
     genReqId: requestId,
     requestIdHeader: false,
-    logController: new LogController({ requestIdLogLabel: 'request_id' }),
+    logController: new RequestLogController(deps.logger),
     bodyLimit: BODY_LIMIT,
     trustProxy: trustProxy(deps.config.http.trustProxy),
     // Errors raised before routing (a malformed URL, say) still get the envelope.

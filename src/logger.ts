@@ -93,17 +93,17 @@ const errSerializer = (err: unknown) => ({
   type: (err as Error)?.constructor?.name ?? 'Error',
 });
 
-/** Fastify's own request serializer (no headers are logged), with the URL's credentials masked. */
-const serializers = {
-  err: errSerializer,
-  req: (req: LoggedRequest) => ({
-    method: req.method,
-    url: redactUrl(req.url),
-    host: req.host,
-    remoteAddress: req.ip,
-    remotePort: req.socket?.remotePort,
-  }),
-};
+/** A request as logs show it: no headers at all, the URL's credentials masked. */
+export const requestSummary = (req: LoggedRequest) => ({
+  method: req.method,
+  url: redactUrl(req.url),
+  host: req.host,
+  remoteAddress: req.ip,
+  remotePort: req.socket?.remotePort,
+});
+
+/** Fastify's own request serializer, as requestSummary. */
+const serializers = { err: errSerializer, req: requestSummary };
 
 export function loggerOptions(level: string): LoggerOptions {
   return { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, serializers };

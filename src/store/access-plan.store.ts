@@ -29,8 +29,7 @@ import { rowsOf, type Db } from './db.js';
  * snapshots, and the last to commit for a member has read the latest memberships. Without it, a
  * re-plan that read a membership before its deletion could commit after the re-plan that read the
  * deletion, and grant again what was just revoked. The same lock makes the planners' claims of
- * events exclusive without row locks on `events`, which the live-update broadcaster claims with
- * SKIP LOCKED and would skip while a planner held them.
+ * events (their `event_plan_queue` rows) exclusive without row locks.
  */
 
 /** Any fixed number, distinct from the migration lock (src/store/db.ts): all nodes agree on it. */
@@ -69,8 +68,8 @@ export class AccessPlanStore {
   }
 
   /**
-   * Claims up to `limit` events the planner has not read (oldest first), re-plans the scopes they
-   * name and marks them planned, in one transaction: a crash before the commit leaves them to be
+   * Claims up to `limit` events the planner has not read (oldest first: `event_plan_queue`),
+   * re-plans the scopes they name and takes them off the queue, in one transaction: a crash before the commit leaves them to be
    * claimed again. Events of one project are grouped: one statement for all the members they name
    * (usersScope), or one whole-project re-plan. A whole-project re-plan larger than one range
    * continues after the commit, range by range, its progress kept in `access_plan_jobs` with each
@@ -82,19 +81,23 @@ export class AccessPlanStore {
       // One statement reads the batch and which of its projects are connected, and when none is
       // (nothing to plan) marks the batch planned too: a batch of unconnected projects, what
       // every write's wake-up finds while no bot is connected, is one statement, not three.
-      const claimed = rowsOf<{ id: string; project_id: string; type: string; user_id: string | null; connected: boolean; marked: boolean }>(
+      const claimed = rowsOf<{ seq: number | string; project_id: string; type: string; user_id: string | null; connected: boolean; marked: boolean }>(
         await tx.execute(sql`
-          WITH batch AS (
-            SELECT id, seq, project_id, type, coalesce(data->'membership'->>'user_id', data->>'user_id') AS user_id
-            FROM events WHERE access_planned_at IS NULL ORDER BY seq LIMIT ${limit}
+          WITH queued AS (
+            -- The queue's head first, then its events by seq: one index lookup each, whatever the
+            -- planner guesses of a queue whose rows come and go faster than its statistics.
+            SELECT seq FROM event_plan_queue ORDER BY seq LIMIT ${limit}
+          ), batch AS (
+            SELECT e.seq, e.project_id, e.type, coalesce(e.data->'membership'->>'user_id', e.data->>'user_id') AS user_id
+            FROM queued q JOIN events e ON e.seq = q.seq
           ), conn AS (
             SELECT DISTINCT project_id FROM integrations WHERE project_id IN (SELECT project_id FROM batch)
           ), marked AS (
-            UPDATE events SET access_planned_at = now()
-            WHERE id IN (SELECT id FROM batch) AND NOT EXISTS (SELECT 1 FROM conn)
-            RETURNING id
+            DELETE FROM event_plan_queue
+            WHERE seq IN (SELECT seq FROM batch) AND NOT EXISTS (SELECT 1 FROM conn)
+            RETURNING seq
           )
-          SELECT b.id, b.project_id, b.type, b.user_id, b.project_id IN (SELECT project_id FROM conn) AS connected,
+          SELECT b.seq, b.project_id, b.type, b.user_id, b.project_id IN (SELECT project_id FROM conn) AS connected,
                  EXISTS (SELECT 1 FROM marked) AS marked
           FROM batch b ORDER BY b.seq`),
       );
@@ -123,7 +126,7 @@ export class AccessPlanStore {
           changed += await replan(tx, projectId, usersScope(projectId, [...scope.users]), this.clock.now());
         }
       }
-      await tx.execute(sql`UPDATE events SET access_planned_at = now() WHERE id = ANY(${sql.param(claimed.map((e) => e.id))}::uuid[])`);
+      await tx.execute(sql`DELETE FROM event_plan_queue WHERE seq = ANY(${sql.param(claimed.map((e) => String(e.seq)))}::bigint[])`);
       return { events: claimed.length, changed, unfinished };
     });
     if (!first) return { events: 0, changed: 0 };

@@ -79,9 +79,16 @@ export class IntegrationsStore {
     );
     try {
       const result = await this.db.execute(sql`
-        WITH upsert AS (
+        WITH held AS (
+          -- Waits for every transaction writing an event of the project (the events' foreign key
+          -- holds the project row FOR KEY SHARE): from here on its events are queued for the access
+          -- planner (drizzle/functions.sql, tenure_events_inserted), and those committed before
+          -- are read by the re-plan the connection starts.
+          SELECT id FROM projects WHERE id = ${c.projectId} FOR UPDATE
+        ), upsert AS (
           INSERT INTO integrations (project_id, platform, bot_token_sealed, bot_id, bot_name, connected_at, health, last_error, generation, updated_at)
           SELECT ${c.projectId}, ${c.platform}, ${c.botTokenSealed}, ${c.botId}, ${c.botName}, ${at}, 'ok', NULL, 1, ${at}
+          FROM held
           WHERE NOT EXISTS (
             SELECT 1 FROM integrations WHERE platform = ${c.platform} AND bot_id = ${c.botId} AND project_id <> ${c.projectId}
           )

@@ -21,7 +21,7 @@ export interface ResumePoint {
  * On PostgreSQL an event can carry a smaller `seq` than the resume point (its transaction took it
  * earlier) yet commit, and be broadcast, after it. The replay therefore also looks back this many
  * sequence numbers for events claimed no earlier than the resume point's claim, less a margin:
- * `broadcast_at` is stamped by the database's clock (one clock for every node) as a claim takes
+ * `event_broadcasts.broadcast_at` is stamped by the database's clock (one clock for every node) as a claim takes
  * the rows, and an event committed after one claim took its rows is taken by a later claim, so
  * the margin only has to cover claims running side by side on several nodes (each lasting one
  * emit). Events of the project claimed within that margin before the resume point come again:
@@ -34,11 +34,11 @@ export class LiveEventsStore {
   constructor(private readonly db: Db) {}
 
   /**
-   * Claims up to `limit` events no node has broadcast, oldest first, marks them broadcast, hands
-   * them to `emit` (in `seq` order) and only then commits. Rows another node is claiming are
-   * skipped (SKIP LOCKED), so each event is broadcast by one node; emitting before the commit
-   * makes a crash cost a repeat, never a loss. `FOR NO KEY UPDATE` leaves the rows' keys free, so
-   * deliveries referencing them are never blocked. Returns how many were claimed.
+   * Claims up to `limit` events no node has broadcast, oldest first, marks them broadcast (their
+   * narrow `event_broadcasts` rows, never the event itself: migration 0018), hands them to `emit`
+   * (in `seq` order) and only then commits. Rows another node is claiming are skipped (SKIP
+   * LOCKED), so each event is broadcast by one node; emitting before the commit makes a crash cost
+   * a repeat, never a loss. Returns how many were claimed.
    *
    * `audience` says whether an emit could reach anyone (false: no socket in this process and no
    * adapter to other nodes). While it is false the events are marked without being rendered
@@ -51,14 +51,18 @@ export class LiveEventsStore {
       const render = audience();
       let rows = rowsOf<{ id: string; seq: number | string; event: TenureEvent }>(
         await tx.execute(sql`
-          UPDATE events e SET broadcast_at = clock_timestamp()
-          -- ARRAY(…): the locking subquery runs once, so the LIMIT holds.
-          WHERE e.id = ANY(ARRAY(
-            SELECT id FROM events
-            WHERE broadcast_at IS NULL
-            ORDER BY seq LIMIT ${limit}
-            FOR NO KEY UPDATE SKIP LOCKED))
-          RETURNING e.id, e.seq${render ? sql`, ${eventJson} AS event` : sql``}`),
+          WITH claimed AS (
+            UPDATE event_broadcasts b SET broadcast_at = clock_timestamp()
+            -- ARRAY(…): the locking subquery runs once, so the LIMIT holds.
+            WHERE b.seq = ANY(ARRAY(
+              SELECT seq FROM event_broadcasts
+              WHERE broadcast_at IS NULL
+              ORDER BY seq LIMIT ${limit}
+              FOR NO KEY UPDATE SKIP LOCKED))
+            RETURNING b.seq
+          )
+          SELECT e.id, e.seq${render ? sql`, ${eventJson} AS event` : sql``}
+          FROM claimed c JOIN events e ON e.seq = c.seq`),
       );
       if (rows.length === 0) return 0;
       if (!render) {
@@ -98,13 +102,15 @@ export class LiveEventsStore {
     retentionMs: number,
   ): Promise<{ events: TenureEvent[]; cursor: number }> {
     const result = await this.db.execute(sql`
-      WITH a AS (SELECT seq, broadcast_at FROM events WHERE id = ${after.eventId})
-      SELECT e.seq, ${eventJson} AS event FROM events e, a
+      WITH a AS (
+        SELECT e.seq, b.broadcast_at FROM events e LEFT JOIN event_broadcasts b ON b.seq = e.seq WHERE e.id = ${after.eventId}
+      )
+      SELECT e.seq, ${eventJson} AS event FROM events e CROSS JOIN a LEFT JOIN event_broadcasts b ON b.seq = e.seq
       WHERE e.project_id = ${projectId} AND e.seq > ${cursor} AND e.seq <> a.seq
         AND e.type = ANY(${sql.param([...types])}::text[])
         AND e.emitted_at >= now() - make_interval(secs => ${retentionMs / 1000})
-        AND (e.seq > a.seq OR e.broadcast_at IS NULL
-             OR e.broadcast_at >= coalesce(a.broadcast_at, clock_timestamp()) - ${LATE_COMMIT_MARGIN}::interval)
+        AND (e.seq > a.seq OR b.broadcast_at IS NULL
+             OR b.broadcast_at >= coalesce(a.broadcast_at, clock_timestamp()) - ${LATE_COMMIT_MARGIN}::interval)
       ORDER BY e.seq LIMIT ${limit}`);
     const rows = rowsOf<{ seq: number | string; event: TenureEvent }>(result);
     return { events: rows.map((r) => r.event), cursor: rows.length ? Number(rows[rows.length - 1]!.seq) : cursor };
@@ -128,7 +134,8 @@ export class LiveEventsStore {
     const result = await this.db.execute(sql`
       DELETE FROM events WHERE id IN (
         SELECT id FROM events
-        WHERE live_only AND broadcast_at IS NOT NULL AND emitted_at < now() - make_interval(secs => ${retentionMs / 1000})
+        WHERE live_only AND emitted_at < now() - make_interval(secs => ${retentionMs / 1000})
+          AND EXISTS (SELECT 1 FROM event_broadcasts b WHERE b.seq = events.seq AND b.broadcast_at IS NOT NULL)
         LIMIT ${batch})`);
     return affectedOf(result);
   }

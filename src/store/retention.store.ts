@@ -19,7 +19,8 @@ export class RetentionStore {
     const result = await this.db.execute(sql`
       WITH old AS (
         SELECT e.id FROM events e
-        WHERE e.emitted_at < ${before}::timestamptz AND e.access_planned_at IS NOT NULL
+        WHERE e.emitted_at < ${before}::timestamptz
+          AND NOT EXISTS (SELECT 1 FROM event_plan_queue q WHERE q.seq = e.seq)
           AND NOT EXISTS (
             SELECT 1 FROM webhook_deliveries d
             WHERE d.event_id = e.id AND (d.status = 'pending' OR d.created_at >= ${before}::timestamptz))

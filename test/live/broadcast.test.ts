@@ -49,7 +49,7 @@ async function settled(...tenants: Tenant[]): Promise<void> {
   for (const t of tenants) {
     for (let i = 0; ; i++) {
       const [row] = rowsOf<{ n: number }>(
-        await lh.h.database.db.execute(sql`SELECT count(*)::int AS n FROM events WHERE project_id = ${t.projectId} AND broadcast_at IS NULL`),
+        await lh.h.database.db.execute(sql`SELECT count(*)::int AS n FROM events e JOIN event_broadcasts b ON b.seq = e.seq WHERE e.project_id = ${t.projectId} AND b.broadcast_at IS NULL`),
       );
       if (row!.n === 0) break;
       if (i === 500) throw new Error('events were not broadcast');

@@ -51,7 +51,7 @@ async function seenOne() {
 async function settled(t: Tenant): Promise<void> {
   for (let i = 0; i < 250; i++) {
     const [row] = rowsOf<{ n: number }>(
-      await lh.h.database.db.execute(sql`SELECT count(*)::int AS n FROM events WHERE project_id = ${t.projectId} AND broadcast_at IS NULL`),
+      await lh.h.database.db.execute(sql`SELECT count(*)::int AS n FROM events e JOIN event_broadcasts b ON b.seq = e.seq WHERE e.project_id = ${t.projectId} AND b.broadcast_at IS NULL`),
     );
     if (row!.n === 0) return;
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -63,8 +63,8 @@ async function settled(t: Tenant): Promise<void> {
 async function ageBroadcasts(t: Tenant, resumeAt: string): Promise<void> {
   await settled(t);
   await lh.h.database.db.execute(sql`
-    UPDATE events SET broadcast_at = broadcast_at - CASE WHEN id = ${resumeAt} THEN interval '30 seconds' ELSE interval '1 minute' END
-    WHERE project_id = ${t.projectId}`);
+    UPDATE event_broadcasts b SET broadcast_at = b.broadcast_at - CASE WHEN e.id = ${resumeAt} THEN interval '30 seconds' ELSE interval '1 minute' END
+    FROM events e WHERE e.seq = b.seq AND e.project_id = ${t.projectId}`);
 }
 
 const missedEvents = async (t: Tenant) =>
@@ -184,8 +184,9 @@ describe('late commits', () => {
     // `late` took its seq before the resume point's but was broadcast after it (a late commit);
     // `lateish` was broadcast within the margin before it. Both may have been missed.
     await lh.h.database.db.execute(sql`
-      UPDATE events e SET broadcast_at = r.broadcast_at + CASE WHEN e.id = ${late} THEN interval '1 second' ELSE interval '-500 milliseconds' END
-      FROM events r WHERE r.id = ${resumeAt} AND e.id IN (${late}, ${lateish})`);
+      WITH r AS (SELECT rb.broadcast_at FROM events re JOIN event_broadcasts rb ON rb.seq = re.seq WHERE re.id = ${resumeAt})
+      UPDATE event_broadcasts b SET broadcast_at = r.broadcast_at + CASE WHEN e.id = ${late} THEN interval '1 second' ELSE interval '-500 milliseconds' END
+      FROM r, events e WHERE e.seq = b.seq AND e.id IN (${late}, ${lateish})`);
     const c = await lh.connect(t);
     expect(await c.act({ action: 'subscribe', channel: 'memberships', after: resumeAt }, 'subscribed')).toMatchObject({ replayed: 2 });
     expect(c.events().map((e) => e.payload.event_id)).toStrictEqual([late, lateish]);

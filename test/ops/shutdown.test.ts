@@ -65,7 +65,7 @@ describe('graceful shutdown on SIGTERM', () => {
 
   it('finishes the in-flight request and webhook attempt, refuses new connections, and exits 0', async () => {
     const { projectId, key } = await cliTenant(dir.env);
-    const env = { ...dir.env, LOG_LEVEL: 'info', TENURE_WEBHOOK_ALLOW_PRIVATE: 'true', TENURE_SHUTDOWN_TIMEOUT_MS: '60000' };
+    const env = { ...dir.env, LOG_LEVEL: 'debug', TENURE_WEBHOOK_ALLOW_PRIVATE: 'true', TENURE_SHUTDOWN_TIMEOUT_MS: '60000' };
     server = await startServerProcess(env);
     const base = `${server.url}/v2/projects/${projectId}`;
     const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
@@ -90,7 +90,8 @@ describe('graceful shutdown on SIGTERM', () => {
 
     // A request whose body is still arriving.
     const body = JSON.stringify({ user_id: '4343', end_date: new Date(Date.now() + 86_400_000).toISOString(), pad: 'x'.repeat(2000) });
-    // The member created above logged this URL already: wait for one more line, the upload's own.
+    // The member created above logged this URL already: wait for one more line, the upload's own
+    // `incoming request` (logged at debug, as the request arrives).
     const logged = () => server!.output().split(`"url":"/v2/projects/${projectId}/memberships"`).length - 1;
     const before = logged();
     const upload = await startUpload(server.url, `/v2/projects/${projectId}/memberships`, key, body);

@@ -121,8 +121,8 @@ describe('access planner', () => {
       },
     ]);
     expect(noPlan.plan_id).toBeNull();
-    // Every event is read once, whatever its type.
-    const unplanned = rowsOf<{ n: number }>(await h.database.db.execute(sql`SELECT count(*)::int AS n FROM events WHERE access_planned_at IS NULL`));
+    // Every event is read once, whatever its type (live-only events are never queued).
+    const unplanned = rowsOf<{ n: number }>(await h.database.db.execute(sql`SELECT count(*)::int AS n FROM event_plan_queue`));
     expect(unplanned[0]!.n).toBe(0);
   });
 
@@ -144,6 +144,30 @@ describe('access planner', () => {
       [a.user_id, group.target_id, 'granted', 'kick', null],
     ]);
     expect(b.plan_id).toBe(discord.plan_id);
+  });
+
+  it('queues for planning only the events of projects with a platform connected, live-only ones never', async () => {
+    const queued = async (t: Tenant) =>
+      rowsOf<{ type: string }>(
+        await h.database.db.execute(sql`
+          SELECT e.type FROM event_plan_queue q JOIN events e ON e.seq = q.seq WHERE e.project_id = ${t.projectId} ORDER BY e.seq`),
+      ).map((r) => r.type);
+    const t = await h.tenant();
+    const plan = await createPlan(t);
+    await member(t, plan.plan_id);
+    expect(await queued(t)).toStrictEqual([]);
+    await connect(t);
+    await member(t, plan.plan_id);
+    await h.database.db.execute(sql`
+      INSERT INTO events (project_id, type, data, live_only) VALUES (${t.projectId}, 'webhook.delivery-failed', '{}'::jsonb, true)`);
+    expect(await queued(t)).toStrictEqual(['membership.created']);
+    // Every event has its broadcast row, not yet broadcast.
+    const unbroadcast = rowsOf<{ n: number }>(
+      await h.database.db.execute(sql`
+        SELECT count(*)::int AS n FROM events e JOIN event_broadcasts b ON b.seq = e.seq
+        WHERE e.project_id = ${t.projectId} AND b.broadcast_at IS NULL`),
+    );
+    expect(unbroadcast[0]!.n).toBe(rowsOf<{ n: number }>(await h.database.db.execute(sql`SELECT count(*)::int AS n FROM events WHERE project_id = ${t.projectId}`))[0]!.n);
   });
 
   it('extended: an expired member extended gets the grant back (synced with no call when the platform still has it)', async () => {
@@ -426,7 +450,7 @@ describe('access planner', () => {
       if (i % 3 === 0) await patch(t, `/ban/${user}`, {}, 'PUT');
       else await patch(t, `/memberships/${user}/extend`, { extend: new Date(clock.now().getTime() + 20 * DAY).toISOString() });
     }
-    const total = rowsOf<{ n: number }>(await h.database.db.execute(sql`SELECT count(*)::int AS n FROM events WHERE access_planned_at IS NULL`))[0]!.n;
+    const total = rowsOf<{ n: number }>(await h.database.db.execute(sql`SELECT count(*)::int AS n FROM event_plan_queue`))[0]!.n;
     const one = new AccessPlanStore(h.database.db, clock);
     const two = new AccessPlanStore(h.database.db, clock);
     const run = async (planner: AccessPlanStore) => {

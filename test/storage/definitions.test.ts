@@ -132,7 +132,7 @@ describe(`drizzle/functions.sql on ${onPostgres ? 'PostgreSQL' : 'PGlite'}`, () 
     await database.migrate();
     const expected = await definitionsOf(database.db);
     const tamper = () =>
-      database.db.execute(sql`CREATE OR REPLACE FUNCTION tenure_webhook_fan_out() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$`);
+      database.db.execute(sql`CREATE OR REPLACE FUNCTION tenure_events_inserted() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$`);
 
     // This file changed since the database applied it (another hash of the same revision).
     await tamper();
@@ -146,7 +146,7 @@ describe(`drizzle/functions.sql on ${onPostgres ? 'PostgreSQL' : 'PGlite'}`, () 
     await database.db.execute(sql`UPDATE drizzle.__tenure_definitions SET revision = revision + 1, hash = 'newer'`);
     expect(await pendingMigrations(database.db)).toEqual([]);
     await database.migrate();
-    expect((await definitionsOf(database.db))['function tenure_webhook_fan_out']).not.toEqual(expected['function tenure_webhook_fan_out']);
+    expect((await definitionsOf(database.db))['function tenure_events_inserted']).not.toEqual(expected['function tenure_events_inserted']);
     expect(await recorded(database.db)).toEqual([{ revision: file.revision + 1, hash: 'newer' }]);
   });
 

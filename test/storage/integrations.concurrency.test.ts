@@ -1,8 +1,10 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { rowsOf } from '../../src/store/db.js';
 import { addBot, discordPath, integrationRow } from '../support/bots.js';
-import { useHarness } from '../support/harness.js';
+import { useHarness, type Tenant } from '../support/harness.js';
 
 /**
  * Bot connections under concurrent requests (on PostgreSQL these really interleave): the one
@@ -44,5 +46,44 @@ describe('bot connections: concurrent requests', () => {
     // The last writer's bot and token, consistently.
     const last = bots.find((b) => b.id === row.bot_id)!;
     expect(h.container.secretBox!.open(row.bot_token_sealed)).toBe(last.token);
+  });
+
+  it('a connection waits for the transactions writing the project’s events; events after it are queued for planning', async () => {
+    const t = await h.tenant();
+    const queued = async (tenant: Tenant) =>
+      rowsOf<{ n: number }>(
+        await h.database.db.execute(sql`
+          SELECT count(*)::int AS n FROM event_plan_queue q JOIN events e ON e.seq = q.seq WHERE e.project_id = ${tenant.projectId}`),
+      )[0]!.n;
+    const connect = () =>
+      h.container.stores.integrations.connect(
+        { projectId: t.projectId, platform: 'discord', botTokenSealed: 'sealed', botId: addBot(h.discord).id, botName: 'bot' },
+        new Date(),
+      );
+    const event = `INSERT INTO events (project_id, type, data) VALUES ('${t.projectId}', 'membership.extended', '{}'::jsonb)`;
+    if (h.database.url) {
+      // PostgreSQL: an event written in a transaction still open when the project connects. Its
+      // trigger ran before the connection existed, so it is not queued; the connection waits for
+      // its commit, and the re-plan the connection starts reads what it changed.
+      const writer = new pg.Client({ connectionString: h.database.url });
+      await writer.connect();
+      try {
+        await writer.query('BEGIN');
+        await writer.query(event);
+        const connecting = connect();
+        expect(await Promise.race([connecting.then(() => 'connected'), sleep(300).then(() => 'waiting')])).toBe('waiting');
+        await writer.query('COMMIT');
+        expect(await connecting).not.toBeNull();
+      } finally {
+        await writer.end();
+      }
+    } else {
+      // Embedded storage has one connection: writes and the connection take turns.
+      await h.database.db.execute(sql.raw(event));
+      expect(await connect()).not.toBeNull();
+    }
+    expect(await queued(t)).toBe(0);
+    await h.database.db.execute(sql.raw(event));
+    expect(await queued(t)).toBe(1);
   });
 });

@@ -20,14 +20,18 @@ describe(`history retention (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
     const t = await h.tenant();
     const now = Date.now();
     const ago = (days: number) => new Date(now - days * DAY).toISOString();
-    const event = async (label: string, daysAgo: number, planned = true) =>
-      rowsOf<{ id: string }>(
+    const event = async (label: string, daysAgo: number, planned = true) => {
+      const id = rowsOf<{ id: string }>(
         await h.database.db.execute(sql`
-          INSERT INTO events (project_id, type, data, emitted_at, access_planned_at)
-          VALUES (${t.projectId}, 'webhook.test', ${JSON.stringify({ message: label, webhook_id: 'x' })}::jsonb, ${ago(daysAgo)}::timestamptz,
-                  ${planned ? ago(daysAgo) : null}::timestamptz)
+          INSERT INTO events (project_id, type, data, emitted_at)
+          VALUES (${t.projectId}, 'webhook.test', ${JSON.stringify({ message: label, webhook_id: 'x' })}::jsonb, ${ago(daysAgo)}::timestamptz)
           RETURNING id`),
       )[0]!.id;
+      // An event the access planner has not read yet is in its queue (this project has no platform
+      // connected, so the insert queued nothing).
+      if (!planned) await h.database.db.execute(sql`INSERT INTO event_plan_queue (seq) SELECT seq FROM events WHERE id = ${id}`);
+      return id;
+    };
     const ids = {
       delivered: await event('delivered', 40),
       pending: await event('pending', 40),

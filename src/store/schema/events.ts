@@ -25,19 +25,46 @@ export const events = pgTable(
     targetWebhookId: uuid('target_webhook_id'),
     /** True for events only live updates carry (the webhook-deliveries channel): never fanned out to webhooks. */
     liveOnly: boolean('live_only').notNull().default(false),
-    /** When a node claimed the event for its live-update broadcast; null until then (broadcast once cluster-wide). */
-    broadcastAt: tz('broadcast_at'),
-    /** When the access planner read the event (src/store/access-plan.store.ts); null until then (once cluster-wide). */
-    accessPlannedAt: tz('access_planned_at'),
   },
   (t) => [
     uniqueIndex('events_seq_key').on(t.seq),
     index('events_project_seq_idx').on(t.projectId, t.seq),
-    index('events_unbroadcast_idx').on(t.seq).where(sql`broadcast_at IS NULL`),
     index('events_emitted_idx').on(t.emittedAt),
-    index('events_unplanned_idx').on(t.seq).where(sql`access_planned_at IS NULL`),
   ],
 );
+
+/*
+ * What the outbox's two in-process readers have done with each event, kept beside the event rather
+ * than in it (migration 0018): marking a wide event row rewrote the whole row and every one of its
+ * indexes, twice per event, which cost the database about as much as the write that made the
+ * event. These narrow rows are written by the AFTER INSERT trigger on `events`
+ * (drizzle/functions.sql), in the statement of the event, and deleted with it by
+ * `tenure_event_cascade`. Keyed by the event's `seq`; no foreign key (the trigger writes them for
+ * the events of its own statement).
+ */
+
+/**
+ * The live-update broadcast (src/store/live-events.store.ts): `broadcastAt` is null until a node
+ * claims the event for its one broadcast cluster-wide, then the database's clock at that claim (a
+ * resumed subscription's replay reads it).
+ */
+export const eventBroadcasts = pgTable(
+  'event_broadcasts',
+  {
+    seq: bigint('seq', { mode: 'number' }).primaryKey(),
+    broadcastAt: tz('broadcast_at'),
+  },
+  (t) => [index('event_broadcasts_pending_idx').on(t.seq).where(sql`broadcast_at IS NULL`)],
+);
+
+/**
+ * The events the access planner (src/store/access-plan.store.ts) has not read yet, one row each,
+ * deleted as it plans them (once cluster-wide). Live-only events are never queued: they change
+ * nobody's access.
+ */
+export const eventPlanQueue = pgTable('event_plan_queue', {
+  seq: bigint('seq', { mode: 'number' }).primaryKey(),
+});
 
 export const webhooks = pgTable(
   'webhooks',
