@@ -76,6 +76,10 @@ export class AccessPlanStore {
    * range; should the process die in between, the next planner's `resume` finishes it.
    */
   async planBatch(limit: number): Promise<BatchOutcome> {
+    // Most wake-ups find the queue empty (every write wakes the planner; only events of projects
+    // with a platform connected are queued): one read, without the transaction and the lock.
+    const queued = rowsOf<{ any: boolean }>(await this.db.execute(sql`SELECT EXISTS (SELECT 1 FROM event_plan_queue) AS any`));
+    if (!queued[0]?.any) return { events: 0, changed: 0 };
     const first = await this.db.transaction(async (tx) => {
       await lock(tx);
       // One statement reads the batch and which of its projects are connected, and when none is

@@ -30,6 +30,20 @@ export interface ResumePoint {
 const LATE_COMMIT_SEQS = 10_000;
 const LATE_COMMIT_MARGIN = '1 second';
 
+/** Marks up to `limit` unbroadcast events broadcast; returns their seq, and their body when `render`. */
+const claimStatement = (limit: number, render: boolean) => sql`
+  WITH claimed AS (
+    UPDATE event_broadcasts b SET broadcast_at = clock_timestamp()
+    -- ARRAY(…): the locking subquery runs once, so the LIMIT holds.
+    WHERE b.seq = ANY(ARRAY(
+      SELECT seq FROM event_broadcasts
+      WHERE broadcast_at IS NULL
+      ORDER BY seq LIMIT ${limit}
+      FOR NO KEY UPDATE SKIP LOCKED))
+    RETURNING b.seq
+  )
+  ${render ? sql`SELECT e.seq, ${eventJson} AS event FROM claimed c JOIN events e ON e.seq = c.seq` : sql`SELECT seq FROM claimed`}`;
+
 export class LiveEventsStore {
   constructor(private readonly db: Db) {}
 
@@ -41,39 +55,18 @@ export class LiveEventsStore {
    * a repeat, never a loss. Returns how many were claimed.
    *
    * `audience` says whether an emit could reach anyone (false: no socket in this process and no
-   * adapter to other nodes). While it is false the events are marked without being rendered
-   * (`tenure_webhook_body`) or emitted: every write wakes the broadcaster, and with nobody
-   * listening the rendering was most of the claim's cost. Should someone arrive while the claim
-   * runs, the claimed events are rendered then and emitted, as they would have been.
+   * adapter to other nodes). While it is false the events are only marked, by one statement of
+   * its own: not rendered (`tenure_webhook_body`), not emitted, no transaction around it. Every
+   * write wakes the broadcaster, and with nobody listening the rendering was most of the claim's
+   * cost, and on embedded storage each statement of the transaction a turn on its one connection.
+   * A socket that subscribes while such a claim runs is owed none of its events: they were
+   * committed before the claim began, so before it subscribed.
    */
   async claim(limit: number, emit: (events: TenureEvent[]) => void, audience: () => boolean = () => true): Promise<number> {
+    if (!audience()) return rowsOf(await this.db.execute(claimStatement(limit, false))).length;
     return this.db.transaction(async (tx) => {
-      const render = audience();
-      let rows = rowsOf<{ id: string; seq: number | string; event: TenureEvent }>(
-        await tx.execute(sql`
-          WITH claimed AS (
-            UPDATE event_broadcasts b SET broadcast_at = clock_timestamp()
-            -- ARRAY(…): the locking subquery runs once, so the LIMIT holds.
-            WHERE b.seq = ANY(ARRAY(
-              SELECT seq FROM event_broadcasts
-              WHERE broadcast_at IS NULL
-              ORDER BY seq LIMIT ${limit}
-              FOR NO KEY UPDATE SKIP LOCKED))
-            RETURNING b.seq
-          )
-          SELECT e.id, e.seq${render ? sql`, ${eventJson} AS event` : sql``}
-          FROM claimed c JOIN events e ON e.seq = c.seq`),
-      );
-      if (rows.length === 0) return 0;
-      if (!render) {
-        if (!audience()) return rows.length;
-        rows = rowsOf<{ id: string; seq: number | string; event: TenureEvent }>(
-          await tx.execute(sql`
-            SELECT e.id, e.seq, ${eventJson} AS event FROM events e
-            WHERE e.id = ANY(${sql.param(rows.map((r) => r.id))}::uuid[])`),
-        );
-      }
-      emit(rows.sort((a, b) => Number(a.seq) - Number(b.seq)).map((r) => r.event));
+      const rows = rowsOf<{ seq: number | string; event: TenureEvent }>(await tx.execute(claimStatement(limit, true)));
+      if (rows.length > 0) emit(rows.sort((a, b) => Number(a.seq) - Number(b.seq)).map((r) => r.event));
       return rows.length;
     });
   }
