@@ -1,4 +1,4 @@
--- revision: 7
+-- revision: 8
 --
 -- Every function and trigger of the database, as they are now: the one place to read and change
 -- them. `database.migrate()` applies this file after the migrations of this folder, under the same
@@ -56,15 +56,27 @@ $$;
 -- them the fan-out stops after one probe of the webhooks index per project, before the statement
 -- that would insert payloads and deliveries is even started.
 CREATE OR REPLACE FUNCTION tenure_events_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  hooked boolean;
 BEGIN
-  INSERT INTO event_broadcasts (seq) SELECT e.seq FROM new_events e;
-  INSERT INTO event_plan_queue (seq)
-  SELECT e.seq FROM new_events e
-  WHERE NOT e.live_only AND EXISTS (SELECT 1 FROM integrations i WHERE i.project_id = e.project_id);
-  IF NOT EXISTS (
+  -- The transition table holds whole rows (their data too) and spills to disk past work_mem: it
+  -- is read once, into the few narrow columns the marks and the webhook probe need.
+  WITH ev AS MATERIALIZED (
+    SELECT e.seq, e.project_id, e.live_only FROM new_events e
+  ), broadcasts AS (
+    INSERT INTO event_broadcasts (seq) SELECT ev.seq FROM ev
+  ), connected AS (
+    SELECT DISTINCT i.project_id FROM integrations i
+    WHERE i.project_id IN (SELECT ev.project_id FROM ev WHERE NOT ev.live_only)
+  ), queued AS (
+    INSERT INTO event_plan_queue (seq)
+    SELECT ev.seq FROM ev JOIN connected c ON c.project_id = ev.project_id WHERE NOT ev.live_only
+  )
+  SELECT EXISTS (
     SELECT 1 FROM webhooks w
-    WHERE w.enabled AND w.project_id IN (SELECT e.project_id FROM new_events e WHERE NOT e.live_only)
-  ) THEN
+    WHERE w.enabled AND w.project_id IN (SELECT ev.project_id FROM ev WHERE NOT ev.live_only)
+  ) INTO hooked;
+  IF NOT hooked THEN
     RETURN NULL;
   END IF;
   WITH targets AS (
