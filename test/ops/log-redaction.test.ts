@@ -136,6 +136,12 @@ describe('logs never carry credentials', () => {
     const entries = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     const completed = entries.filter((e) => e.msg === 'request completed').map((e) => (e.res as { statusCode: number }).statusCode);
     expect(completed).toEqual(expect.arrayContaining([200, 201, 202, 401, 404, 422, 500]));
+    // One line a request at info (src/http/request-log.ts): the request, its id, status and time;
+    // its arrival is logged at debug only (this logger is at trace).
+    expect(new Set(entries.filter((e) => e.msg === 'incoming request').map((e) => e.level))).toStrictEqual(new Set([20]));
+    const line = entries.find((e) => e.msg === 'request completed' && (e.req as { method: string }).method === 'POST')!;
+    expect(line).toMatchObject({ level: 30, request_id: expect.any(String), req: { method: 'POST', url: expect.stringMatching(/^\/v2\//) } });
+    expect(typeof line.responseTime).toBe('number');
     expect(entries.some((e) => e.msg === 'request failed' && e.err)).toBe(true);
     expect(entries.some((e) => typeof e.msg === 'string' && e.msg.includes('webhook attempt'))).toBe(true);
   });
