@@ -6,11 +6,11 @@ import { requestSummary } from '../logger.js';
 export const REQUEST_ID_LABEL = 'request_id';
 
 /**
- * One line per request at `info`, `request completed`, with the request (method, URL with its credentials
- * masked, host, client address), the status and the response time: what Fastify's two lines
- * (`incoming request`, then `request completed`) said between them; `incoming request` is still
- * logged at `debug`, when the request arrives. Fastify's other lines (errors,
- * a stream closed early, a route not found) are unchanged.
+ * One line per request at `info`, `request completed`, with the request (method, URL with its
+ * credentials masked, host, client address), the status and the response time: what Fastify's two
+ * lines (`incoming request`, then `request completed`) said between them; `incoming request` is
+ * still logged at `debug`, when the request arrives. Fastify's other lines (errors, a stream closed
+ * early, a route not found) are unchanged.
  *
  * The line is written without the redaction pass every other log call goes through
  * (src/logger.ts REDACT_PATHS): its object is built here from fields that hold no credential

@@ -69,8 +69,8 @@ export class AccessPlanStore {
 
   /**
    * Claims up to `limit` events the planner has not read (oldest first: `event_plan_queue`),
-   * re-plans the scopes they name and takes them off the queue, in one transaction: a crash before the commit leaves them to be
-   * claimed again. Events of one project are grouped: one statement for all the members they name
+   * re-plans the scopes they name and takes them off the queue, in one transaction: a crash before
+   * the commit leaves them to be claimed again. Events of one project are grouped: one statement for all the members they name
    * (usersScope), or one whole-project re-plan. A whole-project re-plan larger than one range
    * continues after the commit, range by range, its progress kept in `access_plan_jobs` with each
    * range; should the process die in between, the next planner's `resume` finishes it.
@@ -83,8 +83,8 @@ export class AccessPlanStore {
     const first = await this.db.transaction(async (tx) => {
       await lock(tx);
       // One statement reads the batch and which of its projects are connected, and when none is
-      // (nothing to plan) marks the batch planned too: a batch of unconnected projects, what
-      // every write's wake-up finds while no bot is connected, is one statement, not three.
+      // (nothing to plan: their bots were disconnected since the events were queued) takes the
+      // batch off the queue too, in one statement rather than three.
       const claimed = rowsOf<{ seq: number | string; project_id: string; type: string; user_id: string | null; connected: boolean; marked: boolean }>(
         await tx.execute(sql`
           WITH queued AS (

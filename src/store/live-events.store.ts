@@ -21,11 +21,11 @@ export interface ResumePoint {
  * On PostgreSQL an event can carry a smaller `seq` than the resume point (its transaction took it
  * earlier) yet commit, and be broadcast, after it. The replay therefore also looks back this many
  * sequence numbers for events claimed no earlier than the resume point's claim, less a margin:
- * `event_broadcasts.broadcast_at` is stamped by the database's clock (one clock for every node) as a claim takes
- * the rows, and an event committed after one claim took its rows is taken by a later claim, so
- * the margin only has to cover claims running side by side on several nodes (each lasting one
- * emit). Events of the project claimed within that margin before the resume point come again:
- * duplicates, which `event_id` dedupes, rather than a gap.
+ * `event_broadcasts.broadcast_at` is stamped by the database's clock (one clock for every node) as
+ * a claim takes the rows, and an event committed after one claim took its rows is taken by a later
+ * claim, so the margin only has to cover claims running side by side on several nodes (each
+ * lasting one emit). Events of the project claimed within that margin before the resume point come
+ * again: duplicates, which `event_id` dedupes, rather than a gap.
  */
 const LATE_COMMIT_SEQS = 10_000;
 const LATE_COMMIT_MARGIN = '1 second';
