@@ -3,7 +3,7 @@
  * wake-up topic, src/store/wakeups.ts) and by a slow safety poll. Wake-ups during a pass cause one
  * more pass, never one per wake-up; a failed pass is reported and left for the next wake-up. The
  * live-update broadcaster, the access planner, drift repair (Discord and Telegram), the Stripe
- * reconciliation and the history pruner run on it.
+ * reconciliation, the history pruner and embedded storage's vacuumer run on it.
  */
 export class WakeLoop {
   private pending = false;

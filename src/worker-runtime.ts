@@ -13,6 +13,7 @@ import { MISSING_KEY_MESSAGE } from './domain/integrations/encryption-key.js';
 import { startBulkExtendResumer } from './domain/memberships/bulk-extend.resumer.js';
 import { ExpirySweeper } from './domain/memberships/expiry.sweeper.js';
 import { StripeReconciler } from './domain/payments/stripe.reconciler.js';
+import { EMBEDDED_VACUUM_THRESHOLDS, EmbeddedVacuumer } from './domain/retention/embedded.vacuumer.js';
 import { HistoryPruner } from './domain/retention/history.pruner.js';
 import { DEFAULT_WORKER_OPTIONS, DeliveryWorker } from './webhooks/delivery.worker.js';
 import { HttpSender } from './webhooks/http-sender.js';
@@ -29,6 +30,12 @@ export const SWEEP_BATCH = 5_000;
 /** History past TENURE_HISTORY_RETENTION is pruned this often, this many events a batch (docs/operations.md, "Retention"). */
 export const PRUNE_INTERVAL_MS = 10 * 60_000;
 export const PRUNE_BATCH = 1_000;
+/**
+ * Embedded storage looks for tables due a vacuum this often (docs/operations.md, "Embedded storage
+ * maintenance"): half a minute's churn at a few hundred writes a second, ~10,000 dead rows, is a
+ * vacuum of about 10 ms. A constant, as the pruner's interval is.
+ */
+export const VACUUM_INTERVAL_MS = 30_000;
 /**
  * Embedded storage runs one statement at a time on its one connection: a smaller batch, one at
  * a time, so API requests waiting behind a sweep wait for 1,000 rows, not 2 × 5,000.
@@ -50,6 +57,8 @@ export interface WorkerRuntime {
   worker: DeliveryWorker;
   sweeper: ExpirySweeper;
   pruner: HistoryPruner;
+  /** Vacuums the churned tables of embedded storage, which runs no autovacuum; null on PostgreSQL (autovacuum's job). */
+  vacuumer: EmbeddedVacuumer | null;
   /** Applies the Stripe events the webhook missed (docs/payments.md, "Reconciliation"). */
   payments: StripeReconciler;
   /** Turns committed changes into desired access (src/access/planner.ts). */
@@ -95,6 +104,10 @@ export async function startWorkerRuntime(c: Container, o: WorkerRuntimeOptions =
     intervalMs: PRUNE_INTERVAL_MS,
     batchSize: PRUNE_BATCH,
   });
+  const vacuumer =
+    c.database.kind === 'pglite'
+      ? new EmbeddedVacuumer(c.stores.maintenance, c.logger, { intervalMs: VACUUM_INTERVAL_MS, thresholds: EMBEDDED_VACUUM_THRESHOLDS })
+      : null;
   // Stripe events the webhook missed (docs/payments.md, "Reconciliation").
   const payments = new StripeReconciler(c.stores.merchantAccounts, c.services.stripeEvents, c.stripe, c.secretBox, c.clock, c.logger, {
     intervalMs: c.config.payments.reconcileMs,
@@ -130,6 +143,7 @@ export async function startWorkerRuntime(c: Container, o: WorkerRuntimeOptions =
   worker.start();
   sweeper.start();
   pruner.start();
+  vacuumer?.start();
   payments.start();
   planner.start();
   access?.start();
@@ -144,6 +158,7 @@ export async function startWorkerRuntime(c: Container, o: WorkerRuntimeOptions =
     worker,
     sweeper,
     pruner,
+    vacuumer,
     payments,
     planner,
     access,
@@ -158,6 +173,7 @@ export async function startWorkerRuntime(c: Container, o: WorkerRuntimeOptions =
         worker.stop(stopGraceMs),
         sweeper.stop(),
         pruner.stop(),
+        vacuumer?.stop(),
         payments.stop(),
         bulkResumer.stop(),
         planner.stop(),

@@ -16,6 +16,7 @@ import { IdempotencyStore } from './idempotency.store.js';
 import { InstanceSecretsStore } from './instance-secrets.store.js';
 import { IntegrationsStore } from './integrations.store.js';
 import { LiveEventsStore } from './live-events.store.js';
+import { MaintenanceStore } from './maintenance.store.js';
 import { MembershipImportStore } from './membership-import.store.js';
 import { MembershipsStore } from './memberships.store.js';
 import { MerchantAccountsStore } from './merchant-accounts.store.js';
@@ -45,6 +46,8 @@ export interface Stores {
   bulkExtend: BulkExtendStore;
   expiry: ExpiryStore;
   retention: RetentionStore;
+  /** The counts and VACUUM statements of embedded storage's maintenance (src/domain/retention/embedded.vacuumer.ts). */
+  maintenance: MaintenanceStore;
   plans: PlansStore;
   targets: TargetsStore;
   webhooks: WebhooksStore;
@@ -89,6 +92,7 @@ export function createStores(database: Database, clock: Clock): Stores {
     bulkExtend: new BulkExtendStore(db),
     expiry: new ExpiryStore(db),
     retention: new RetentionStore(db),
+    maintenance: new MaintenanceStore(db),
     plans: new PlansStore(db),
     targets: new TargetsStore(db),
     webhooks: new WebhooksStore(db),
