@@ -9,6 +9,7 @@ import { systemClock, type Clock } from '../domain/clock.js';
 import type { MembershipView } from '../domain/memberships/membership.view.js';
 import type { Database } from './db.js';
 import { iso } from './memberships.store.js';
+import { orderedId } from './ordered-ids.js';
 import { insertEvent } from './outbox.js';
 
 /**
@@ -38,18 +39,19 @@ const dialect = new PgDialect();
 /**
  * Staging rows in COPY's text format (user ids are digits and ISO instants need no escaping). The
  * end date travels twice: as epoch milliseconds for the column (a number converts for a fraction
- * of what parsing a timestamptz costs) and as the ISO text the event shows.
+ * of what parsing a timestamptz costs) and as the ISO text the event shows. Each row brings the ids
+ * of its membership and its event, time-ordered (ordered-ids.ts).
  */
 function copyText(rows: readonly ImportRow[]): string {
   let text = '';
-  for (const r of rows) text += `${r.line}\t${r.userId}\t${r.endDate.getTime()}\t${r.endDate.toISOString()}\n`;
+  for (const r of rows) text += `${r.line}\t${r.userId}\t${r.endDate.getTime()}\t${r.endDate.toISOString()}\t${orderedId()}\t${orderedId()}\n`;
   return text;
 }
 
 const STAGE = sql.raw('tenure_import_stage');
 // ON COMMIT DROP: nothing outlives the chunk, on a pooled connection the app reuses afterwards.
 const CREATE_STAGE =
-  'CREATE TEMP TABLE tenure_import_stage (line int NOT NULL, user_id text NOT NULL, end_ms bigint NOT NULL, end_iso text NOT NULL) ON COMMIT DROP';
+  'CREATE TEMP TABLE tenure_import_stage (line int NOT NULL, user_id text NOT NULL, end_ms bigint NOT NULL, end_iso text NOT NULL, membership_id uuid NOT NULL, event_id uuid NOT NULL) ON COMMIT DROP';
 
 /**
  * The chunk's statement. The event's object is membershipJson's (memberships.store.ts), with its
@@ -73,8 +75,8 @@ function chunkStatement(projectId: string, now: Date) {
     WITH clock AS (SELECT ${iso(sql`now()::timestamptz(3)`)} AS start_iso),
     stage AS (SELECT t.*, to_timestamp(t.end_ms::float8 / 1000) AS end_date FROM ${STAGE} t),
     ins AS (
-      INSERT INTO memberships (project_id, user_id, end_date, status)
-      SELECT ${projectId}::uuid, t.user_id, t.end_date, CASE WHEN t.end_date > now() THEN 'active' ELSE 'expired' END
+      INSERT INTO memberships (id, project_id, user_id, end_date, status)
+      SELECT t.membership_id, ${projectId}::uuid, t.user_id, t.end_date, CASE WHEN t.end_date > now() THEN 'active' ELSE 'expired' END
       FROM stage t
       WHERE NOT EXISTS (SELECT 1 FROM bans b WHERE b.project_id = ${projectId}::uuid AND b.user_id = t.user_id)
       ON CONFLICT (project_id, user_id) DO NOTHING
@@ -87,9 +89,10 @@ function chunkStatement(projectId: string, now: Date) {
       -- the whole users table for that join, every chunk (1 s a chunk at 600,000 users).
       RETURNING user_id, first_name, username
     ), full_row AS (
-      SELECT i.id, i.project_id, i.user_id, t.end_ms, t.end_iso, clock.start_iso, u.first_name, u.username
+      SELECT i.id, i.project_id, i.user_id, t.end_ms, t.end_iso, t.event_id, clock.start_iso, u.first_name, u.username
       FROM ins i JOIN ${STAGE} t ON t.user_id = i.user_id JOIN usr u ON u.user_id = i.user_id CROSS JOIN clock
     ), ev AS (${insertEvent('membership.created', {
+      id: sql`f.event_id`,
       projectId: sql`f.project_id`,
       data: { membership: json },
       from: sql`FROM full_row f`,

@@ -30,6 +30,12 @@ type AnyKey<T extends EventType> = T extends EventType ? keyof EventPayloads[T] 
 type EveryHas<T extends EventType, K> = T extends EventType ? ([K] extends [keyof EventPayloads[T]] ? true : false) : never;
 
 export interface EventSource<T extends EventType> {
+  /**
+   * The event's id (a column of `from`); without it, the column's default (a random UUID). Writers
+   * of many events at once give time-ordered ids (UUIDv7): each lands at the right edge of the
+   * primary key instead of on a random page of it.
+   */
+  id?: SQL;
   /** The project the event belongs to (a column of `from`, or a parameter). */
   projectId: SQL;
   data: EventData<T>;
@@ -70,9 +76,11 @@ export function eventRows<T extends EventType>(type: T, source: EventSource<NoIn
 export function insertEvents(rows: readonly [EventRows, ...EventRows[]]): SQL {
   const liveOnly = rows.some((r) => r.source.liveOnly !== undefined);
   const targeted = rows.some((r) => r.source.targetWebhookId !== undefined);
-  const columns = ['project_id', 'type', 'data', ...(liveOnly ? ['live_only'] : []), ...(targeted ? ['target_webhook_id'] : [])];
+  const identified = rows.some((r) => r.source.id !== undefined);
+  const columns = [...(identified ? ['id'] : []), 'project_id', 'type', 'data', ...(liveOnly ? ['live_only'] : []), ...(targeted ? ['target_webhook_id'] : [])];
   const selects = rows.map(({ type, source }) => {
     const values = [
+      ...(identified ? [source.id ?? sql`gen_random_uuid()`] : []),
       source.projectId,
       sql.raw(literal(type, EVENT_TYPES.includes(type))),
       buildObject(source.data as Record<string, SQL>),
