@@ -7,7 +7,7 @@ import { isUuid } from './domain/ids.js';
 import { registerJsonParser } from './http/content-type.js';
 import { registerErrorHandling, sendError, toAppError } from './http/errors.js';
 import { registerGate } from './http/gate.hook.js';
-import { RequestLogController } from './http/request-log.js';
+import { RequestLogController, requestLoggerFactory } from './http/request-log.js';
 import { registerIdempotency } from './http/idempotency.js';
 import { registerOpenApi } from './http/openapi.js';
 import { accessRoutes } from './http/routes/access/access.routes.js';
@@ -66,6 +66,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: requestId,
     requestIdHeader: false,
     logController: new RequestLogController(deps.logger),
+    childLoggerFactory: requestLoggerFactory,
     bodyLimit: BODY_LIMIT,
     trustProxy: trustProxy(deps.config.http.trustProxy),
     // Errors raised before routing (a malformed URL, say) still get the envelope.

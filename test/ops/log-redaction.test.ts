@@ -143,6 +143,13 @@ describe('logs never carry credentials', () => {
     expect(line).toMatchObject({ level: 30, request_id: expect.any(String), req: { method: 'POST', url: expect.stringMatching(/^\/v2\//) } });
     expect(typeof line.responseTime).toBe('number');
     expect(entries.some((e) => e.msg === 'request failed' && e.err)).toBe(true);
+    // A request's own lines (request.log, made on first use: RequestLogger) carry its id.
+    const failedIds = new Set(
+      entries.filter((e) => e.msg === 'request completed' && (e.res as { statusCode: number }).statusCode >= 500).map((e) => e.request_id),
+    );
+    const own = entries.filter((e) => e.msg === 'request failed');
+    expect(own.length).toBeGreaterThan(0);
+    for (const e of own) expect(failedIds).toContain(e.request_id);
     expect(entries.some((e) => typeof e.msg === 'string' && e.msg.includes('webhook attempt'))).toBe(true);
   });
 
