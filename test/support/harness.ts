@@ -69,6 +69,11 @@ export async function openUnmigratedPglite(): Promise<Database> {
   return openDatabase({ kind: 'pglite-memory', seed: await dumpAt(inject('pgliteEmptySeed')) });
 }
 
+/** An in-memory PGlite database migrated as the harness's are, whatever the tier's storage. */
+export async function openMigratedPglite(): Promise<Database> {
+  return openDatabase({ kind: 'pglite-memory', seed: await dumpAt(inject('pgliteSeed')) });
+}
+
 async function adminQuery(url: string, sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
