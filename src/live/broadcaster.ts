@@ -18,9 +18,11 @@ const BATCH = 500;
  * long first, so one statement marks what a quarter of a second of writes committed instead of a
  * statement every 25 ms (src/store/wakeups.ts). On embedded storage each statement is a turn on
  * the one connection the API's requests wait for: marking on every wake-up cost the full server
- * ~10% of its extends a second on PGlite (side by side, 10 connections: ~495 → ~548 req/s). A socket that connects
- * meanwhile gets the events the next claim emits, as it does after any wake-up; the first write
- * after it subscribes wakes the broadcaster at once.
+ * ~10% of its extends a second on PGlite (side by side, 10 connections: ~495 → ~548 req/s). The
+ * price: a longer statement on that connection every quarter second (the ten-endpoint webhook
+ * p99 on PGlite 36 → 47-57 ms, bench/RESULTS.md). A socket that connects meanwhile gets the events
+ * the next claim emits, as after any wake-up; the first write after it subscribes wakes the
+ * broadcaster at once.
  */
 export const UNHEARD_MARK_MS = 250;
 

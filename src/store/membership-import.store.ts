@@ -44,7 +44,9 @@ const dialect = new PgDialect();
  */
 function copyText(rows: readonly ImportRow[]): string {
   let text = '';
-  for (const r of rows) text += `${r.line}\t${r.userId}\t${r.endDate.getTime()}\t${r.endDate.toISOString()}\t${orderedId()}\t${orderedId()}\n`;
+  for (const r of rows) {
+    text += `${r.line}\t${r.userId}\t${r.endDate.getTime()}\t${r.endDate.toISOString()}\t${orderedId()}\t${orderedId()}\n`;
+  }
   return text;
 }
 

@@ -108,9 +108,10 @@ export class EmbeddedVacuumer {
       const started = performance.now();
       // Two statements, not VACUUM (ANALYZE): a request waits behind one or the other, not both.
       if (t.vacuum) await this.store.vacuum(t.schema, t.table);
-      if (t.analyze && !this.loop.isStopped) await this.store.analyze(t.schema, t.table);
+      const analyzed = t.analyze && !this.loop.isStopped;
+      if (analyzed) await this.store.analyze(t.schema, t.table);
       const table = t.schema === 'public' ? t.table : `${t.schema}.${t.table}`;
-      done.push({ table, dead: t.dead, vacuumed: t.vacuum, analyzed: t.analyze, ms: Math.round(performance.now() - started) });
+      done.push({ table, dead: t.dead, vacuumed: t.vacuum, analyzed, ms: Math.round(performance.now() - started) });
     }
     return done;
   }
