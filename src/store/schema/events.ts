@@ -15,9 +15,12 @@ export const events = pgTable(
   {
     id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
     seq: bigint('seq', { mode: 'number' }).notNull().generatedAlwaysAsIdentity(),
-    projectId: uuid('project_id')
-      .notNull()
-      .references(() => projects.id, { onDelete: 'cascade' }),
+    /**
+     * No foreign key (dropped in 0020): the trigger tenure_events_inserted checks the project once
+     * per statement, holding it against a delete (tenure_hold_projects, drizzle/functions.sql), and
+     * tenure_project_cascade deletes the events of a deleted project.
+     */
+    projectId: uuid('project_id').notNull(),
     type: text('type').notNull(),
     data: jsonb('data').notNull(),
     emittedAt: tz('emitted_at').notNull().defaultNow(),
