@@ -37,40 +37,31 @@ RETURNS text LANGUAGE sql STABLE AS $$
       || ',"data":' || data::text || '}'
 $$;
 --> statement-breakpoint
--- The rows of a project (events, memberships, users) have no foreign key to it (migration 0020):
--- the key checked and locked the project row once per row, a third of an imported row's database
--- CPU (for a statement writing one row, the hold below costs about what the key did). Instead every
--- statement inserting such rows holds each of their projects once, at its end, in a statement
--- trigger (its cost does not grow with the rows: an import chunk of 20,000 rows holds one project):
--- 1. a shared advisory lock on the project (class 734622104, the project's uuid_hash; the same
---    lock src/store/project-lock.ts takes exclusively), held to the end of the transaction. Writers
---    never wait on each other for it. Connecting a platform to the project and deleting it take it
---    exclusively: they wait for every transaction that wrote the project's rows, and a writer that
---    comes after waits for them;
--- 2. then, in a statement of its own (so under READ COMMITTED it sees what a delete it waited for
---    committed), the project must exist, or the statement fails as the foreign key made it fail
---    (SQLSTATE 23503, foreign_key_violation).
--- Deleting a project deletes its rows (tenure_project_cascade, below), as ON DELETE CASCADE did.
--- project_id is never updated (no statement of src/store sets it), so only inserts are held.
+-- Events, memberships and users have no foreign key to their project (migration 0020): the key
+-- checked and locked the project row once per inserted row, three times per imported membership
+-- (its row, its user, its event). Each statement inserting such rows now does what the key did
+-- once per project instead, at its end, in a statement trigger (its cost does not grow with the
+-- rows: an import chunk of 20,000 rows locks one project): it locks each project's row FOR KEY
+-- SHARE, as the key's check did, and fails as the key made it fail (SQLSTATE 23503,
+-- foreign_key_violation) when one is not there. So, as before: a delete of the project waits for
+-- every transaction that wrote its rows, then deletes what they committed (tenure_project_cascade,
+-- below); a writer that comes after the delete finds no row to lock and fails; connecting a
+-- platform (FOR UPDATE on the project row, src/store/integrations.store.ts) waits for every
+-- transaction writing the project's events. The events' trigger runs this statement itself
+-- (tenure_events_inserted, below: one trigger call less on the API's most frequent write);
+-- memberships and users each have a trigger naming its transition table new_rows. For a statement
+-- of one row the lock costs what the key's did (pgbench, ten writers extending members: within
+-- noise). project_id is never updated (no statement of src/store sets it), so only inserts are held.
 CREATE OR REPLACE FUNCTION tenure_hold_projects() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM pg_advisory_xact_lock_shared(734622104, uuid_hash(d.project_id))
-  FROM (SELECT DISTINCT n.project_id FROM new_rows n ORDER BY 1) d;
   IF EXISTS (
     SELECT 1 FROM (SELECT DISTINCT n.project_id FROM new_rows n) d
-    WHERE NOT EXISTS (SELECT 1 FROM projects p WHERE p.id = d.project_id)
+    WHERE NOT EXISTS (SELECT 1 FROM projects p WHERE p.id = d.project_id FOR KEY SHARE)
   ) THEN
     RAISE foreign_key_violation USING MESSAGE = 'insert names a project that does not exist';
   END IF;
   RETURN NULL;
 END $$;
---> statement-breakpoint
--- One trigger per table, each naming its transition table new_rows. tenure_events_held sorts
--- before tenure_events_inserted, and PostgreSQL fires a table's triggers of one kind in name
--- order: the fan-out below runs with the project already held.
-CREATE OR REPLACE TRIGGER tenure_events_held AFTER INSERT ON events
-  REFERENCING NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION tenure_hold_projects();
 --> statement-breakpoint
 CREATE OR REPLACE TRIGGER tenure_memberships_held AFTER INSERT ON memberships
   REFERENCING NEW TABLE AS new_rows
@@ -82,15 +73,15 @@ CREATE OR REPLACE TRIGGER tenure_users_held AFTER INSERT ON users
 --> statement-breakpoint
 -- After every INSERT into events, once per statement with all its new rows (an import of a thousand
 -- memberships is handled in one go), in the transaction of the INSERT:
--- 0. Its projects are held (tenure_events_held, above).
+-- 0. Its projects are locked FOR KEY SHARE, as tenure_hold_projects (above) does for memberships.
 -- 1. Each event gets its row in event_broadcasts (not yet broadcast) and, when its project has
 --    connected a platform and it is not live-only, in event_plan_queue (not yet read by the access
 --    planner): the two readers keep their marks there, narrow rows, instead of rewriting the event
 --    (migration 0018). A project with no platform connected has nothing to plan; connecting one
---    plans the whole project. Connecting holds the project exclusively
---    (src/store/integrations.store.ts), which waits for every transaction holding it shared, as
---    step 0 does before these: an event either commits before the connection (and the project's
---    re-plan after it reads its change) or sees the connection here and is queued.
+--    plans the whole project. Connecting locks the project row FOR UPDATE
+--    (src/store/integrations.store.ts), which waits for every transaction holding the FOR KEY SHARE
+--    step 0 takes: an event either commits before the connection (and
+--    the project's re-plan after it reads its change) or sees the connection here and is queued.
 -- 2. The fan-out: each event's body is stored once and one delivery is created per enabled webhook
 --    of its project (only the target webhook when the event names one, as `webhook.test` does).
 --    Live-only events (the webhook-deliveries channel's own) are skipped: sending them to webhooks
@@ -104,6 +95,12 @@ CREATE OR REPLACE TRIGGER tenure_users_held AFTER INSERT ON users
 -- with it, for no clear gain on large statements, so revision 9 is revision 7 again.)
 CREATE OR REPLACE FUNCTION tenure_events_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+  IF EXISTS (
+    SELECT 1 FROM (SELECT DISTINCT e.project_id FROM new_events e) d
+    WHERE NOT EXISTS (SELECT 1 FROM projects p WHERE p.id = d.project_id FOR KEY SHARE)
+  ) THEN
+    RAISE foreign_key_violation USING MESSAGE = 'insert names a project that does not exist';
+  END IF;
   INSERT INTO event_broadcasts (seq) SELECT e.seq FROM new_events e;
   INSERT INTO event_plan_queue (seq)
   SELECT e.seq FROM new_events e
@@ -173,20 +170,10 @@ CREATE OR REPLACE TRIGGER tenure_webhook_cascade AFTER DELETE ON webhooks
   REFERENCING OLD TABLE AS old_webhooks
   FOR EACH STATEMENT EXECUTE FUNCTION tenure_webhook_cascade();
 --> statement-breakpoint
--- Deleting a project: each row first takes its hold exclusively (waiting for every transaction
--- that wrote the project's rows), then, once the statement has deleted the projects, their events,
--- memberships and users go in statements of their own, which see what those writers committed.
--- Deleting the events deletes their payloads, deliveries and marks (tenure_event_cascade). The
--- project's other rows still go through their foreign keys' ON DELETE CASCADE.
-CREATE OR REPLACE FUNCTION tenure_project_deleting() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  PERFORM pg_advisory_xact_lock(734622104, uuid_hash(OLD.id));
-  RETURN OLD;
-END $$;
---> statement-breakpoint
-CREATE OR REPLACE TRIGGER tenure_project_deleting BEFORE DELETE ON projects
-  FOR EACH ROW EXECUTE FUNCTION tenure_project_deleting();
---> statement-breakpoint
+-- Deleting a project deletes its events, memberships and users, as their foreign keys' ON DELETE
+-- CASCADE did, in statements of their own after the delete's (so they see what the writers the
+-- delete waited for committed). Deleting the events deletes their payloads, deliveries and marks
+-- (tenure_event_cascade). The project's other rows go through their foreign keys.
 CREATE OR REPLACE FUNCTION tenure_project_cascade() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   DELETE FROM events e WHERE e.project_id IN (SELECT o.id FROM old_projects o);

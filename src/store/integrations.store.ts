@@ -2,7 +2,6 @@ import { sql } from 'drizzle-orm';
 import type { Platform, PlatformError } from '../domain/targets/target.view.js';
 import { rowsOf, type Db } from './db.js';
 import { iso } from './memberships.store.js';
-import { holdProjectExclusively } from './project-lock.js';
 import { markWrites } from './wakeups.js';
 
 /**
@@ -81,11 +80,11 @@ export class IntegrationsStore {
     try {
       const result = await this.db.execute(sql`
         WITH held AS (
-          -- Waits for every transaction writing an event of the project (each holds the project
-          -- shared: project-lock.ts): from here on its events are queued for the access planner
-          -- (drizzle/functions.sql, tenure_events_inserted), and those committed before are read
-          -- by the re-plan the connection starts.
-          SELECT p.id FROM projects p, ${holdProjectExclusively(sql`p.id`)} WHERE p.id = ${c.projectId}
+          -- Waits for every transaction writing an event of the project (the events' trigger
+          -- holds the project row FOR KEY SHARE): from here on its events are queued for the access
+          -- planner (drizzle/functions.sql, tenure_events_inserted), and those committed before
+          -- are read by the re-plan the connection starts.
+          SELECT id FROM projects WHERE id = ${c.projectId} FOR UPDATE
         ), upsert AS (
           INSERT INTO integrations (project_id, platform, bot_token_sealed, bot_id, bot_name, connected_at, health, last_error, generation, updated_at)
           SELECT ${c.projectId}, ${c.platform}, ${c.botTokenSealed}, ${c.botId}, ${c.botName}, ${at}, 'ok', NULL, 1, ${at}

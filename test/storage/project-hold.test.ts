@@ -6,10 +6,10 @@ import { rowsOf } from '../../src/store/db.js';
 import { future, onPostgres, useHarness, userId, type Tenant } from '../support/harness.js';
 
 /**
- * Events, memberships and users have no foreign key to their project (migration 0020): a statement
- * trigger holds the project instead, and deleting a project deletes them (drizzle/functions.sql,
- * tenure_hold_projects, tenure_project_cascade). What the keys guaranteed still holds: no row names
- * a project that does not exist, and none outlives its project.
+ * Events, memberships and users have no foreign key to their project (migration 0020): statement
+ * triggers lock the project row once per statement instead, and deleting a project deletes them
+ * (drizzle/functions.sql, tenure_hold_projects, tenure_project_cascade). What the keys guaranteed
+ * still holds: no row names a project that does not exist, and none outlives its project.
  */
 
 const h = useHarness();
@@ -81,26 +81,29 @@ describe(`a project's rows without foreign keys (${onPostgres ? 'PostgreSQL' : '
       expect(await rowsOfProject(t.projectId)).toStrictEqual({ events: 0, memberships: 0, users: 0 });
       return;
     }
-    const [writer, late] = [new pg.Client({ connectionString: h.databaseUrl! }), new pg.Client({ connectionString: h.databaseUrl! })];
-    await writer.connect();
-    await late.connect();
+    const clients = Array.from({ length: 3 }, () => new pg.Client({ connectionString: h.databaseUrl! }));
+    const [writer, deleter, late] = clients as [pg.Client, pg.Client, pg.Client];
+    const waiting = async (query: Promise<unknown>) => Promise.race([query.then(() => 'done'), sleep(300).then(() => 'waiting')]);
+    await Promise.all(clients.map((c) => c.connect()));
     try {
       await writer.query('BEGIN');
       for (const statement of Object.values(inserts(t.projectId))) await writer.query(statement);
-      const deleting = h.database.db.execute(sql`DELETE FROM projects WHERE id = ${t.projectId}`);
-      expect(await Promise.race([deleting.then(() => 'deleted'), sleep(300).then(() => 'waiting')])).toBe('waiting');
-      // A writer that comes while the delete waits queues behind it.
+      await deleter.query('BEGIN');
+      const deleting = deleter.query('DELETE FROM projects WHERE id = $1', [t.projectId]);
+      expect(await waiting(deleting)).toBe('waiting');
+      await writer.query('COMMIT');
+      await deleting;
+      // The delete is done and not yet committed: a writer now waits for it, then finds no project.
       const lateWrite = late.query(inserts(t.projectId).memberships).then(
         () => 'written',
         (err: { code?: string }) => err.code,
       );
-      await writer.query('COMMIT');
-      await deleting;
+      expect(await waiting(lateWrite)).toBe('waiting');
+      await deleter.query('COMMIT');
       expect(await lateWrite).toBe('23503');
       expect(await rowsOfProject(t.projectId)).toStrictEqual({ events: 0, memberships: 0, users: 0 });
     } finally {
-      await writer.end();
-      await late.end();
+      await Promise.all(clients.map((c) => c.end()));
     }
   });
 });

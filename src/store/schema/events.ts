@@ -16,9 +16,9 @@ export const events = pgTable(
     id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
     seq: bigint('seq', { mode: 'number' }).notNull().generatedAlwaysAsIdentity(),
     /**
-     * No foreign key (dropped in 0020): the trigger tenure_events_inserted checks the project once
-     * per statement, holding it against a delete (tenure_hold_projects, drizzle/functions.sql), and
-     * tenure_project_cascade deletes the events of a deleted project.
+     * No foreign key (dropped in 0020): the trigger tenure_events_inserted does its check once per
+     * statement, locking the project row FOR KEY SHARE as the key did, and tenure_project_cascade
+     * deletes the events of a deleted project (drizzle/functions.sql).
      */
     projectId: uuid('project_id').notNull(),
     type: text('type').notNull(),

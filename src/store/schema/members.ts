@@ -48,10 +48,9 @@ export const memberships = pgTable(
   {
     id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
     /**
-     * No foreign key (dropped in 0020): the per-row check it ran was a third of an imported row's
-     * database CPU. The trigger tenure_project_rows_inserted checks the project once per statement,
-     * holding it against a delete, and tenure_project_cascade deletes the rows of a deleted project
-     * (drizzle/functions.sql).
+     * No foreign key (dropped in 0020): it checked and locked the project row once per inserted
+     * row. The trigger tenure_memberships_held does that once per statement (tenure_hold_projects)
+     * and tenure_project_cascade deletes the rows of a deleted project (drizzle/functions.sql).
      */
     projectId: uuid('project_id').notNull(),
     userId: text('user_id').notNull(),
