@@ -80,8 +80,8 @@ CREATE OR REPLACE TRIGGER tenure_users_held AFTER INSERT ON users
 --    (migration 0018). A project with no platform connected has nothing to plan; connecting one
 --    plans the whole project. Connecting locks the project row FOR UPDATE
 --    (src/store/integrations.store.ts), which waits for every transaction holding the FOR KEY SHARE
---    step 0 takes: an event either commits before the connection (and
---    the project's re-plan after it reads its change) or sees the connection here and is queued.
+--    step 0 takes: an event either commits before the connection (and the project's re-plan after
+--    it reads its change) or sees the connection here and is queued.
 -- 2. The fan-out: each event's body is stored once and one delivery is created per enabled webhook
 --    of its project (only the target webhook when the event names one, as `webhook.test` does).
 --    Live-only events (the webhook-deliveries channel's own) are skipped: sending them to webhooks
