@@ -8,7 +8,8 @@
  * with the container's import store: the code path of the CLI, minus process start-up. The
  * database is its own, created from BENCH_DATABASE_URL (postgres://postgres@127.0.0.1:5432/test)
  * and dropped afterwards. Every membership gets its `membership.created` event (the fan-out trigger
- * runs; the project has no webhook, so it creates no delivery). When the old per-batch statement
+ * runs; the project has no webhook, so it creates no delivery); the database server's CPU for it
+ * (every postgres process, from /proc) is shown beside node's. When the old per-batch statement
  * (`MembershipsStore.importBatch`, 5,000 rows per statement) still exists, it is measured on
  * 100,000 rows beside it. Target: ≥ 50,000 rows/s. The section of bench/RESULTS.md between
  * `<!-- import:begin -->` and `<!-- import:end -->` is rewritten; the rest is left alone.
