@@ -17,7 +17,7 @@
  * The full form also measures a plain COPY, right after, on a database of its own: the same number
  * of rows, prebuilt, COPYed straight into memberships, users and events (every index, foreign key
  * and trigger as they are; no staging table, no statement, no validation), 20,000-row transactions
- * on two connections, with the database's CPU for it (its backends' time from /proc). It is the
+ * on two connections, with the database server's CPU for it, measured as the import's is. It is the
  * plainest way to write these rows: import ÷ plain COPY says how much the import's own work adds,
  * and the plain COPY's database CPU per row says whether the target is within the machine's reach
  * (50,000 rows/s on 2 cores leaves 40 µs of CPU per row for everything).
@@ -124,20 +124,6 @@ async function legacyImport(batch: LegacyBatch, projectId: string, file: string)
   return inserted;
 }
 
-/** Database CPU seconds (user + system) of the backends with these pids, from /proc (Linux; NaN elsewhere). */
-async function backendCpu(pids: number[]): Promise<number> {
-  try {
-    let total = 0;
-    for (const pid of pids) {
-      const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in USER_HZ (100) ticks
-    }
-    return total;
-  } catch {
-    return Number.NaN;
-  }
-}
-
 /**
  * The plain COPY (see the file comment): `rows` prebuilt rows COPYed into memberships, users and events of
  * a fresh project, on `connections` connections, each 20,000-row chunk one transaction. The events'
@@ -165,8 +151,7 @@ async function floorCopy(url: string, projectId: string, rows: number, connectio
   const pool = new pg.Pool({ connectionString: url, max: connections });
   try {
     const clients = await Promise.all(Array.from({ length: connections }, () => pool.connect()));
-    const pids = await Promise.all(clients.map(async (c) => (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid));
-    const cpu0 = await backendCpu(pids);
+    const cpu0 = databaseCpuSeconds();
     const t0 = performance.now();
     let next = 0;
     await Promise.all(
@@ -183,7 +168,7 @@ async function floorCopy(url: string, projectId: string, rows: number, connectio
       }),
     );
     const seconds = (performance.now() - t0) / 1000;
-    const dbCpu = (await backendCpu(pids)) - cpu0;
+    const dbCpu = databaseCpuSeconds() - cpu0;
     for (const client of clients) client.release();
     return { seconds, dbCpu };
   } finally {

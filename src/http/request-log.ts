@@ -57,8 +57,9 @@ type LogMethod = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
  * its own (an error, an idempotent replay...). Fastify's default makes a pino child for every
  * request, binding its id; most requests never use it, and making it cost ~5 µs of CPU a request
  * (~1.7% of the full server's in a perf profile of the per-request bench), the request's one line
- * being written by RequestLogController above. The child made on first use is the one Fastify would have made
- * (same bindings, same options: a route's `logLevel`), and `level` reads as that child's would.
+ * being written by RequestLogController above. The child made on first use is the one Fastify
+ * would have made (same bindings, same options: a route's `logLevel`), and `level` reads as that
+ * child's would.
  */
 export class RequestLogger implements FastifyBaseLogger {
   #made: FastifyBaseLogger | undefined;
