@@ -1,4 +1,4 @@
--- revision: 10
+-- revision: 11
 --
 -- Every function and trigger of the database, as they are now: the one place to read and change
 -- them. `database.migrate()` applies this file after the migrations of this folder, under the same
@@ -74,14 +74,17 @@ CREATE OR REPLACE TRIGGER tenure_users_held AFTER INSERT ON users
 -- After every INSERT into events, once per statement with all its new rows (an import of a thousand
 -- memberships is handled in one go), in the transaction of the INSERT:
 -- 0. Its projects are locked FOR KEY SHARE, as tenure_hold_projects (above) does for memberships.
--- 1. Each event gets its row in event_broadcasts (not yet broadcast) and, when its project has
---    connected a platform and it is not live-only, in event_plan_queue (not yet read by the access
---    planner): the two readers keep their marks there, narrow rows, instead of rewriting the event
---    (migration 0018). A project with no platform connected has nothing to plan; connecting one
---    plans the whole project. Connecting locks the project row FOR UPDATE
---    (src/store/integrations.store.ts), which waits for every transaction holding the FOR KEY SHARE
---    step 0 takes: an event either commits before the connection (and the project's re-plan after
---    it reads its change) or sees the connection here and is queued.
+-- 1. Each event gets its row in event_broadcasts (not yet broadcast) when its project has a live
+--    audience, and, when its project has connected a platform and it is not live-only, in
+--    event_plan_queue (not yet read by the access planner): the two readers keep their marks there,
+--    narrow rows, instead of rewriting the event (migration 0018). A project nobody listens to live
+--    has nothing to broadcast, and one with no platform connected nothing to plan. Both are
+--    gained the same way: connecting a platform (src/store/integrations.store.ts) and a node's
+--    first live connection of the project (src/store/live-events.store.ts, holdAudience) lock the
+--    project row FOR UPDATE, which waits for every transaction holding the FOR KEY SHARE step 0
+--    takes: an event either commits before (and the project's re-plan, or the connection's
+--    admission, comes after it) or sees the integration or audience here, in a statement of its
+--    own (a snapshot taken after the lock), and is marked.
 -- 2. The fan-out: each event's body is stored once and one delivery is created per enabled webhook
 --    of its project (only the target webhook when the event names one, as `webhook.test` does).
 --    Live-only events (the webhook-deliveries channel's own) are skipped: sending them to webhooks
@@ -101,7 +104,9 @@ BEGIN
   ) THEN
     RAISE foreign_key_violation USING MESSAGE = 'insert names a project that does not exist';
   END IF;
-  INSERT INTO event_broadcasts (seq) SELECT e.seq FROM new_events e;
+  INSERT INTO event_broadcasts (seq)
+  SELECT e.seq FROM new_events e
+  WHERE EXISTS (SELECT 1 FROM live_audiences a WHERE a.project_id = e.project_id);
   INSERT INTO event_plan_queue (seq)
   SELECT e.seq FROM new_events e
   WHERE NOT e.live_only AND EXISTS (SELECT 1 FROM integrations i WHERE i.project_id = e.project_id);

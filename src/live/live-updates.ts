@@ -7,6 +7,7 @@ import { Server, type Socket } from 'socket.io';
 import type { Container } from '../container.js';
 import { clientAddress, trustProxy } from '../http/trust-proxy.js';
 import { clientKey } from '../ratelimit/client-key.js';
+import { LiveAudiences } from './audiences.js';
 import { Broadcaster } from './broadcaster.js';
 import { channelOf } from './channels.js';
 import { MemoryConnectionCap, RedisConnectionCap, type ConnectionCap } from './connection-cap.js';
@@ -59,6 +60,7 @@ export async function startLiveUpdates(server: HttpServer, c: Container, o: Live
   // The client as the REST gate counts it: its address behind TRUST_PROXY, an IPv6 one by its /64.
   const addressOf = (request: IncomingMessage) => clientKey(clientAddress(request, trust));
   const pending = new PendingConnections(config.live.maxPendingPerAddress);
+  const audiences = new LiveAudiences(store, logger);
   const pendingOf = new WeakMap<Socket['conn'], PendingConnection>();
 
   const io = new Server(server, {
@@ -167,8 +169,18 @@ export async function startLiveUpdates(server: HttpServer, c: Container, o: Live
     }
     // Released on the namespace's disconnect, or on the transport's close: a client gone during
     // the handshake never gets a 'connection', and its place must not stay taken.
-    const release = () => void cap.release(client.projectId, socket.id);
+    const release = () => {
+      void cap.release(client.projectId, socket.id);
+      audiences.leave(client.projectId, socket.id);
+    };
     socket.conn.once('close', release);
+    try {
+      // Admitted only once the project's events are marked for broadcast (src/live/audiences.ts).
+      await audiences.join(client.projectId, socket.id);
+    } catch (err) {
+      release();
+      throw err;
+    }
     if (socket.conn.readyState !== 'open') release();
     socket.data = client;
     connection.settle();
@@ -179,6 +191,7 @@ export async function startLiveUpdates(server: HttpServer, c: Container, o: Live
     const client = socket.data as LiveClient;
     socket.on('disconnect', (reason) => {
       void cap.release(client.projectId, socket.id);
+      audiences.leave(client.projectId, socket.id);
       // Left the namespace but kept the connection: it no longer counts as pending, and the only
       // namespace there is to join is this one, so it is closed rather than left unaccounted for.
       if (reason === 'client namespace disconnect') socket.conn.close();
@@ -210,6 +223,7 @@ export async function startLiveUpdates(server: HttpServer, c: Container, o: Live
     throw err;
   }
   broadcaster.start();
+  audiences.start();
 
   const keyCheck = setInterval(() => void closeRevoked(), o.keyCheckMs ?? 15_000);
   keyCheck.unref();
@@ -260,6 +274,7 @@ export async function startLiveUpdates(server: HttpServer, c: Container, o: Live
       clearInterval(prune);
       unsubscribers.forEach((unsubscribe) => unsubscribe());
       await broadcaster.stop();
+      await audiences.stop();
       await closeIo();
     },
   };

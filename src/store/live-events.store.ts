@@ -26,6 +26,12 @@ export interface ResumePoint {
  * claim, so the margin only has to cover claims running side by side on several nodes (each
  * lasting one emit). Events of the project claimed within that margin before the resume point come
  * again: duplicates, which `event_id` dedupes, rather than a gap.
+ *
+ * An event without a mark was written while its project had no live audience (src/live/audiences.ts)
+ * and is never a late commit: it commits before the audience's row does (whose insert waits for it),
+ * or its statement ended after the row expired, ten minutes after the last refresh, so at least
+ * nine after every connection of the project had closed: a statement that took its `seq` before the
+ * resume point was sent and ended nine minutes later. No statement of tenure runs that long.
  */
 const LATE_COMMIT_SEQS = 10_000;
 const LATE_COMMIT_MARGIN = '1 second';
@@ -102,7 +108,7 @@ export class LiveEventsStore {
       WHERE e.project_id = ${projectId} AND e.seq > ${cursor} AND e.seq <> a.seq
         AND e.type = ANY(${sql.param([...types])}::text[])
         AND e.emitted_at >= now() - make_interval(secs => ${retentionMs / 1000})
-        AND (e.seq > a.seq OR b.broadcast_at IS NULL
+        AND (e.seq > a.seq OR (b.seq IS NOT NULL AND b.broadcast_at IS NULL)
              OR b.broadcast_at >= coalesce(a.broadcast_at, clock_timestamp()) - ${LATE_COMMIT_MARGIN}::interval)
       ORDER BY e.seq LIMIT ${limit}`);
     const rows = rowsOf<{ seq: number | string; event: TenureEvent }>(result);
@@ -119,8 +125,42 @@ export class LiveEventsStore {
   }
 
   /**
+   * Makes `projectId` a live audience (src/live/audiences.ts): from the moment this returns, every
+   * event of the project committed gets its broadcast mark. A project that already is one only has
+   * its row refreshed. Otherwise the row is written under a FOR UPDATE lock of the project row,
+   * which waits for every transaction writing the project's events (they hold it FOR KEY SHARE:
+   * drizzle/functions.sql, tenure_events_inserted) and makes later ones wait until it commits, when
+   * their trigger sees the row. False when the project does not exist.
+   */
+  async holdAudience(projectId: string): Promise<boolean> {
+    if ((await this.refreshAudiences([projectId])).length === 1) return true;
+    const result = await this.db.execute(sql`
+      WITH held AS (SELECT id FROM projects WHERE id = ${projectId} FOR UPDATE)
+      INSERT INTO live_audiences (project_id) SELECT id FROM held
+      ON CONFLICT (project_id) DO UPDATE SET seen_at = now()
+      RETURNING project_id`);
+    return rowsOf(result).length === 1;
+  }
+
+  /** Refreshes the rows of these live audiences; returns the projects that had one. */
+  async refreshAudiences(projectIds: readonly string[]): Promise<string[]> {
+    if (projectIds.length === 0) return [];
+    const result = await this.db.execute(sql`
+      UPDATE live_audiences SET seen_at = now() WHERE project_id = ANY(${sql.param([...projectIds])}::uuid[])
+      RETURNING project_id::text AS project_id`);
+    return rowsOf<{ project_id: string }>(result).map((r) => r.project_id);
+  }
+
+  /** Deletes the live audiences nobody refreshed for `idleMs`; returns how many. */
+  async expireAudiences(idleMs: number): Promise<number> {
+    return affectedOf(
+      await this.db.execute(sql`DELETE FROM live_audiences WHERE seen_at < now() - make_interval(secs => ${idleMs / 1000})`),
+    );
+  }
+
+  /**
    * Deletes broadcast live-only events (the webhook-deliveries channel's) older than the
-   * retention, a batch at a time. Only those: other events feed webhook deliveries and their
+   * retention, a batch at a time; an event without a mark had nobody to be broadcast to. Only those: other events feed webhook deliveries and their
    * history, which deleting an event would take with it.
    */
   async pruneLiveOnly(retentionMs: number, batch: number): Promise<number> {
@@ -128,7 +168,7 @@ export class LiveEventsStore {
       DELETE FROM events WHERE id IN (
         SELECT id FROM events
         WHERE live_only AND emitted_at < now() - make_interval(secs => ${retentionMs / 1000})
-          AND EXISTS (SELECT 1 FROM event_broadcasts b WHERE b.seq = events.seq AND b.broadcast_at IS NOT NULL)
+          AND NOT EXISTS (SELECT 1 FROM event_broadcasts b WHERE b.seq = events.seq AND b.broadcast_at IS NULL)
         LIMIT ${batch})`);
     return affectedOf(result);
   }

@@ -1,13 +1,18 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import pg from 'pg';
 import { expect, it } from 'vitest';
 import type { TenureEvent } from '../../src/domain/events.js';
 import { rowsOf } from '../../src/store/db.js';
 import { LiveEventsStore } from '../../src/store/live-events.store.js';
+import * as schema from '../../src/store/schema.js';
 import { useHarness, type Tenant } from '../support/harness.js';
 
 /**
  * The broadcaster's claim (src/store/live-events.store.ts): each event is claimed once, emitted
  * in seq order with the body webhooks carry; with nobody to emit to, the events are only marked.
+ * Only the events of a project with a live audience (src/live/audiences.ts) are marked at all.
  * Other files' events share the database on PostgreSQL: each check looks at its own project's.
  */
 
@@ -40,10 +45,23 @@ async function drain(store: LiveEventsStore, audience: boolean): Promise<TenureE
   return emitted;
 }
 
-it('emits each event once, in seq order, with its webhook body', async () => {
+const marks = async (t: Tenant) =>
+  rowsOf<{ n: number }>(
+    await h.database.db.execute(sql`
+      SELECT count(*)::int AS n FROM events e JOIN event_broadcasts b ON b.seq = e.seq WHERE e.project_id = ${t.projectId}`),
+  )[0]!.n;
+
+/** A tenant whose project has a live audience, as when a node admits a connection of it. */
+async function heard(): Promise<[Tenant, LiveEventsStore]> {
   const t = await h.tenant();
-  const ids = await write(t, 3);
   const store = new LiveEventsStore(h.database.db);
+  expect(await store.holdAudience(t.projectId)).toBe(true);
+  return [t, store];
+}
+
+it('emits each event once, in seq order, with its webhook body', async () => {
+  const [t, store] = await heard();
+  const ids = await write(t, 3);
   const ours = (await drain(store, true)).filter((e) => e.project_id === t.projectId);
   expect(ours.map((e) => e.event_id)).toStrictEqual(ids);
   expect(ours[0]).toMatchObject({ type: 'webhook.test', data: { message: 'm0', webhook_id: 'w' } });
@@ -52,11 +70,70 @@ it('emits each event once, in seq order, with its webhook body', async () => {
 });
 
 it('with nobody to emit to, marks the events broadcast and emits nothing', async () => {
-  const t = await h.tenant();
+  const [t, store] = await heard();
   await write(t, 3);
-  const store = new LiveEventsStore(h.database.db);
   expect(await drain(store, false)).toStrictEqual([]);
   expect(await unbroadcast(t)).toBe(0);
   // Nothing is left for a socket that arrives afterwards: those events were committed before it.
   expect((await drain(store, true)).filter((e) => e.project_id === t.projectId)).toStrictEqual([]);
 });
+
+it('marks only the events of a project with a live audience, from the moment it holds one', async () => {
+  const t = await h.tenant();
+  const store = new LiveEventsStore(h.database.db);
+  await write(t, 2);
+  expect(await marks(t)).toBe(0);
+  expect(await store.holdAudience(t.projectId)).toBe(true);
+  const ids = await write(t, 2);
+  expect(await marks(t)).toBe(2);
+  const ours = (await drain(store, true)).filter((e) => e.project_id === t.projectId);
+  expect(ours.map((e) => e.event_id)).toStrictEqual(ids);
+});
+
+it('keeps a refreshed audience, expires an idle one, and holds none for a project that does not exist', async () => {
+  const [kept, store] = await heard();
+  const [idle] = await heard();
+  await h.database.db.execute(sql`UPDATE live_audiences SET seen_at = now() - interval '11 minutes' WHERE project_id IN (${kept.projectId}, ${idle.projectId})`);
+  expect(await store.refreshAudiences([kept.projectId, '00000000-0000-4000-8000-000000000000'])).toStrictEqual([kept.projectId]);
+  expect(await store.expireAudiences(10 * 60_000)).toBeGreaterThanOrEqual(1);
+  expect(await store.refreshAudiences([kept.projectId, idle.projectId])).toStrictEqual([kept.projectId]);
+  await write(idle, 1);
+  expect(await marks(idle)).toBe(0);
+  expect(await store.holdAudience('00000000-0000-4000-8000-000000000000')).toBe(false);
+  // Deleting the project takes its audience with it.
+  await h.database.db.execute(sql`DELETE FROM projects WHERE id = ${kept.projectId}`);
+  expect(await store.refreshAudiences([kept.projectId])).toStrictEqual([]);
+});
+
+it.runIf(process.env.TENURE_TEST_STORAGE === 'postgres')(
+  'a new audience waits for the transactions writing the project; a writer after it waits for it, then marks',
+  async () => {
+    const t = await h.tenant();
+    const clients = Array.from({ length: 2 }, () => new pg.Client({ connectionString: h.databaseUrl! }));
+    const [writer, holder] = clients as [pg.Client, pg.Client];
+    const waiting = async (query: Promise<unknown>) => Promise.race([query.then(() => 'done'), sleep(300).then(() => 'waiting')]);
+    const insert = `INSERT INTO events (project_id, type, data) VALUES ('${t.projectId}', 'webhook.test', '{}'::jsonb)`;
+    await Promise.all(clients.map((c) => c.connect()));
+    try {
+      // An event written before the audience: the audience's row waits for its commit.
+      await writer.query('BEGIN');
+      await writer.query(insert);
+      const holding = new LiveEventsStore(h.database.db).holdAudience(t.projectId);
+      expect(await waiting(holding)).toBe('waiting');
+      await writer.query('COMMIT');
+      expect(await holding).toBe(true);
+      expect(await marks(t)).toBe(0);
+      await h.database.db.execute(sql`DELETE FROM live_audiences WHERE project_id = ${t.projectId}`);
+      // The audience's row written, not yet committed: an event now waits for it, then is marked.
+      await holder.query('BEGIN');
+      expect(await new LiveEventsStore(drizzle(holder, { schema })).holdAudience(t.projectId)).toBe(true);
+      const writing = writer.query(insert);
+      expect(await waiting(writing)).toBe('waiting');
+      await holder.query('COMMIT');
+      await writing;
+      expect(await marks(t)).toBe(1);
+    } finally {
+      await Promise.all(clients.map((c) => c.end()));
+    }
+  },
+);

@@ -6,8 +6,9 @@ import { useHarness, type Tenant } from '../support/harness.js';
 
 /**
  * Pruning (docs/live-updates.md "Configuration"): only the webhook-deliveries channel's own
- * events (live-only, already broadcast) older than TENURE_EVENT_RETENTION are deleted; every
- * other event stays, since webhook deliveries and their history hang on it.
+ * events (live-only, already broadcast, or never marked: nobody was listening) older than
+ * TENURE_EVENT_RETENTION are deleted; every other event stays, since webhook deliveries and their
+ * history hang on it.
  */
 
 const h = useHarness();
@@ -26,14 +27,18 @@ async function insert(t: Tenant, type: string, o: { liveOnly: boolean; ageHours:
 
 it('deletes old, broadcast live-only events and nothing else', async () => {
   const t = await h.tenant();
+  const store = new LiveEventsStore(h.database.db);
+  // Written while nobody listened to the project: no mark, nothing to wait for.
+  const oldUnheard = await insert(t, 'webhook.delivery-succeeded', { liveOnly: true, ageHours: 30, broadcast: false });
+  expect(await store.holdAudience(t.projectId)).toBe(true);
   const oldLive = await insert(t, 'webhook.delivery-succeeded', { liveOnly: true, ageHours: 30, broadcast: true });
   const recentLive = await insert(t, 'webhook.delivery-failed', { liveOnly: true, ageHours: 1, broadcast: true });
   const oldUnbroadcast = await insert(t, 'webhook.endpoint-disabled', { liveOnly: true, ageHours: 30, broadcast: false });
   const oldMembership = await insert(t, 'membership.extended', { liveOnly: false, ageHours: 30, broadcast: true });
-  const store = new LiveEventsStore(h.database.db);
   // Other test files' events may be pruned too (one database on PostgreSQL): count only ours.
   while ((await store.pruneLiveOnly(24 * 3_600_000, 1_000)) === 1_000);
   const left = rowsOf<{ id: string }>(await h.database.db.execute(sql`SELECT id FROM events WHERE project_id = ${t.projectId}`)).map((r) => r.id);
   expect(left.sort()).toStrictEqual([recentLive, oldUnbroadcast, oldMembership].sort());
   expect(left).not.toContain(oldLive);
+  expect(left).not.toContain(oldUnheard);
 });

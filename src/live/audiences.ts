@@ -1,0 +1,117 @@
+import type { Logger } from 'pino';
+import type { LiveEventsStore } from '../store/live-events.store.js';
+
+/**
+ * The projects this node has live-update connections of, kept in the database as live audiences
+ * (`live_audiences`, docs/live-updates.md "Who gets broadcast marks"): only their events get the
+ * broadcast mark the broadcaster claims (drizzle/functions.sql, tenure_events_inserted), so a
+ * project nobody listens to costs no mark, no claim and no vacuum of either on every write.
+ *
+ * A connection is admitted only once its project's row is in place (`join`): every event
+ * committed from then on is marked. The rows of the projects held here are refreshed every
+ * `refreshMs`; a row nobody refreshed for `expiryMs` (its last connection closed, or its node
+ * stopped) is deleted by whichever node sweeps first. The expiry bounds the replay's late-commit
+ * reasoning (src/store/live-events.store.ts), so it stays far above the refresh.
+ */
+
+export const AUDIENCE_REFRESH_MS = 60_000;
+export const AUDIENCE_EXPIRY_MS = 10 * 60_000;
+
+type AudienceStore = Pick<LiveEventsStore, 'holdAudience' | 'refreshAudiences' | 'expireAudiences'>;
+
+interface Audience {
+  sockets: Set<string>;
+  /** The row's write: in flight, or done. Null after it failed, so the next connection retries. */
+  held: Promise<void> | null;
+}
+
+export interface LiveAudiencesOptions {
+  refreshMs?: number;
+  expiryMs?: number;
+}
+
+export class LiveAudiences {
+  private readonly audiences = new Map<string, Audience>();
+  private readonly refreshMs: number;
+  private readonly expiryMs: number;
+  private timer: NodeJS.Timeout | null = null;
+  private sweeping: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly store: AudienceStore,
+    private readonly logger: Logger,
+    options: LiveAudiencesOptions = {},
+  ) {
+    this.refreshMs = options.refreshMs ?? AUDIENCE_REFRESH_MS;
+    this.expiryMs = options.expiryMs ?? AUDIENCE_EXPIRY_MS;
+  }
+
+  start(): void {
+    this.timer ??= setInterval(() => void this.sweep(), this.refreshMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.sweeping;
+  }
+
+  /** Counts the connection in its project's audience; resolves once the project's row is in place. */
+  async join(projectId: string, socketId: string): Promise<void> {
+    let audience = this.audiences.get(projectId);
+    if (!audience) this.audiences.set(projectId, (audience = { sockets: new Set(), held: null }));
+    audience.sockets.add(socketId);
+    const current = audience;
+    current.held ??= this.hold(projectId).catch((err: unknown) => {
+      current.held = null;
+      throw err;
+    });
+    try {
+      await current.held;
+    } catch (err) {
+      this.leave(projectId, socketId);
+      throw err;
+    }
+  }
+
+  /** The connection closed (idempotent). The project's row expires on its own once nobody is left. */
+  leave(projectId: string, socketId: string): void {
+    const audience = this.audiences.get(projectId);
+    if (!audience?.sockets.delete(socketId) || audience.sockets.size > 0) return;
+    this.audiences.delete(projectId);
+  }
+
+  /** The projects this node holds rows for (tests, metrics). */
+  projects(): string[] {
+    return [...this.audiences.keys()];
+  }
+
+  /** One refresh of this node's rows and one expiry sweep (the timer's work; tests call it). */
+  sweep(): Promise<void> {
+    const run = this.sweeping.then(() => this.refreshAndExpire());
+    this.sweeping = run.catch(() => undefined);
+    return run;
+  }
+
+  private async hold(projectId: string): Promise<void> {
+    if (!(await this.store.holdAudience(projectId))) throw new Error(`project ${projectId} no longer exists`);
+  }
+
+  private async refreshAndExpire(): Promise<void> {
+    try {
+      const projects = this.projects();
+      const refreshed = new Set(await this.store.refreshAudiences(projects));
+      for (const projectId of projects) {
+        if (refreshed.has(projectId) || !this.audiences.has(projectId)) continue;
+        // Expired while held (this node stalled past the expiry, say): events written meanwhile
+        // went unmarked. Written again under the project's lock, as for a first connection.
+        this.logger.warn({ project_id: projectId }, 'live audience expired while connections were open; holding it again');
+        await this.hold(projectId);
+      }
+      await this.store.expireAudiences(this.expiryMs);
+    } catch (err) {
+      this.logger.warn({ err }, 'could not refresh live audiences; trying again on the next sweep');
+    }
+  }
+}
