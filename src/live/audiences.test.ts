@@ -3,7 +3,7 @@ import { createLogger } from '../logger.js';
 import type { LiveEventsStore } from '../store/live-events.store.js';
 import { LiveAudiences } from './audiences.js';
 
-/** The store's audience calls, recorded; `rows` stands for the live_audiences table. */
+/** The store's audience calls, recorded; `rows` stands for the projects that are live audiences. */
 function fakeStore() {
   const calls: string[] = [];
   const rows = new Set<string>();
@@ -23,10 +23,6 @@ function fakeStore() {
     refreshAudiences: async (projectIds: readonly string[]) => {
       calls.push(`refresh ${projectIds.join(',')}`);
       return projectIds.filter((id) => rows.has(id));
-    },
-    expireAudiences: async () => {
-      calls.push('expire');
-      return 0;
     },
   } as unknown as LiveEventsStore;
   const settle = async () => {
@@ -85,7 +81,7 @@ describe('LiveAudiences', () => {
     expect(calls).toStrictEqual(['hold p', 'hold p']);
   });
 
-  it('a sweep refreshes the rows held here, writes again one that expired meanwhile, then expires idle ones', async () => {
+  it('a sweep refreshes the projects held here and holds again one that lapsed meanwhile', async () => {
     const { store, calls, rows, settle } = fakeStore();
     const audiences = new LiveAudiences(store, silent);
     for (const project of ['p', 'q']) {
@@ -97,7 +93,7 @@ describe('LiveAudiences', () => {
     const sweeping = audiences.sweep();
     await settle();
     await sweeping;
-    expect(calls).toStrictEqual(['hold p', 'hold q', 'refresh p,q', 'hold q', 'expire']);
+    expect(calls).toStrictEqual(['hold p', 'hold q', 'refresh p,q', 'hold q']);
     expect(rows.has('q')).toBe(true);
   });
 });

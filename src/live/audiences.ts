@@ -3,25 +3,25 @@ import type { LiveEventsStore } from '../store/live-events.store.js';
 
 /**
  * The projects this node has live-update connections of, kept in the database as live audiences
- * (`live_audiences`, docs/live-updates.md "Who gets broadcast marks"): only their events get the
- * broadcast mark the broadcaster claims (drizzle/functions.sql, tenure_events_inserted), so a
+ * (`projects.live_until`, docs/live-updates.md "Who gets broadcast marks"): only their events get
+ * the broadcast mark the broadcaster claims (drizzle/functions.sql, tenure_events_inserted), so a
  * project nobody listens to costs no mark, no claim and no vacuum of either on every write.
  *
- * A connection is admitted only once its project's row is in place (`join`): every event
- * committed from then on is marked. The rows of the projects held here are refreshed every
- * `refreshMs`; a row nobody refreshed for `expiryMs` (its last connection closed, or its node
- * stopped) is deleted by whichever node sweeps first. The expiry bounds the replay's late-commit
- * reasoning (src/store/live-events.store.ts), so it stays far above the refresh.
+ * A connection is admitted only once its project is a live audience (`join`): every event
+ * committed from then on is marked. The projects held here are refreshed every `refreshMs`, each
+ * time for `expiryMs`; one nobody refreshes (its last connection closed, or its node stopped)
+ * lapses `expiryMs` after its last refresh. The expiry bounds the replay's late-commit reasoning
+ * (src/store/live-events.store.ts), so it stays far above the refresh.
  */
 
 export const AUDIENCE_REFRESH_MS = 60_000;
 export const AUDIENCE_EXPIRY_MS = 10 * 60_000;
 
-type AudienceStore = Pick<LiveEventsStore, 'holdAudience' | 'refreshAudiences' | 'expireAudiences'>;
+type AudienceStore = Pick<LiveEventsStore, 'holdAudience' | 'refreshAudiences'>;
 
 interface Audience {
   sockets: Set<string>;
-  /** The row's write: in flight, or done. Null after it failed, so the next connection retries. */
+  /** The project's hold: in flight, or done. Null after it failed, so the next connection retries. */
   held: Promise<void> | null;
 }
 
@@ -57,7 +57,7 @@ export class LiveAudiences {
     await this.sweeping;
   }
 
-  /** Counts the connection in its project's audience; resolves once the project's row is in place. */
+  /** Counts the connection in its project's audience; resolves once the project is held. */
   async join(projectId: string, socketId: string): Promise<void> {
     let audience = this.audiences.get(projectId);
     if (!audience) this.audiences.set(projectId, (audience = { sockets: new Set(), held: null }));
@@ -75,41 +75,40 @@ export class LiveAudiences {
     }
   }
 
-  /** The connection closed (idempotent). The project's row expires on its own once nobody is left. */
+  /** The connection closed (idempotent). The project lapses on its own once nobody is left. */
   leave(projectId: string, socketId: string): void {
     const audience = this.audiences.get(projectId);
     if (!audience?.sockets.delete(socketId) || audience.sockets.size > 0) return;
     this.audiences.delete(projectId);
   }
 
-  /** The projects this node holds rows for (tests, metrics). */
+  /** The projects this node holds (tests). */
   projects(): string[] {
     return [...this.audiences.keys()];
   }
 
-  /** One refresh of this node's rows and one expiry sweep (the timer's work; tests call it). */
+  /** One refresh of the projects held here (the timer's work; tests call it). */
   sweep(): Promise<void> {
-    const run = this.sweeping.then(() => this.refreshAndExpire());
+    const run = this.sweeping.then(() => this.refresh());
     this.sweeping = run.catch(() => undefined);
     return run;
   }
 
   private async hold(projectId: string): Promise<void> {
-    if (!(await this.store.holdAudience(projectId))) throw new Error(`project ${projectId} no longer exists`);
+    if (!(await this.store.holdAudience(projectId, this.expiryMs))) throw new Error(`project ${projectId} no longer exists`);
   }
 
-  private async refreshAndExpire(): Promise<void> {
+  private async refresh(): Promise<void> {
     try {
       const projects = this.projects();
-      const refreshed = new Set(await this.store.refreshAudiences(projects));
+      const refreshed = new Set(await this.store.refreshAudiences(projects, this.expiryMs));
       for (const projectId of projects) {
         if (refreshed.has(projectId) || !this.audiences.has(projectId)) continue;
-        // Expired while held (this node stalled past the expiry, say): events written meanwhile
-        // went unmarked. Written again under the project's lock, as for a first connection.
-        this.logger.warn({ project_id: projectId }, 'live audience expired while connections were open; holding it again');
+        // Lapsed while held (this node stalled past the expiry, say): events written meanwhile
+        // went unmarked. Held again under the project's lock, as for a first connection.
+        this.logger.warn({ project_id: projectId }, 'live audience lapsed while connections were open; holding it again');
         await this.hold(projectId);
       }
-      await this.store.expireAudiences(this.expiryMs);
     } catch (err) {
       this.logger.warn({ err }, 'could not refresh live audiences; trying again on the next sweep');
     }

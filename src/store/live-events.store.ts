@@ -28,8 +28,8 @@ export interface ResumePoint {
  * again: duplicates, which `event_id` dedupes, rather than a gap.
  *
  * An event without a mark was written while its project had no live audience (src/live/audiences.ts)
- * and is never a late commit: it commits before the audience's row does (whose insert waits for it),
- * or its statement ended after the row expired, ten minutes after the last refresh, so at least
+ * and is never a late commit: it commits before the audience begins (whose lock waits for it), or
+ * its statement ended after the audience lapsed, ten minutes after its last refresh, so at least
  * nine after every connection of the project had closed: a statement that took its `seq` before the
  * resume point was sent and ended nine minutes later. No statement of tenure runs that long.
  */
@@ -125,37 +125,34 @@ export class LiveEventsStore {
   }
 
   /**
-   * Makes `projectId` a live audience (src/live/audiences.ts): from the moment this returns, every
-   * event of the project committed gets its broadcast mark. A project that already is one only has
-   * its row refreshed. Otherwise the row is written under a FOR UPDATE lock of the project row,
-   * which waits for every transaction writing the project's events (they hold it FOR KEY SHARE:
-   * drizzle/functions.sql, tenure_events_inserted) and makes later ones wait until it commits, when
-   * their trigger sees the row. False when the project does not exist.
+   * Makes `projectId` a live audience until `forMs` from now (src/live/audiences.ts): from the
+   * moment this returns, every event of the project committed gets its broadcast mark. A project
+   * that still is one only has its `live_until` moved on. Otherwise the row is changed under a FOR
+   * UPDATE lock, which waits for every transaction writing the project's events (they hold it FOR
+   * KEY SHARE: drizzle/functions.sql, tenure_events_inserted) and makes later ones wait until it
+   * commits; they then read the changed row and mark. False when the project does not exist.
    */
-  async holdAudience(projectId: string): Promise<boolean> {
-    if ((await this.refreshAudiences([projectId])).length === 1) return true;
+  async holdAudience(projectId: string, forMs: number): Promise<boolean> {
+    if ((await this.refreshAudiences([projectId], forMs)).length === 1) return true;
     const result = await this.db.execute(sql`
       WITH held AS (SELECT id FROM projects WHERE id = ${projectId} FOR UPDATE)
-      INSERT INTO live_audiences (project_id) SELECT id FROM held
-      ON CONFLICT (project_id) DO UPDATE SET seen_at = now()
-      RETURNING project_id`);
+      UPDATE projects p SET live_until = now() + make_interval(secs => ${forMs / 1000})
+      FROM held WHERE p.id = held.id
+      RETURNING p.id`);
     return rowsOf(result).length === 1;
   }
 
-  /** Refreshes the rows of these live audiences; returns the projects that had one. */
-  async refreshAudiences(projectIds: readonly string[]): Promise<string[]> {
+  /**
+   * Moves on, to `forMs` from now, the `live_until` of these projects that are still live
+   * audiences; returns those. One that lapsed meanwhile needs holdAudience (and its lock) again.
+   */
+  async refreshAudiences(projectIds: readonly string[], forMs: number): Promise<string[]> {
     if (projectIds.length === 0) return [];
     const result = await this.db.execute(sql`
-      UPDATE live_audiences SET seen_at = now() WHERE project_id = ANY(${sql.param([...projectIds])}::uuid[])
-      RETURNING project_id::text AS project_id`);
-    return rowsOf<{ project_id: string }>(result).map((r) => r.project_id);
-  }
-
-  /** Deletes the live audiences nobody refreshed for `idleMs`; returns how many. */
-  async expireAudiences(idleMs: number): Promise<number> {
-    return affectedOf(
-      await this.db.execute(sql`DELETE FROM live_audiences WHERE seen_at < now() - make_interval(secs => ${idleMs / 1000})`),
-    );
+      UPDATE projects SET live_until = now() + make_interval(secs => ${forMs / 1000})
+      WHERE id = ANY(${sql.param([...projectIds])}::uuid[]) AND live_until > now()
+      RETURNING id::text AS id`);
+    return rowsOf<{ id: string }>(result).map((r) => r.id);
   }
 
   /**

@@ -23,17 +23,20 @@ export interface ApiKeyRecord {
   revokedBy: string | null;
 }
 
+/** A project as the API and CLI see it (the row also holds the outbox's flags, schema/projects.ts). */
+const projectColumns = { id: projects.id, name: projects.name, createdAt: projects.createdAt };
+
 /** Projects and their API keys. Keys are stored as a SHA-256 hash and their last four characters. */
 export class ProjectsStore {
   constructor(private readonly db: Db) {}
 
   async createProject(name: string): Promise<ProjectRecord> {
-    const [row] = await this.db.insert(projects).values({ name }).returning();
+    const [row] = await this.db.insert(projects).values({ name }).returning(projectColumns);
     return row!;
   }
 
   async getProject(id: string): Promise<ProjectRecord | null> {
-    const [row] = await this.db.select().from(projects).where(eq(projects.id, id));
+    const [row] = await this.db.select(projectColumns).from(projects).where(eq(projects.id, id));
     return row ?? null;
   }
 

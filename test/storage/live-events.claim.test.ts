@@ -45,6 +45,9 @@ async function drain(store: LiveEventsStore, audience: boolean): Promise<TenureE
   return emitted;
 }
 
+/** How long a hold lasts (src/live/audiences.ts: ten minutes). */
+const LAPSE_MS = 10 * 60_000;
+
 const marks = async (t: Tenant) =>
   rowsOf<{ n: number }>(
     await h.database.db.execute(sql`
@@ -55,7 +58,7 @@ const marks = async (t: Tenant) =>
 async function heard(): Promise<[Tenant, LiveEventsStore]> {
   const t = await h.tenant();
   const store = new LiveEventsStore(h.database.db);
-  expect(await store.holdAudience(t.projectId)).toBe(true);
+  expect(await store.holdAudience(t.projectId, LAPSE_MS)).toBe(true);
   return [t, store];
 }
 
@@ -83,38 +86,38 @@ it('marks only the events of a project with a live audience, from the moment it 
   const store = new LiveEventsStore(h.database.db);
   await write(t, 2);
   expect(await marks(t)).toBe(0);
-  expect(await store.holdAudience(t.projectId)).toBe(true);
+  expect(await store.holdAudience(t.projectId, LAPSE_MS)).toBe(true);
   const ids = await write(t, 2);
   expect(await marks(t)).toBe(2);
   const ours = (await drain(store, true)).filter((e) => e.project_id === t.projectId);
   expect(ours.map((e) => e.event_id)).toStrictEqual(ids);
 });
 
-it('keeps a refreshed audience, expires an idle one, and holds none for a project that does not exist', async () => {
+it('refreshes an audience that is still live, lets an idle one lapse, and holds none for a project that does not exist', async () => {
   const [kept, store] = await heard();
   const [idle] = await heard();
-  await h.database.db.execute(sql`UPDATE live_audiences SET seen_at = now() - interval '11 minutes' WHERE project_id IN (${kept.projectId}, ${idle.projectId})`);
-  expect(await store.refreshAudiences([kept.projectId, '00000000-0000-4000-8000-000000000000'])).toStrictEqual([kept.projectId]);
-  expect(await store.expireAudiences(10 * 60_000)).toBeGreaterThanOrEqual(1);
-  expect(await store.refreshAudiences([kept.projectId, idle.projectId])).toStrictEqual([kept.projectId]);
+  await h.database.db.execute(sql`UPDATE projects SET live_until = now() - interval '1 second' WHERE id = ${idle.projectId}`);
+  expect(await store.refreshAudiences([kept.projectId, idle.projectId, '00000000-0000-4000-8000-000000000000'], LAPSE_MS)).toStrictEqual([kept.projectId]);
   await write(idle, 1);
   expect(await marks(idle)).toBe(0);
-  expect(await store.holdAudience('00000000-0000-4000-8000-000000000000')).toBe(false);
-  // Deleting the project takes its audience with it.
-  await h.database.db.execute(sql`DELETE FROM projects WHERE id = ${kept.projectId}`);
-  expect(await store.refreshAudiences([kept.projectId])).toStrictEqual([]);
+  await write(kept, 1);
+  expect(await marks(kept)).toBe(1);
+  expect(await store.holdAudience('00000000-0000-4000-8000-000000000000', LAPSE_MS)).toBe(false);
+  expect(await store.holdAudience(idle.projectId, LAPSE_MS)).toBe(true);
+  await write(idle, 1);
+  expect(await marks(idle)).toBe(1);
 });
 
 it('a new audience waits for the transactions writing the project; a writer after it waits for it, then marks', async () => {
   const t = await h.tenant();
   if (!h.databaseUrl) {
-    // Embedded storage has one connection: a writer's transaction and the audience's row take turns.
+    // Embedded storage has one connection: a writer's transaction and the audience's hold take turns.
     const store = new LiveEventsStore(h.database.db);
     await h.database.db.transaction((tx) =>
       tx.execute(sql`INSERT INTO events (project_id, type, data) VALUES (${t.projectId}, 'webhook.test', '{}'::jsonb)`),
     );
     expect(await marks(t)).toBe(0);
-    expect(await store.holdAudience(t.projectId)).toBe(true);
+    expect(await store.holdAudience(t.projectId, LAPSE_MS)).toBe(true);
     await write(t, 1);
     expect(await marks(t)).toBe(1);
     return;
@@ -128,15 +131,15 @@ it('a new audience waits for the transactions writing the project; a writer afte
     // An event written before the audience: the audience's row waits for its commit.
     await writer.query('BEGIN');
     await writer.query(insert);
-    const holding = new LiveEventsStore(h.database.db).holdAudience(t.projectId);
+    const holding = new LiveEventsStore(h.database.db).holdAudience(t.projectId, LAPSE_MS);
     expect(await waiting(holding)).toBe('waiting');
     await writer.query('COMMIT');
     expect(await holding).toBe(true);
     expect(await marks(t)).toBe(0);
-    await h.database.db.execute(sql`DELETE FROM live_audiences WHERE project_id = ${t.projectId}`);
-    // The audience's row written, not yet committed: an event now waits for it, then is marked.
+    await h.database.db.execute(sql`UPDATE projects SET live_until = NULL WHERE id = ${t.projectId}`);
+    // The audience held, not yet committed: an event now waits for it, then reads it and is marked.
     await holder.query('BEGIN');
-    expect(await new LiveEventsStore(drizzle(holder, { schema })).holdAudience(t.projectId)).toBe(true);
+    expect(await new LiveEventsStore(drizzle(holder, { schema })).holdAudience(t.projectId, LAPSE_MS)).toBe(true);
     const writing = writer.query(insert);
     expect(await waiting(writing)).toBe('waiting');
     await holder.query('COMMIT');

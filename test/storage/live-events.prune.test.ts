@@ -30,7 +30,7 @@ it('deletes old, broadcast live-only events and nothing else', async () => {
   const store = new LiveEventsStore(h.database.db);
   // Written while nobody listened to the project: no mark, nothing to wait for.
   const oldUnheard = await insert(t, 'webhook.delivery-succeeded', { liveOnly: true, ageHours: 30, broadcast: false });
-  expect(await store.holdAudience(t.projectId)).toBe(true);
+  expect(await store.holdAudience(t.projectId, 10 * 60_000)).toBe(true);
   const oldLive = await insert(t, 'webhook.delivery-succeeded', { liveOnly: true, ageHours: 30, broadcast: true });
   const recentLive = await insert(t, 'webhook.delivery-failed', { liveOnly: true, ageHours: 1, broadcast: true });
   const oldUnbroadcast = await insert(t, 'webhook.endpoint-disabled', { liveOnly: true, ageHours: 30, broadcast: false });

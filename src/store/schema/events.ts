@@ -61,22 +61,6 @@ export const eventBroadcasts = pgTable(
 );
 
 /**
- * The projects someone may be listening to live (src/live/audiences.ts): a row while some node has
- * a live-update connection of the project, refreshed by those nodes every minute and deleted ten
- * minutes after the last refresh. tenure_events_inserted writes an event's `event_broadcasts` row
- * only when its project has one: the events of a project nobody listens to cost no broadcast mark,
- * no claim and no vacuum of either. A node writes the row before it admits the project's first
- * connection, locking the project row FOR UPDATE as connecting a platform does, so every event
- * committed after the admission has its mark (docs/live-updates.md "Who gets broadcast marks").
- */
-export const liveAudiences = pgTable('live_audiences', {
-  projectId: uuid('project_id')
-    .primaryKey()
-    .references(() => projects.id, { onDelete: 'cascade' }),
-  seenAt: tz('seen_at').notNull().defaultNow(),
-});
-
-/**
  * The events the access planner (src/store/access-plan.store.ts) has not read yet, one row each,
  * deleted as it plans them (once cluster-wide). Live-only events are never queued: they change
  * nobody's access.

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import type { ApiKeyScope } from '../../domain/projects/api-key-scope.js';
 import { tz } from './columns.js';
 
@@ -9,6 +9,17 @@ export const projects = pgTable('projects', {
   id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
   name: text('name').notNull(),
   createdAt: tz('created_at').notNull().defaultNow(),
+  /**
+   * What an event of the project must be marked for, read by tenure_events_inserted
+   * (drizzle/functions.sql) in the statement that locks this row FOR KEY SHARE: no other table is
+   * probed on the API's most frequent write (migration 0022). `liveUntil`: someone may be listening
+   * live until then (src/live/audiences.ts; null: nobody yet). `hasIntegrations` and `hasWebhooks`:
+   * the project has had a platform connected, a webhook; set by triggers on integrations and
+   * webhooks in the statement that inserts one, never cleared (a stale true costs one probe).
+   */
+  liveUntil: tz('live_until'),
+  hasIntegrations: boolean('has_integrations').notNull().default(false),
+  hasWebhooks: boolean('has_webhooks').notNull().default(false),
 });
 
 export const apiKeys = pgTable(
