@@ -1,14 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
-import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, pendingMigrations, rowsOf, type Database, type Db } from '../../src/store/db.js';
 import { readDefinitions } from '../../src/store/definitions.js';
-import { openUnmigratedPglite } from '../support/harness.js';
+import { emptyDatabase as emptyDatabaseOf, migrateHistoryOnly as migrateHistory } from '../support/empty-database.js';
 
 /**
  * drizzle/functions.sql is the one definition of the database's functions and triggers: a
@@ -26,38 +22,14 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** A database nothing was applied to: an in-memory PGlite as after initdb, or a new PostgreSQL database. */
 async function emptyDatabase(): Promise<Database> {
-  if (!onPostgres) {
-    const database = await openUnmigratedPglite();
-    cleanups.push(() => database.close());
-    return database;
-  }
-  const admin = process.env.DATABASE_URL!;
-  const name = `tenure_definitions_${process.pid}_${randomBytes(4).toString('hex')}`;
-  const adminQuery = async (text: string) => {
-    const client = new pg.Client({ connectionString: admin });
-    await client.connect();
-    try {
-      await client.query(text);
-    } finally {
-      await client.end();
-    }
-  };
-  await adminQuery(`CREATE DATABASE "${name}"`);
-  cleanups.push(() => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
-  const url = new URL(admin);
-  url.pathname = `/${name}`;
-  const database = await openDatabase({ kind: 'postgres', url: url.toString(), poolSize: 2 });
-  cleanups.push(() => database.close());
+  const { database, cleanup } = await emptyDatabaseOf();
+  cleanups.push(cleanup);
   return database;
 }
 
 /** The migrations alone, as a database migrated before functions.sql existed has them. */
-async function migrateHistoryOnly(database: Database): Promise<void> {
-  if (database.kind === 'pglite') await migratePglite(database.db as never, { migrationsFolder });
-  else await migratePg(database.db as never, { migrationsFolder });
-}
+const migrateHistoryOnly = (database: Database) => migrateHistory(database, migrationsFolder);
 
 /** Every function and trigger of the schema (extensions' aside), as PostgreSQL prints them back. */
 async function definitionsOf(db: Db): Promise<Record<string, string>> {

@@ -3,16 +3,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
-import { migrate } from 'drizzle-orm/pglite/migrator';
 import { expect, it } from 'vitest';
 import { rowsOf } from '../../src/store/db.js';
-import { openUnmigratedPglite } from '../support/harness.js';
+import { emptyDatabase, migrateHistoryOnly } from '../support/empty-database.js';
 
 /**
  * Migration 0022 moved what the events' trigger must know about a project onto its row
  * (drizzle/functions.sql, tenure_events_inserted): a database migrated before it holds projects
  * with integrations and webhooks already, and its flags must say so, or their events would go
- * unplanned and undelivered. The SQL is the same on both storages: checked on PGlite.
+ * unplanned and undelivered.
  */
 
 const migrationsFolder = fileURLToPath(new URL('../../drizzle', import.meta.url));
@@ -31,10 +30,10 @@ function migrationsBefore(tag: string): { folder: string; remove: () => void } {
 }
 
 it('sets has_integrations and has_webhooks of the projects that had them when 0022 ran', async () => {
-  const database = await openUnmigratedPglite();
+  const { database, cleanup } = await emptyDatabase();
   const before = migrationsBefore('0022_project_outbox_flags');
   try {
-    await migrate(database.db as never, { migrationsFolder: before.folder });
+    await migrateHistoryOnly(database, before.folder);
     await database.db.execute(sql`
       INSERT INTO projects (id, name) VALUES
         ('00000000-0000-4000-8000-000000000001', 'connected'),
@@ -57,6 +56,6 @@ it('sets has_integrations and has_webhooks of the projects that had them when 00
     ]);
   } finally {
     before.remove();
-    await database.close();
+    await cleanup();
   }
 });
