@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
-import pg from 'pg';
 import { openDatabase, type Database } from '../../src/store/db.js';
-import { onPostgres, openUnmigratedPglite } from './harness.js';
+import { adminQuery, onPostgres, openUnmigratedPglite } from './harness.js';
 
 /**
  * A database nothing was applied to, on the tier's storage: an in-memory PGlite as after initdb,
@@ -16,16 +15,7 @@ export async function emptyDatabase(): Promise<{ database: Database; cleanup: ()
   }
   const admin = process.env.DATABASE_URL!;
   const name = `tenure_empty_${process.pid}_${randomBytes(4).toString('hex')}`;
-  const adminQuery = async (text: string) => {
-    const client = new pg.Client({ connectionString: admin });
-    await client.connect();
-    try {
-      await client.query(text);
-    } finally {
-      await client.end();
-    }
-  };
-  await adminQuery(`CREATE DATABASE "${name}"`);
+  await adminQuery(admin, `CREATE DATABASE "${name}"`);
   const url = new URL(admin);
   url.pathname = `/${name}`;
   const database = await openDatabase({ kind: 'postgres', url: url.toString(), poolSize: 2 });
@@ -33,7 +23,7 @@ export async function emptyDatabase(): Promise<{ database: Database; cleanup: ()
     database,
     cleanup: async () => {
       await database.close();
-      await adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await adminQuery(admin, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
     },
   };
 }

@@ -74,7 +74,8 @@ export async function openMigratedPglite(): Promise<Database> {
   return openDatabase({ kind: 'pglite-memory', seed: await dumpAt(inject('pgliteSeed')) });
 }
 
-async function adminQuery(url: string, sql: string): Promise<void> {
+/** Runs one statement on its own connection to `url` (creating and dropping databases). */
+export async function adminQuery(url: string, sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
