@@ -157,8 +157,9 @@ export class LiveEventsStore {
 
   /**
    * Deletes broadcast live-only events (the webhook-deliveries channel's) older than the
-   * retention, a batch at a time; an event without a mark had nobody to be broadcast to. Only those: other events feed webhook deliveries and their
-   * history, which deleting an event would take with it.
+   * retention, a batch at a time; an event without a mark had nobody to be broadcast to. Only
+   * those: other events feed webhook deliveries and their history, which deleting an event would
+   * take with it.
    */
   async pruneLiveOnly(retentionMs: number, batch: number): Promise<number> {
     const result = await this.db.execute(sql`
