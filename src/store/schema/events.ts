@@ -41,7 +41,8 @@ export const events = pgTable(
  * than in it (migration 0018): marking a wide event row rewrote the whole row and every one of its
  * indexes, twice per event, which cost the database about as much as the write that made the
  * event. These narrow rows are written by the AFTER INSERT trigger on `events`
- * (drizzle/functions.sql), in the statement of the event, and deleted with it by
+ * (drizzle/functions.sql), in the statement of the event, only for the readers its project has (a
+ * live audience, a connected platform: the flags on `projects`), and deleted with it by
  * `tenure_event_cascade`. Keyed by the event's `seq`; no foreign key (the trigger writes them for
  * the events of its own statement).
  */
