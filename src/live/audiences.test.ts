@@ -81,7 +81,7 @@ describe('LiveAudiences', () => {
     expect(calls).toStrictEqual(['hold p', 'hold p']);
   });
 
-  it('a sweep refreshes the projects held here and holds again one that lapsed meanwhile', async () => {
+  it('a refresh moves on the projects held here and holds again one that lapsed meanwhile', async () => {
     const { store, calls, rows, settle } = fakeStore();
     const audiences = new LiveAudiences(store, silent);
     for (const project of ['p', 'q']) {
@@ -90,9 +90,9 @@ describe('LiveAudiences', () => {
       await joining;
     }
     rows.delete('q');
-    const sweeping = audiences.sweep();
+    const refreshing = audiences.refresh();
     await settle();
-    await sweeping;
+    await refreshing;
     expect(calls).toStrictEqual(['hold p', 'hold q', 'refresh p,q', 'hold q']);
     expect(rows.has('q')).toBe(true);
   });

@@ -35,7 +35,7 @@ export class LiveAudiences {
   private readonly refreshMs: number;
   private readonly expiryMs: number;
   private timer: NodeJS.Timeout | null = null;
-  private sweeping: Promise<void> = Promise.resolve();
+  private refreshing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly store: AudienceStore,
@@ -47,14 +47,14 @@ export class LiveAudiences {
   }
 
   start(): void {
-    this.timer ??= setInterval(() => void this.sweep(), this.refreshMs);
+    this.timer ??= setInterval(() => void this.refresh(), this.refreshMs);
     this.timer.unref();
   }
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    await this.sweeping;
+    await this.refreshing;
   }
 
   /** Counts the connection in its project's audience; resolves once the project is held. */
@@ -88,9 +88,9 @@ export class LiveAudiences {
   }
 
   /** One refresh of the projects held here (the timer's work; tests call it). */
-  sweep(): Promise<void> {
-    const run = this.sweeping.then(() => this.refresh());
-    this.sweeping = run.catch(() => undefined);
+  refresh(): Promise<void> {
+    const run = this.refreshing.then(() => this.refreshHeld());
+    this.refreshing = run.catch(() => undefined);
     return run;
   }
 
@@ -98,7 +98,7 @@ export class LiveAudiences {
     if (!(await this.store.holdAudience(projectId, this.expiryMs))) throw new Error(`project ${projectId} no longer exists`);
   }
 
-  private async refresh(): Promise<void> {
+  private async refreshHeld(): Promise<void> {
     try {
       const projects = this.projects();
       const refreshed = new Set(await this.store.refreshAudiences(projects, this.expiryMs));
@@ -110,7 +110,7 @@ export class LiveAudiences {
         await this.hold(projectId);
       }
     } catch (err) {
-      this.logger.warn({ err }, 'could not refresh live audiences; trying again on the next sweep');
+      this.logger.warn({ err }, 'could not refresh live audiences; trying again on the next refresh');
     }
   }
 }
