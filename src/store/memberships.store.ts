@@ -4,6 +4,7 @@ import type { MembershipView } from '../domain/memberships/membership.view.js';
 import { rowsOf, type Db } from './db.js';
 import { insertEvent } from './outbox.js';
 import { preparedStatement } from './prepared.js';
+import { WriteBatcher } from './write-batcher.js';
 
 /**
  * Memberships and their outbox rows. Every write is one statement (or one transaction) that also
@@ -94,21 +95,49 @@ export const extendedEvent = (now: Date | SQL) =>
   });
 
 /**
- * extendOne's statement, the API's most frequent write: prepared (src/store/prepared.ts), since
- * planning this CTE cost the database about as much as running it.
+ * The statement of extendOne, the API's most frequent write, for a batch of members of one project
+ * (WriteBatcher, below): `members` is a JSON array of `{ user_id, end_date }`, distinct user ids.
+ * Prepared (src/store/prepared.ts), since planning this CTE cost the database about as much as
+ * running it. The rows are locked in user_id order, the order the bulk extend's batches lock
+ * them in, so two statements sharing members wait for each other instead of deadlocking; `= ANY`
+ * keeps the lookup an index scan of memberships_project_user_key whatever the batch's size (a
+ * generic plan does not know it). Each member gets its own `membership.extended` event, with the
+ * end date its own row had.
  */
-const extendOneStatement = preparedStatement<{ projectId: string; userId: string; endDate: Date; now: string }>(
-  'tenure_membership_extend_one',
+const extendStatement = preparedStatement<{ projectId: string; members: string; now: string }>(
+  'tenure_membership_extend',
   (p) => sql`
-      WITH old AS (
-        SELECT id, end_date FROM memberships WHERE project_id = ${p.projectId} AND user_id = ${p.userId} FOR UPDATE
+      WITH req AS (
+        SELECT r.user_id, r.end_date FROM jsonb_to_recordset(${p.members}::jsonb) AS r(user_id text, end_date timestamptz)
+      ), old AS (
+        SELECT m.id, m.end_date, req.end_date AS new_end_date
+        FROM memberships m JOIN req ON req.user_id = m.user_id
+        WHERE m.project_id = ${p.projectId} AND m.user_id = ANY (ARRAY(SELECT user_id FROM req))
+        ORDER BY m.user_id
+        FOR UPDATE OF m
       ), upd AS (
-        UPDATE memberships m SET end_date = ${p.endDate}, status = 'active', updated_at = now()
+        UPDATE memberships m SET end_date = old.new_end_date, status = 'active', updated_at = now()
         FROM old WHERE m.id = old.id
         RETURNING m.*, old.end_date AS previous_end_date
       ), full_row AS (${withPlan('upd')}), ev AS (${extendedEvent(p.now)})
-      SELECT ${iso(sql.raw('full_row.previous_end_date'))} AS previous_end_date FROM full_row`,
+      SELECT full_row.user_id, ${iso(sql.raw('full_row.previous_end_date'))} AS previous_end_date FROM full_row`,
 );
+
+/** One member's extend, as the batcher holds it. */
+interface MemberExtend {
+  userId: string;
+  endDate: Date;
+}
+
+/**
+ * Extend statements of one project running at once per process, beyond which the project's
+ * concurrent extends wait and then go in one statement (src/store/write-batcher.ts): one on
+ * PGlite, which runs one statement at a time anyway; two on PostgreSQL (docs/memberships.md,
+ * "Extending one member").
+ */
+export const EXTEND_IN_FLIGHT = { pglite: 1, postgres: 2 } as const;
+/** Members in one extend statement at most. */
+export const EXTEND_BATCH = 64;
 
 export interface NewMembership {
   userId: string;
@@ -124,17 +153,40 @@ export interface NewMembership {
  * validate end dates with and the sweeper expires by, so a test's fake clock moves all three.
  */
 export class MembershipsStore {
+  private readonly extends: WriteBatcher<MemberExtend, ExtendedMembership | null>;
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock = systemClock,
-  ) {}
+    /** Extend statements of one project running at once (EXTEND_IN_FLIGHT); one by default. */
+    extendsInFlight = 1,
+  ) {
+    this.extends = new WriteBatcher({
+      maxInFlight: extendsInFlight,
+      maxBatch: EXTEND_BATCH,
+      identity: (m) => m.userId,
+      run: (projectId, members) => this.extendMembers(projectId, members),
+    });
+  }
 
-  /** Sets one member's end date and reactivates them; null when the user has no membership. */
-  async extendOne(projectId: string, userId: string, endDate: Date): Promise<ExtendedMembership | null> {
-    const result = await extendOneStatement.execute(this.db, { projectId, userId, endDate, now: this.clock.now().toISOString() });
+  /**
+   * Sets one member's end date and reactivates them; null when the user has no membership. Runs
+   * in one statement with the project's other extends waiting at the time (WriteBatcher), each
+   * with its own event and its own previous end date.
+   */
+  extendOne(projectId: string, userId: string, endDate: Date): Promise<ExtendedMembership | null> {
+    return this.extends.submit(projectId, { userId, endDate });
+  }
+
+  private async extendMembers(projectId: string, members: readonly MemberExtend[]): Promise<(ExtendedMembership | null)[]> {
+    const json = JSON.stringify(members.map((m) => ({ user_id: m.userId, end_date: m.endDate.toISOString() })));
+    const result = await extendStatement.execute(this.db, { projectId, members: json, now: this.clock.now().toISOString() });
     // The API answers with the new date only; the membership itself goes out in the event.
-    const row = rowsOf<{ previous_end_date: string }>(result)[0];
-    return row ? { previousEndDate: row.previous_end_date } : null;
+    const previous = new Map(rowsOf<{ user_id: string; previous_end_date: string }>(result).map((r) => [r.user_id, r.previous_end_date]));
+    return members.map((m) => {
+      const previousEndDate = previous.get(m.userId);
+      return previousEndDate === undefined ? null : { previousEndDate };
+    });
   }
 
   /**

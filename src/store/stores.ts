@@ -18,7 +18,7 @@ import { IntegrationsStore } from './integrations.store.js';
 import { LiveEventsStore } from './live-events.store.js';
 import { MaintenanceStore } from './maintenance.store.js';
 import { MembershipImportStore } from './membership-import.store.js';
-import { MembershipsStore } from './memberships.store.js';
+import { EXTEND_IN_FLIGHT, MembershipsStore } from './memberships.store.js';
 import { MerchantAccountsStore } from './merchant-accounts.store.js';
 import { PaymentsStore } from './payments.store.js';
 import { StripeEventsStore } from './stripe-events.store.js';
@@ -87,7 +87,7 @@ export function createStores(database: Database, clock: Clock): Stores {
     apiKeys: new ApiKeysStore(db),
     settings: new SettingsStore(db),
     users: new UsersStore(db),
-    memberships: new MembershipsStore(db, clock),
+    memberships: new MembershipsStore(db, clock, EXTEND_IN_FLIGHT[database.kind]),
     membershipImport: new MembershipImportStore(database, clock),
     bulkExtend: new BulkExtendStore(db),
     expiry: new ExpiryStore(db),
