@@ -143,6 +143,20 @@ describe('WriteBatcher', () => {
     expect(await answer).toBe('failed: a');
   });
 
+  it('treats a statement that throws at once like one that fails', async () => {
+    const batcher = new WriteBatcher<Write, number>({
+      maxInFlight: 1,
+      maxBatch: 10,
+      identity: (w) => w.member,
+      run: (_key, items) => {
+        if (items.some((i) => i.member === 'bad')) throw new Error('thrown');
+        return Promise.resolve(items.map((i) => i.value));
+      },
+    });
+    const answers = ['a', 'bad', 'c'].map((m, i) => batcher.submit('p', { member: m, value: i }).catch((e: Error) => e.message));
+    expect(await Promise.all(answers)).toStrictEqual([0, 'thrown', 2]);
+  });
+
   it('refuses limits below one', () => {
     const run = async () => [];
     expect(() => new WriteBatcher({ maxInFlight: 0, maxBatch: 1, identity: String, run })).toThrow(RangeError);

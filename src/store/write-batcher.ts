@@ -107,10 +107,12 @@ export class WriteBatcher<I, O> {
       }
       // Alone, each write succeeds or fails for itself.
       for (const p of batch) {
-        await this.options.run(key, [p.item]).then(
-          (outcomes) => p.resolve(outcomes[0]!),
-          (alone: unknown) => p.reject(alone),
-        );
+        await Promise.resolve()
+          .then(() => this.options.run(key, [p.item]))
+          .then(
+            (outcomes) => p.resolve(outcomes[0]!),
+            (alone: unknown) => p.reject(alone),
+          );
       }
     }
   }
