@@ -39,7 +39,13 @@ function phasesToRun(only: string | undefined): Set<string> {
 const num = (name: string, full: number, fast: number) => (process.env[name] ? Number(process.env[name]) : quick ? fast : full);
 const cfg = {
   adminUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
-  durationS: num('BENCH_DURATION', 10, 3),
+  /**
+   * Five rounds of 6 s rather than three of 10 s: this machine's speed drifts by a third within
+   * tens of seconds (one run's PGlite rounds gave full ÷ raw 0.69, 0.58 and 1.18, while ten-second
+   * runs of the two servers alone agreed within 10%); more rounds, each pair of sides closer in
+   * time, give a median that moves less from run to run for about the same length.
+   */
+  durationS: num('BENCH_DURATION', 6, 3),
   /**
    * Before each measured run. The first warm-up has already brought each server to speed (in the
    * quick form PGlite's two rounds agreed within about 10% with 1 s here), so the quick form's
@@ -49,7 +55,7 @@ const cfg = {
   /** Once per server before its first run: PGlite's WASM takes seconds of load to reach full speed. */
   firstWarmupS: num('BENCH_FIRST_WARMUP', 10, 5),
   firstWarmupPgS: num('BENCH_FIRST_WARMUP_PG', num('BENCH_FIRST_WARMUP', 10, 2), 2),
-  rounds: num('BENCH_ROUNDS', 3, 2),
+  rounds: num('BENCH_ROUNDS', 5, 2),
   connections: num('BENCH_CONNECTIONS', 10, 10),
   members: num('BENCH_MEMBERS', 10_000, 2_000),
   logLevel: process.env.BENCH_LOG_LEVEL ?? 'info',
