@@ -71,8 +71,8 @@ export class WriteBatcher<I, O> {
         state.running++;
         void this.execute(key, batch).finally(() => {
           state.running--;
-          if (state.running === 0 && state.waiting.length === 0) this.keys.delete(key);
-          else this.schedule();
+          if (state.waiting.length > 0) this.schedule();
+          else if (state.running === 0) this.keys.delete(key);
         });
       }
     }
