@@ -1,7 +1,8 @@
 import http from 'node:http';
 import { sql } from 'drizzle-orm';
+import { systemClock } from '../src/domain/clock.js';
 import { affectedOf, openDatabase, type Database } from '../src/store/db.js';
-import { EXTEND_IN_FLIGHT, MembershipsStore } from '../src/store/memberships.store.js';
+import { createStores } from '../src/store/stores.js';
 
 /**
  * The baseline: a bare `node:http` server doing only the database work of the two extend
@@ -25,8 +26,8 @@ async function main(): Promise<void> {
   const database: Database = env.DATABASE_URL
     ? await openDatabase({ kind: 'postgres', url: env.DATABASE_URL, poolSize: Number(env.DATABASE_POOL_SIZE ?? 10) })
     : await openDatabase({ kind: 'pglite', dataDir: env.DATA_DIR ?? '' }, { lockWaitMs: 15_000 });
-  // The service's store as the container makes it: its extends batched the same way.
-  const store = new MembershipsStore(database.db, undefined, EXTEND_IN_FLIGHT[database.kind]);
+  // The service's store as the container makes it (createStores): its extends batched the same way.
+  const store = createStores(database, systemClock).memberships;
 
   const handle = async (url: string, body: string): Promise<[number, unknown]> => {
     const q = url.indexOf('?');
