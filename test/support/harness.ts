@@ -173,6 +173,22 @@ export async function appOn(
 }
 
 /**
+ * Empties every table but the instance's secrets, in one statement. DELETE, not TRUNCATE: for the
+ * handful of rows a test leaves, TRUNCATE's fixed cost per table (new files for each of ~30
+ * tables and their indexes, synced at commit) was 110-150 ms a reset on PostgreSQL against ~2 ms.
+ * Foreign keys and tenure's own triggers are off for it (session_replication_role = replica,
+ * local to the statement's transaction: a superuser's setting, as the test databases' user is),
+ * so the order of the tables does not matter: every table ends empty either way.
+ */
+const RESET_TABLES = sql`
+  DO $$ DECLARE t text; BEGIN
+    SET LOCAL session_replication_role = replica;
+    FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'instance_secrets' LOOP
+      EXECUTE format('DELETE FROM %I', t);
+    END LOOP;
+  END $$`;
+
+/**
  * How a harness resolves webhook hosts unless a test passes its own: the tests' names under
  * example.com (reserved for documentation) do not resolve, answered here at once as DNS answers
  * them, and other names go to the system. Asking the machine's DNS made tests wait out the SSRF
@@ -230,11 +246,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       };
     },
     async reset() {
-      await database.db.execute(sql`
-        DO $$ BEGIN
-          EXECUTE (SELECT 'TRUNCATE ' || string_agg(format('%I', tablename), ', ') || ' CASCADE'
-                   FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'instance_secrets');
-        END $$`);
+      await database.db.execute(RESET_TABLES);
     },
     async close() {
       await app.close();
