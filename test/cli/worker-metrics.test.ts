@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../support/processes.js';
+import { freePort, productNode } from '../support/processes.js';
 import { BIN, scratch, until } from '../ops/ops-support.js';
 
 /**
@@ -18,7 +18,7 @@ describe('tenure worker metrics', () => {
   it('serves /metrics on its own port, wants the token when one is set, and stops on SIGTERM', async () => {
     const port = await freePort();
     const token = 'worker-metrics-token-0123456789';
-    const child = spawn(process.execPath, [BIN, 'worker'], {
+    const child = spawn(process.execPath, productNode([BIN, 'worker']), {
       env: { ...dir.env, LOG_LEVEL: 'info', HOST: '127.0.0.1', TENURE_WORKER_METRICS_PORT: String(port), TENURE_METRICS_TOKEN: token },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -11,6 +11,7 @@ import { createLogger } from '../../src/logger.js';
 import { startWorkerRuntime } from '../../src/worker-runtime.js';
 import { testConfig, useHarness } from '../support/harness.js';
 import { scratch, seedDataDir } from './ops-support.js';
+import { productNode } from '../support/processes.js';
 
 /**
  * The instance's encryption key as an operator meets it (docs/access.md, "The encryption key"):
@@ -38,7 +39,7 @@ describe('the instance encryption key', () => {
     const dir = await scratch('bad-key', { empty: true });
     try {
       const value = 'correct-horse-battery-staple-but-not-32-bytes';
-      const child = spawn(process.execPath, [MAIN], {
+      const child = spawn(process.execPath, productNode([MAIN]), {
         env: { ...dir.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', TENURE_ENCRYPTION_KEY: value },
         stdio: ['ignore', 'pipe', 'pipe'],
       });

@@ -10,6 +10,7 @@ import { createContainer, type Container } from '../../src/container.js';
 import { createLogger } from '../../src/logger.js';
 import { cli } from '../support/cli.js';
 import { createTestDatabase, onPostgres } from '../support/harness.js';
+import { productNode } from '../support/processes.js';
 
 /**
  * Real processes for the operations suites (test/ops, test/cli): the built CLI (`npm test`
@@ -27,7 +28,7 @@ export interface CliResult {
 
 export async function tenure(env: NodeJS.ProcessEnv, ...args: string[]): Promise<CliResult> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], { env, timeout: 60_000 });
+    const { stdout, stderr } = await run(process.execPath, productNode([BIN, ...args]), { env, timeout: 60_000 });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shutdownBudget } from '../../src/shutdown.js';
 import { onPostgres } from '../support/harness.js';
-import { freePort } from '../support/processes.js';
+import { freePort, productNode } from '../support/processes.js';
 import { BIN, scratch, until } from './ops-support.js';
 
 /**
@@ -30,7 +30,7 @@ describe('shutdown with nowhere to write', () => {
 
   type Stdio = 'pipe' | number;
   function start(args: string[], env: Record<string, string>, stdout: Stdio = 'pipe') {
-    const child = spawn(process.execPath, args, {
+    const child = spawn(process.execPath, productNode(args), {
       env: { ...dir.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', TENURE_DEMO_PROJECT: 'false', TENURE_SHUTDOWN_TIMEOUT_MS: String(TIMEOUT_MS), ...env },
       stdio: ['ignore', stdout, 'pipe'],
     });

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDataDir } from '../ops/ops-support.js';
 import { cli } from '../support/cli.js';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../support/harness.js';
+import { productNode } from '../support/processes.js';
 
 /**
  * The CLI where the storage makes the difference (test/cli has the rest, on the harness's
@@ -56,7 +57,7 @@ describe.concurrent(`tenure CLI on ${onPostgres ? 'PostgreSQL' : 'embedded stora
   it(onPostgres ? 'works beside a running server on PostgreSQL' : 'says plainly, at once, when a running server holds the embedded data directory', async () => {
     const serverEnv = { ...env, DATA_DIR: path.join(dir, 'held'), PORT: '0', TENURE_DEMO_PROJECT: 'false', LOG_LEVEL: 'info' };
     if (!onPostgres) await seedDataDir(serverEnv.DATA_DIR);
-    const server: ChildProcess = spawn(process.execPath, [MAIN], { env: serverEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    const server: ChildProcess = spawn(process.execPath, productNode([MAIN]), { env: serverEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     try {
       await new Promise<void>((resolve, reject) => {
         server.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('Server listening') && resolve());

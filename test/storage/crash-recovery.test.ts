@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cliTenant, seedDataDir } from '../ops/ops-support.js';
 import { createTestDatabase, onPostgres } from '../support/harness.js';
-import { freePort } from '../support/processes.js';
+import { freePort, productNode } from '../support/processes.js';
 import { eventually } from '../support/webhook-harness.js';
 import { startReceiver, verifyProductSignature, type ReceivedRequest } from '../support/webhook-receiver.js';
 
@@ -74,7 +74,7 @@ describe.concurrent(`at-least-once delivery across a crash (${onPostgres ? 'Post
 
     /** Starts `node <file> <args>` with this site's environment; its stderr is kept for failure messages. */
     async function start(file: string, args: string[] = [], extra: NodeJS.ProcessEnv = {}): Promise<ChildProcess> {
-      const child = spawn(process.execPath, [file, ...args], { env: { ...env, ...extra }, stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, productNode([file, ...args]), { env: { ...env, ...extra }, stdio: ['ignore', 'ignore', 'pipe'] });
       stderrOf.set(child, '');
       child.stderr!.on('data', (c: Buffer) => stderrOf.set(child, stderrOf.get(child) + c.toString()));
       children.add(child);

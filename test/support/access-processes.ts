@@ -12,6 +12,7 @@ import { createLogger } from '../../src/logger.js';
 import { openDatabase, rowsOf, type Database } from '../../src/store/db.js';
 import { fakeSnowflake, type FakeCall, type FakeDiscord } from './fake-discord.js';
 import { createTestDatabase, onPostgres } from './harness.js';
+import { productNode } from './processes.js';
 
 /**
  * Access workers as real processes (`npx tenure worker`, the built CLI) against the local fake
@@ -91,7 +92,7 @@ export function useAccessProcesses() {
 
   /** `npx tenure worker` with this suite's environment; its output is kept for failure messages. */
   function startWorker(extra: NodeJS.ProcessEnv): ChildProcess {
-    const child = spawn(process.execPath, [BIN, 'worker'], { env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, productNode([BIN, 'worker']), { env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
     outputOf.set(child, '');
     const keep = (c: Buffer) => outputOf.set(child, outputOf.get(child) + c.toString());
     child.stdout!.on('data', keep);
