@@ -3,17 +3,20 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createContainer } from '../src/container.js';
 import { createLogger } from '../src/logger.js';
+import type { Database } from '../src/store/db.js';
 
 /**
  * The OpenAPI document exactly as a running server serves it at GET /openapi.json, built without
  * listening and without configuration: an app on a throwaway in-memory database (routes are
- * registered without touching it), so the document never depends on the environment.
+ * registered without touching it), so the document never depends on the environment. `database`:
+ * a migrated database to build the app on instead, left open (tests lend a pooled one: a new
+ * in-memory database costs an initdb, seconds of CPU).
  */
-export async function buildOpenApiDocument(): Promise<Record<string, unknown>> {
+export async function buildOpenApiDocument(database?: Database): Promise<Record<string, unknown>> {
   const container = await createContainer({
     config: loadConfig({ TENURE_RATE_LIMITS: 'off' }),
     logger: createLogger('silent'),
-    storage: { kind: 'pglite-memory' },
+    ...(database ? { database } : { storage: { kind: 'pglite-memory' } }),
   });
   try {
     const app = await buildApp(container);

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildOpenApiDocument } from '../../scripts/openapi-document.js';
-import { appOn, createHarness, type Harness, type Tenant } from '../support/harness.js';
+import { appOn, createHarness, generatedDocument, type Harness, type Tenant } from '../support/harness.js';
 import type { Operation } from '../support/operations.js';
 import { documentedOperations, loadOperations, SchemaValidator, type OpenApiDocument } from './openapi-support.js';
 
@@ -14,7 +13,7 @@ import { documentedOperations, loadOperations, SchemaValidator, type OpenApiDocu
  * already use; an operation without one fails the first test, by name.
  */
 
-const doc = (await buildOpenApiDocument()) as unknown as OpenApiDocument;
+const doc = (await generatedDocument()) as unknown as OpenApiDocument;
 const documented = documentedOperations(doc);
 const { byName, files } = await loadOperations();
 const covered = [...documented.keys()].filter((name) => byName.has(name)).sort();
