@@ -10,6 +10,7 @@ COPY package.json package-lock.json ./
 # Scripts are skipped here: `prepare` would build before the sources are copied.
 RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/build.mjs ./scripts/
 COPY src ./src
 RUN npm run build
 
@@ -21,7 +22,7 @@ ENV NODE_ENV=production \
     DATA_DIR=/data
 WORKDIR /app
 COPY package.json package-lock.json ./
-# --ignore-scripts: `prepare` builds with TypeScript, a dev dependency this stage leaves out.
+# --ignore-scripts: `prepare` builds with esbuild, a dev dependency this stage leaves out.
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY drizzle ./drizzle

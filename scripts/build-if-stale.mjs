@@ -19,11 +19,11 @@ function files(dir) {
 }
 
 const mtime = (file) => statSync(file).mtimeMs;
-const inputs = [...files(path.join(root, 'src')), ...['tsconfig.json', 'tsconfig.build.json'].map((f) => path.join(root, f))];
+const inputs = [...files(path.join(root, 'src')), path.join(root, 'scripts', 'build.mjs'), ...['tsconfig.json', 'tsconfig.build.json'].map((f) => path.join(root, f))];
 const outputs = files(path.join(root, 'dist')).filter((f) => f.endsWith('.js'));
 
-// tsc writes every output on each build, so the newest output is when the last build ran (the
-// oldest may be left over from a source since deleted).
+// The build (scripts/build.mjs) writes every output each time, so the newest output is when the
+// last build ran (the oldest may be left over from a source since deleted).
 const newestInput = Math.max(...inputs.filter(existsSync).map(mtime));
 const lastBuild = outputs.length ? Math.max(...outputs.map(mtime)) : -Infinity;
 if (lastBuild >= newestInput) process.exit(0);
