@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appOn, createHarness, generatedDocument, type Harness, type Tenant } from '../support/harness.js';
+import { appOn, createHarness, type Harness, type Tenant } from '../support/harness.js';
 import type { Operation } from '../support/operations.js';
-import { documentedOperations, loadOperations, SchemaValidator, type OpenApiDocument } from './openapi-support.js';
+import { documentedOperations, generatedDocument, loadOperations, SchemaValidator, type OpenApiDocument } from './openapi-support.js';
 
 /**
  * The document tells the truth: every documented operation is driven through the

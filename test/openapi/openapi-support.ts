@@ -3,7 +3,10 @@ import { basename } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { buildOpenApiDocument } from '../../scripts/openapi-document.js';
+import { createLogger } from '../../src/logger.js';
 import type { Operation } from '../support/operations.js';
+import { borrowPglite } from '../support/pglite-pool.js';
 
 /**
  * What the OpenAPI suites share: the Operation descriptions every route's suites already use
@@ -100,5 +103,19 @@ export class SchemaValidator {
       this.cache.set(pointer, validate);
     }
     return validate(value) ? null : this.ajv.errorsText(validate.errors, { separator: '\n' });
+  }
+}
+
+/**
+ * The OpenAPI document as the client generator builds it (scripts/openapi-document.ts), on a
+ * pooled in-memory PGlite instead of a new one; test/openapi/document.test.ts checks once that the
+ * generator's own path gives the document the server serves.
+ */
+export async function generatedDocument(): Promise<Record<string, unknown>> {
+  const database = await borrowPglite(createLogger('silent'));
+  try {
+    return await buildOpenApiDocument(database);
+  } finally {
+    await database.close();
   }
 }

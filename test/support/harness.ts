@@ -3,7 +3,6 @@ import { sql } from 'drizzle-orm';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import { afterAll, beforeAll, inject } from 'vitest';
-import { buildOpenApiDocument } from '../../scripts/openapi-document.js';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createContainer, type Container, type ContainerOptions, type Services } from '../../src/container.js';
@@ -73,20 +72,6 @@ export async function openUnmigratedPglite(): Promise<Database> {
 /** An in-memory PGlite database migrated as the harness's are, whatever the tier's storage. */
 export async function openMigratedPglite(): Promise<Database> {
   return openDatabase({ kind: 'pglite-memory', seed: await dumpAt(inject('pgliteSeed')) });
-}
-
-/**
- * The OpenAPI document as the client generator builds it (scripts/openapi-document.ts), on a
- * pooled in-memory PGlite instead of a new one; test/openapi/document.test.ts checks once that the
- * generator's own path gives the document the server serves.
- */
-export async function generatedDocument(): Promise<Record<string, unknown>> {
-  const database = await borrowPglite(createLogger('silent'));
-  try {
-    return await buildOpenApiDocument(database);
-  } finally {
-    await database.close();
-  }
 }
 
 /** Runs one statement on its own connection to `url` (creating and dropping databases). */

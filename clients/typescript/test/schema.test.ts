@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { renderClientSchema, SCHEMA_FILE } from '../../../scripts/openapi-document.js';
-import { generatedDocument } from '../../../test/support/harness.js';
+import { generatedDocument } from '../../../test/openapi/openapi-support.js';
 
 describe('clients/typescript/src/schema.d.ts', () => {
   it('is what `npm run client:generate` makes from the current routes (run it after changing a route schema)', async () => {
