@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import { TEST_NODE_FLAGS } from './test/support/processes.js';
 import { LongestFirstSequencer } from './test/support/sequencer.js';
 
 /**
@@ -79,12 +80,9 @@ export default defineConfig({
     // and PGlite loading again): the workers live on from file to file, one project after another.
     // Every file makes its own harness and database; in unit and http files modules are shared
     // too (vi.mock still applies per file).
-    // --liftoff-only: V8 compiles PGlite's WebAssembly with its baseline compiler alone. The
-    // optimizing tier recompiles the hot functions of every instance a worker starts, in
-    // background threads, and a test's few queries never pay that back: the storage tier on PGlite
-    // took ~10% less CPU with it (two pairs, alternating). Product processes started by tests
-    // get the same flag (productNode, test/support/processes.ts).
-    poolOptions: { forks: { isolate: false, execArgv: ['--liftoff-only'] } },
+    // TEST_NODE_FLAGS (test/support/processes.ts): V8 compiles PGlite's WebAssembly once, with its
+    // baseline compiler, as in the product processes tests start.
+    poolOptions: { forks: { isolate: false, execArgv: [...TEST_NODE_FLAGS] } },
     // Longest files first (test/support/sequencer.ts), so no project ends on one long file alone.
     sequence: { sequencer: LongestFirstSequencer },
     projects,

@@ -10,15 +10,18 @@ import { fileURLToPath } from 'node:url';
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 
 /**
- * The arguments of `node` for a product process a test starts (the built server, the CLI):
- * `productNode([MAIN])`. V8's --liftoff-only compiles WebAssembly with its baseline compiler only:
- * PGlite's module is otherwise recompiled by the optimizing tier as it warms up, which a process
- * living seconds never pays back. Measured on an embedded worker's start (`tenure worker`, an
- * existing DATA_DIR): 2.6 s of CPU against 4.8, ready ~1 s sooner; the crash tests start a dozen
- * such processes. The code run is the same; only how V8 compiles it differs (on PostgreSQL no
- * WebAssembly is loaded at all).
+ * The flags of `node` for every process of a test run: vitest's workers (vitest.config.ts) and the
+ * product processes tests start (productNode). V8's --liftoff-only compiles WebAssembly with its
+ * baseline compiler only: PGlite's module is otherwise recompiled by the optimizing tier as it
+ * warms up, which a process living seconds, or a test's few queries, never pays back. Measured on
+ * an embedded worker's start (`tenure worker`, an existing DATA_DIR): 2.6 s of CPU against 4.8,
+ * ready ~1 s sooner; the storage tier on PGlite ~10% less CPU. The code run is the same; only how
+ * V8 compiles it differs (on PostgreSQL no WebAssembly is loaded at all).
  */
-export const productNode = (args: string[]): string[] => ['--liftoff-only', ...args];
+export const TEST_NODE_FLAGS: readonly string[] = ['--liftoff-only'];
+
+/** The arguments of `node` for a product process a test starts (the built server, the CLI): `productNode([MAIN])`. */
+export const productNode = (args: string[]): string[] => [...TEST_NODE_FLAGS, ...args];
 
 export interface ServerProcess {
   url: string;
