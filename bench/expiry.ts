@@ -10,7 +10,7 @@
  * Then the real sweeper (ExpirySweeper over ExpiryStore, with the batch size and lanes the worker
  * runtime uses) runs one sweep; rate = events written ÷ the sweep's wall time, from its first
  * claim to the commit of its last batch. The case with a webhook also measures the fan-out the
- * events trigger (a payload and a delivery per event, in the same statement); no worker delivers
+ * events trigger (a delivery per event, in the same statement); no worker delivers
  * them meanwhile. `runExpiryBench` is what the quick bench mode calls; run as a script it writes
  * the expiry section of bench/RESULTS.md (between its markers; the rest of the file is kept).
  *
@@ -150,7 +150,7 @@ export async function runExpiryBench(options: ExpiryBenchOptions): Promise<Expir
     '|---:|---|---:|---:|---|',
     ...results.map(
       (r) =>
-        `| ${fmt(r.members)} | ${r.webhook ? 'one webhook: a payload and a delivery per event' : 'none'} | ${r.seconds.toFixed(2)} | ` +
+        `| ${fmt(r.members)} | ${r.webhook ? 'one webhook: a delivery per event' : 'none'} | ${r.seconds.toFixed(2)} | ` +
         `**${fmt(r.perSecond)}** | ${r.perSecond >= TARGET ? '**met**' : '**missed**'} |`,
     ),
   ].join('\n');

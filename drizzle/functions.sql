@@ -1,4 +1,4 @@
--- revision: 12
+-- revision: 13
 --
 -- Every function and trigger of the database, as they are now: the one place to read and change
 -- them. `database.migrate()` applies this file after the migrations of this folder, under the same
@@ -22,8 +22,10 @@
 --
 -- Statements are separated as in the migrations, by the breakpoint marker line.
 
--- The event body as webhooks carry it (DESIGN.md "Webhooks and events"), built once: these exact
--- bytes are sent and signed on every attempt of every delivery of the event.
+-- The event body as webhooks carry it (DESIGN.md "Webhooks and events"), rendered from the event
+-- row when a delivery is claimed (src/store/delivery-claim.ts). Events are never updated, and the
+-- rendering depends on nothing else, so every attempt of every delivery of the event (replays too)
+-- sends and signs the same bytes (migration 0023: they were stored once per event before).
 -- STABLE, not IMMUTABLE: to_json and extract on a timestamptz are STABLE, and PostgreSQL inlines a
 -- SQL function into the calling statement only when its body is no more volatile than declared.
 -- Declared IMMUTABLE it ran as a separate call per event (an executor started for each), about
@@ -94,8 +96,8 @@ CREATE OR REPLACE TRIGGER tenure_users_held AFTER INSERT ON users
 --    lock waits for them gets the changed row, PostgreSQL's rule for a locked row updated
 --    meanwhile, and marks its events. A webhook is created without that lock, as before: an event
 --    written while it is created may or may not be delivered to it.
--- 2. The fan-out: each event's body is stored once and one delivery is created per enabled webhook
---    of its project (only the target webhook when the event names one, as `webhook.test` does).
+-- 2. The fan-out: one delivery per enabled webhook of its project (only the target webhook when
+--    the event names one, as `webhook.test` does); the body is rendered when it is claimed.
 --    Live-only events (the webhook-deliveries channel's own) are skipped: sending them to webhooks
 --    would make every delivery produce another.
 --
@@ -133,26 +135,18 @@ BEGIN
   IF NOT fanned THEN
     RETURN NULL;
   END IF;
-  WITH targets AS (
-    SELECT e.id AS event_id, e.project_id, e.type, e.emitted_at, e.data, w.id AS webhook_id
-    FROM new_events e
-    -- FOR KEY SHARE: a webhook deleted concurrently is skipped, and one deleted after waits for
-    -- this transaction, then deletes the deliveries written here (tenure_webhook_cascade below).
-    CROSS JOIN LATERAL (
-      SELECT w.id FROM webhooks w
-      WHERE w.project_id = e.project_id AND w.enabled
-        AND (e.target_webhook_id IS NULL OR w.id = e.target_webhook_id)
-      FOR KEY SHARE
-    ) w
-    WHERE NOT e.live_only
-  ), payloads AS (
-    INSERT INTO webhook_payloads (event_id, body)
-    SELECT DISTINCT ON (t.event_id) t.event_id, tenure_webhook_body(t.event_id, t.type, t.project_id, t.emitted_at, t.data)
-    FROM targets t
-    ON CONFLICT (event_id) DO NOTHING
+  WITH hooks AS (
+    -- Each enabled webhook of the events' projects, locked once for the statement (not once per
+    -- event): FOR KEY SHARE, so a webhook deleted concurrently is skipped, and one deleted after
+    -- waits for this transaction, then deletes the deliveries written here (tenure_webhook_cascade).
+    SELECT w.id, w.project_id FROM webhooks w
+    WHERE w.project_id IN (SELECT e.project_id FROM new_events e WHERE NOT e.live_only) AND w.enabled
+    FOR KEY SHARE
   )
   INSERT INTO webhook_deliveries (project_id, webhook_id, event_id)
-  SELECT t.project_id, t.webhook_id, t.event_id FROM targets t;
+  SELECT e.project_id, h.id, e.id
+  FROM new_events e JOIN hooks h ON h.project_id = e.project_id
+  WHERE NOT e.live_only AND (e.target_webhook_id IS NULL OR h.id = e.target_webhook_id);
   RETURN NULL;
 END $$;
 --> statement-breakpoint
@@ -186,19 +180,18 @@ CREATE OR REPLACE TRIGGER tenure_webhooks_flag AFTER INSERT ON webhooks
   REFERENCING NEW TABLE AS new_rows
   FOR EACH STATEMENT EXECUTE FUNCTION tenure_webhooks_flag();
 --> statement-breakpoint
--- What the foreign keys from payloads and deliveries to events and webhooks did on delete, without
--- their checks on insert (migration 0017; src/webhooks/README.md "What a fanned-out event costs"):
--- deleting events (pruned, or with their project) deletes their payloads and deliveries (and their
--- rows in event_broadcasts and event_plan_queue, which never had a foreign key), and
--- deleting a webhook deletes its deliveries, in the same statement's transaction. Every writer of
--- a payload or delivery holds its event and webhook while it writes, so none is written for one
+-- What the foreign keys from deliveries to events and webhooks did on delete, without their checks
+-- on insert (migration 0017; src/webhooks/README.md "What a fanned-out event costs"): deleting
+-- events (pruned, or with their project) deletes their deliveries (and their rows in
+-- event_broadcasts and event_plan_queue, which never had a foreign key), and deleting a webhook
+-- deletes its deliveries, in the same statement's transaction. Every writer of a delivery holds
+-- its event and webhook while it writes, so none is written for one
 -- being deleted: the fan-out writes for the events of its own statement and locks each webhook
 -- FOR KEY SHARE, replays (src/store/delivery-log.store.ts) lock the webhook FOR NO KEY UPDATE and
 -- the events FOR KEY SHARE; a delete waits for them, then these see what they wrote.
 CREATE OR REPLACE FUNCTION tenure_event_cascade() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   DELETE FROM webhook_deliveries d WHERE d.event_id IN (SELECT o.id FROM old_events o);
-  DELETE FROM webhook_payloads p WHERE p.event_id IN (SELECT o.id FROM old_events o);
   DELETE FROM event_broadcasts b WHERE b.seq IN (SELECT o.seq FROM old_events o);
   DELETE FROM event_plan_queue q WHERE q.seq IN (SELECT o.seq FROM old_events o);
   RETURN NULL;
@@ -220,7 +213,7 @@ CREATE OR REPLACE TRIGGER tenure_webhook_cascade AFTER DELETE ON webhooks
 --> statement-breakpoint
 -- Deleting a project deletes its events, memberships and users, as their foreign keys' ON DELETE
 -- CASCADE did, in statements of their own after the delete's (so they see what the writers the
--- delete waited for committed). Deleting the events deletes their payloads, deliveries and marks
+-- delete waited for committed). Deleting the events deletes their deliveries and marks
 -- (tenure_event_cascade). The project's other rows go through their foreign keys.
 CREATE OR REPLACE FUNCTION tenure_project_cascade() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

@@ -1,11 +1,12 @@
 import { sql, type SQL } from 'drizzle-orm';
-import type { ClaimOptions } from '../../src/store/delivery-claim.js';
+import { webhookBody, type ClaimOptions } from '../../src/store/delivery-claim.js';
 
 /**
  * The claim statement as it was before claims were fair across endpoints and projects (commit
  * d543b92, `DeliveriesStore.claim`), kept only as bench/fairness.ts's "before" side: one scan of
  * the due index in due order (past the deliveries of endpoints at their bound), at most
- * `perEndpoint` per webhook, no project bound. Copied verbatim but for the function around it;
+ * `perEndpoint` per webhook, no project bound. Copied verbatim but for the function around it
+ * and the body, read as the claim reads it since stored bodies went (migration 0023);
  * the "after" side is the store's own claim (src/store/delivery-claim.ts), imported, never copied.
  */
 export function baselineClaim(o: ClaimOptions): SQL {
@@ -39,10 +40,9 @@ export function baselineClaim(o: ClaimOptions): SQL {
         FROM locked WHERE d.id = locked.id
         RETURNING d.id, d.webhook_id, d.event_id, d.attempts
       )
-      SELECT c.id, c.webhook_id, c.event_id, c.attempts AS attempt, e.type AS event_type, p.body, w.url, w.enabled,
+      SELECT c.id, c.webhook_id, c.event_id, c.attempts AS attempt, e.type AS event_type, ${webhookBody('e')} AS body, w.url, w.enabled,
              w.secret, CASE WHEN w.previous_secret_expires_at > ${o.now}::timestamptz THEN w.previous_secret END AS previous_secret
       FROM claimed c
       JOIN webhooks w ON w.id = c.webhook_id
-      JOIN events e ON e.id = c.event_id
-      JOIN webhook_payloads p ON p.event_id = c.event_id`;
+      JOIN events e ON e.id = c.event_id`;
 }

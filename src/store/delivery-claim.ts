@@ -30,6 +30,7 @@ export interface ClaimedDelivery {
   eventType: string;
   /** This attempt's number (1-based); also the lease's fencing token. */
   attempt: number;
+  /** What this attempt sends and signs: `webhookBody` of its event. */
   body: string;
   url: string;
   /** Current secret first, then a rotated-out one still within its grace period. */
@@ -59,6 +60,14 @@ export interface Claim {
   /** Where the next claim's walk resumes; null when this one went to the last endpoint. */
   cursor: string | null;
 }
+
+/**
+ * The body of a delivery of event `e` (an alias of `events`): the event as webhooks carry it
+ * (DESIGN.md "Webhooks and events"), rendered by drizzle/functions.sql's `tenure_webhook_body`.
+ * Rendered when the delivery is claimed, not stored: an event is never changed, so every attempt
+ * and every replay of it sends the same bytes.
+ */
+export const webhookBody = (e: string): SQL => sql.raw(`tenure_webhook_body(${e}.id, ${e}.type, ${e}.project_id, ${e}.emitted_at, ${e}.data)`);
 
 /** Endpoints the walk looks at per claim, in multiples of `limit`. */
 const WALK_ROUNDS = 4;
@@ -133,13 +142,13 @@ export async function claimDue(db: Db, o: ClaimOptions): Promise<Claim> {
       RETURNING d.id, d.webhook_id, d.project_id, d.event_id, d.attempts
     )
     SELECT (SELECT w.webhook_id FROM walk w WHERE ${walkEnd}) AS cursor,
-           c.id, c.webhook_id, c.project_id, c.event_id, c.attempts AS attempt, e.type AS event_type, p.body, w.url, w.enabled,
+           c.id, c.webhook_id, c.project_id, c.event_id, c.attempts AS attempt, e.type AS event_type,
+           ${webhookBody('e')} AS body, w.url, w.enabled,
            w.secret, CASE WHEN w.previous_secret_expires_at > ${now} THEN w.previous_secret END AS previous_secret
     FROM (SELECT 1) one
     LEFT JOIN (claimed c
       JOIN webhooks w ON w.id = c.webhook_id
-      JOIN events e ON e.id = c.event_id
-      JOIN webhook_payloads p ON p.event_id = c.event_id) ON true`);
+      JOIN events e ON e.id = c.event_id) ON true`);
   const rows = rowsOf<{
     cursor: string | null;
     id: string | null;

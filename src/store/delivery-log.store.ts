@@ -110,9 +110,9 @@ export class DeliveryLogStore {
    * webhook-deliveries channel's, which never go to webhooks) and events whose delivery to this
    * webhook is still pending (a replay never queues a second). At most `max` events: a range
    * holding more replays nothing and says where to stop (`over`: the emitted_at of the event past
-   * the limit, so [since, over) holds at most `max`). Events from before the webhook existed get
-   * their body stored now, by the same function the fan-out uses. Null when the webhook is not
-   * there or not enabled.
+   * the limit, so [since, over) holds at most `max`). Their bodies are rendered from the events
+   * when the deliveries are claimed, as the fan-out's are. Null when the webhook is not there or
+   * not enabled.
    */
   async replayRange(
     projectId: string,
@@ -132,15 +132,11 @@ export class DeliveryLogStore {
       if (past) return { over: past.over };
       const result = await tx.execute(markWrites(sql`
         WITH ev AS (
-          SELECT e.id, e.type, e.project_id, e.emitted_at, e.data FROM events e
+          SELECT e.id FROM events e
           WHERE ${inRange}
             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.event_id = e.id AND p.webhook_id = ${webhookId} AND p.status = 'pending')
-          -- Held while their payloads and deliveries are written (no foreign key does it: drizzle/functions.sql).
+          -- Held while their deliveries are written (no foreign key does it: drizzle/functions.sql).
           FOR KEY SHARE OF e
-        ), pay AS (
-          INSERT INTO webhook_payloads (event_id, body)
-          SELECT ev.id, tenure_webhook_body(ev.id, ev.type, ev.project_id, ev.emitted_at, ev.data) FROM ev
-          ON CONFLICT (event_id) DO NOTHING
         ), ins AS (
           INSERT INTO webhook_deliveries (project_id, webhook_id, event_id, next_attempt_at, created_at, updated_at)
           SELECT ${projectId}, ${webhookId}, ev.id, ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz FROM ev

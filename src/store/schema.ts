@@ -7,7 +7,7 @@
 export { apiKeys, idempotencyKeys, instanceSecrets, projects, settings } from './schema/projects.js';
 export { plans, planTargets, targets } from './schema/catalogue.js';
 export { bans, memberships, users } from './schema/members.js';
-export { events, webhookDeliveries, webhookDeliveryAttempts, webhookPayloads, webhooks } from './schema/events.js';
+export { events, webhookDeliveries, webhookDeliveryAttempts, webhooks } from './schema/events.js';
 export { bulkExtendJobs } from './schema/bulk-extend.js';
 export { access, accessPlanJobs, integrations } from './schema/access.js';
 export { telegramInvites, telegramUpdates } from './schema/telegram.js';

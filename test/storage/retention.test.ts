@@ -58,7 +58,6 @@ describe(`history retention (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
     await delivery(ids.pending, 'pending', 40);
     await delivery(ids.replayedLately, 'delivered', 40);
     await delivery(ids.replayedLately, 'delivered', 1);
-    await h.database.db.execute(sql`INSERT INTO webhook_payloads (event_id, body) VALUES (${ids.delivered}, '{}')`);
 
     const store = new RetentionStore(h.database.db);
     const before = new Date(now - 30 * DAY);
@@ -70,7 +69,6 @@ describe(`history retention (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
     expect(new Set(left)).toStrictEqual(new Set([ids.pending, ids.replayedLately, ids.unplanned, ids.recent]));
     const count = async (query: ReturnType<typeof sql>) => rowsOf<{ n: number }>(await h.database.db.execute(query))[0]!.n;
     expect(await count(sql`SELECT count(*)::int AS n FROM webhook_deliveries WHERE event_id = ${ids.delivered}`)).toBe(0);
-    expect(await count(sql`SELECT count(*)::int AS n FROM webhook_payloads WHERE event_id = ${ids.delivered}`)).toBe(0);
     expect(await count(sql`SELECT count(*)::int AS n FROM webhook_delivery_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.project_id = ${t.projectId}`)).toBe(3);
   });
 

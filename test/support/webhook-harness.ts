@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { expect } from 'vitest';
 import { systemClock, type Clock } from '../../src/domain/clock.js';
 import { rowsOf } from '../../src/store/db.js';
+import { webhookBody } from '../../src/store/delivery-claim.js';
 import { DEFAULT_WORKER_OPTIONS, DeliveryWorker } from '../../src/webhooks/delivery.worker.js';
 import { HttpSender } from '../../src/webhooks/http-sender.js';
 import type { Resolver } from '../../src/webhooks/ssrf-guard.js';
@@ -154,10 +155,10 @@ export async function attemptRows(h: Harness, deliveryId: string): Promise<Attem
   );
 }
 
-/** The stored body of an event (what every attempt sends). */
+/** The body every attempt of a delivery of the event sends, rendered as the claim renders it. */
 export async function payloadOf(h: Harness, eventId: string): Promise<string> {
-  const [row] = rowsOf<{ body: string }>(await h.database.db.execute(sql`SELECT body FROM webhook_payloads WHERE event_id = ${eventId}`));
-  expect(row, `no payload for event ${eventId}`).toBeDefined();
+  const [row] = rowsOf<{ body: string }>(await h.database.db.execute(sql`SELECT ${webhookBody('e')} AS body FROM events e WHERE e.id = ${eventId}`));
+  expect(row, `no event ${eventId}`).toBeDefined();
   return row!.body;
 }
 

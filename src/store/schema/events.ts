@@ -97,21 +97,11 @@ export const webhooks = pgTable(
 
 /**
  * Webhook delivery (src/webhooks/README.md). An AFTER INSERT trigger on `events`
- * (drizzle/functions.sql) writes, in the transaction of the event itself, the body once into
- * `webhook_payloads` and one `webhook_deliveries` row per target webhook; after commit the writer's
- * process wakes the workers (src/store/wakeups.ts).
+ * (drizzle/functions.sql) writes, in the transaction of the event itself, one `webhook_deliveries`
+ * row per target webhook; after commit the writer's process wakes the workers
+ * (src/store/wakeups.ts). The body a delivery sends is rendered from its event when it is claimed
+ * (`tenure_webhook_body`): the event is never changed, so every attempt sends the same bytes.
  */
-export const webhookPayloads = pgTable('webhook_payloads', {
-  /**
-   * Its event. No foreign key (dropped in 0017): deleting the event deletes the payload through
-   * the trigger `tenure_event_cascade` (drizzle/functions.sql), and every writer holds the event
-   * (the fan-out writes it in the same statement; replays lock it FOR KEY SHARE).
-   */
-  eventId: uuid('event_id').primaryKey(),
-  /** The exact bytes every attempt of every delivery of this event sends and signs. */
-  body: text('body').notNull(),
-});
-
 export const webhookDeliveries = pgTable(
   'webhook_deliveries',
   {
