@@ -1,4 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { rowsOf } from '../../src/store/db.js';
 import { onPostgres, useHarness } from '../support/harness.js';
@@ -6,7 +8,9 @@ import { onPostgres, useHarness } from '../support/harness.js';
 /**
  * Deliveries go with their event, their webhook and their project,
  * though no foreign key ties them (migration 0017): the triggers tenure_event_cascade and
- * tenure_webhook_cascade (drizzle/functions.sql) delete them in the deleting statement.
+ * tenure_webhook_cascade (drizzle/functions.sql) delete them in the deleting statement. The fan-out
+ * holds the webhooks it writes for (FOR KEY SHARE, once per statement), so a delete never leaves a
+ * delivery to a webhook that is gone.
  */
 
 const h = useHarness();
@@ -47,5 +51,44 @@ describe(`deliveries deleted with what they hang on (${onPostgres ? 'PostgreSQL'
     expect(await count(sql`project_id = ${t.projectId}`)).toBe(0);
     // The other project's are untouched.
     expect(await count(sql`webhook_id = ${c}`)).toBe(2);
+  });
+  it('a webhook delete waits for a writer that fanned out to it, then deletes its deliveries; a writer after it skips the webhook', async () => {
+    const t = await h.tenant();
+    const created = await h.services.webhooks.create(t.projectId, 'https://hooks.example.com/gone');
+    if (!created.ok) throw created.error;
+    const hook = created.value.id;
+    const event = `INSERT INTO events (project_id, type, data) VALUES ('${t.projectId}', 'webhook.test', '{"message":"m","webhook_id":"x"}'::jsonb)`;
+    const deliveries = async () =>
+      rowsOf<{ n: number }>(await h.database.db.execute(sql`SELECT count(*)::int AS n FROM webhook_deliveries WHERE project_id = ${t.projectId}`))[0]!.n;
+    if (!h.databaseUrl) {
+      // Embedded storage has one connection: the writer's transaction and the delete take turns.
+      await h.database.db.execute(sql.raw(event));
+      await h.database.db.execute(sql`DELETE FROM webhooks WHERE id = ${hook}`);
+      await h.database.db.execute(sql.raw(event));
+      expect(await deliveries()).toBe(0);
+      return;
+    }
+    const clients = Array.from({ length: 3 }, () => new pg.Client({ connectionString: h.databaseUrl! }));
+    const [writer, deleter, late] = clients as [pg.Client, pg.Client, pg.Client];
+    const waiting = async (query: Promise<unknown>) => Promise.race([query.then(() => 'done'), sleep(300).then(() => 'waiting')]);
+    await Promise.all(clients.map((c) => c.connect()));
+    try {
+      await writer.query('BEGIN');
+      await writer.query(event);
+      const deleting = deleter.query('BEGIN').then(() => deleter.query('DELETE FROM webhooks WHERE id = $1', [hook]));
+      expect(await waiting(deleting)).toBe('waiting');
+      await writer.query('COMMIT');
+      await deleting;
+      // Deleted, not yet committed: a writer now waits for the delete, then finds no webhook to fan out to.
+      const lateWrite = late.query(event);
+      expect(await waiting(lateWrite)).toBe('waiting');
+      await deleter.query('COMMIT');
+      await lateWrite;
+      expect(await deliveries()).toBe(0);
+      const events = rowsOf<{ n: number }>(await h.database.db.execute(sql`SELECT count(*)::int AS n FROM events WHERE project_id = ${t.projectId}`));
+      expect(events[0]!.n).toBe(2);
+    } finally {
+      await Promise.all(clients.map((c) => c.end()));
+    }
   });
 });
