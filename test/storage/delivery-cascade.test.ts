@@ -1,8 +1,8 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
-import pg from 'pg';
+import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { rowsOf } from '../../src/store/db.js';
+import { stillWaiting, withConnections } from '../support/connections.js';
 import { onPostgres, useHarness } from '../support/harness.js';
 
 /**
@@ -68,27 +68,22 @@ describe(`deliveries deleted with what they hang on (${onPostgres ? 'PostgreSQL'
       expect(await deliveries()).toBe(0);
       return;
     }
-    const clients = Array.from({ length: 3 }, () => new pg.Client({ connectionString: h.databaseUrl! }));
-    const [writer, deleter, late] = clients as [pg.Client, pg.Client, pg.Client];
-    const waiting = async (query: Promise<unknown>) => Promise.race([query.then(() => 'done'), sleep(300).then(() => 'waiting')]);
-    await Promise.all(clients.map((c) => c.connect()));
-    try {
+    await withConnections(h.databaseUrl, 3, async (clients) => {
+      const [writer, deleter, late] = clients as [pg.Client, pg.Client, pg.Client];
       await writer.query('BEGIN');
       await writer.query(event);
       const deleting = deleter.query('BEGIN').then(() => deleter.query('DELETE FROM webhooks WHERE id = $1', [hook]));
-      expect(await waiting(deleting)).toBe('waiting');
+      expect(await stillWaiting(deleting)).toBe('waiting');
       await writer.query('COMMIT');
       await deleting;
       // Deleted, not yet committed: a writer now waits for the delete, then finds no webhook to fan out to.
       const lateWrite = late.query(event);
-      expect(await waiting(lateWrite)).toBe('waiting');
+      expect(await stillWaiting(lateWrite)).toBe('waiting');
       await deleter.query('COMMIT');
       await lateWrite;
-      expect(await deliveries()).toBe(0);
-      const events = rowsOf<{ n: number }>(await h.database.db.execute(sql`SELECT count(*)::int AS n FROM events WHERE project_id = ${t.projectId}`));
-      expect(events[0]!.n).toBe(2);
-    } finally {
-      await Promise.all(clients.map((c) => c.end()));
-    }
+    });
+    expect(await deliveries()).toBe(0);
+    const events = rowsOf<{ n: number }>(await h.database.db.execute(sql`SELECT count(*)::int AS n FROM events WHERE project_id = ${t.projectId}`));
+    expect(events[0]!.n).toBe(2);
   });
 });

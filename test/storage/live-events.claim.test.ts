@@ -1,12 +1,12 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
-import pg from 'pg';
+import type pg from 'pg';
 import { expect, it } from 'vitest';
 import type { TenureEvent } from '../../src/domain/events.js';
 import { rowsOf } from '../../src/store/db.js';
 import { LiveEventsStore } from '../../src/store/live-events.store.js';
 import * as schema from '../../src/store/schema.js';
+import { stillWaiting, withConnections } from '../support/connections.js';
 import { useHarness, type Tenant } from '../support/harness.js';
 
 /**
@@ -122,17 +122,14 @@ it('a new audience waits for the transactions writing the project; a writer afte
     expect(await marks(t)).toBe(1);
     return;
   }
-  const clients = Array.from({ length: 2 }, () => new pg.Client({ connectionString: h.databaseUrl! }));
-  const [writer, holder] = clients as [pg.Client, pg.Client];
-  const waiting = async (query: Promise<unknown>) => Promise.race([query.then(() => 'done'), sleep(300).then(() => 'waiting')]);
   const insert = `INSERT INTO events (project_id, type, data) VALUES ('${t.projectId}', 'webhook.test', '{}'::jsonb)`;
-  await Promise.all(clients.map((c) => c.connect()));
-  try {
+  await withConnections(h.databaseUrl, 2, async (clients) => {
+    const [writer, holder] = clients as [pg.Client, pg.Client];
     // An event written before the audience: the audience's row waits for its commit.
     await writer.query('BEGIN');
     await writer.query(insert);
     const holding = new LiveEventsStore(h.database.db).holdAudience(t.projectId, LAPSE_MS);
-    expect(await waiting(holding)).toBe('waiting');
+    expect(await stillWaiting(holding)).toBe('waiting');
     await writer.query('COMMIT');
     expect(await holding).toBe(true);
     expect(await marks(t)).toBe(0);
@@ -141,11 +138,9 @@ it('a new audience waits for the transactions writing the project; a writer afte
     await holder.query('BEGIN');
     expect(await new LiveEventsStore(drizzle(holder, { schema })).holdAudience(t.projectId, LAPSE_MS)).toBe(true);
     const writing = writer.query(insert);
-    expect(await waiting(writing)).toBe('waiting');
+    expect(await stillWaiting(writing)).toBe('waiting');
     await holder.query('COMMIT');
     await writing;
     expect(await marks(t)).toBe(1);
-  } finally {
-    await Promise.all(clients.map((c) => c.end()));
-  }
+  });
 });

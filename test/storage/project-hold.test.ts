@@ -1,8 +1,8 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
-import pg from 'pg';
+import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { rowsOf } from '../../src/store/db.js';
+import { stillWaiting, withConnections } from '../support/connections.js';
 import { future, onPostgres, useHarness, userId, type Tenant } from '../support/harness.js';
 
 /**
@@ -81,16 +81,13 @@ describe(`a project's rows without foreign keys (${onPostgres ? 'PostgreSQL' : '
       expect(await rowsOfProject(t.projectId)).toStrictEqual({ events: 0, memberships: 0, users: 0 });
       return;
     }
-    const clients = Array.from({ length: 3 }, () => new pg.Client({ connectionString: h.databaseUrl! }));
-    const [writer, deleter, late] = clients as [pg.Client, pg.Client, pg.Client];
-    const waiting = async (query: Promise<unknown>) => Promise.race([query.then(() => 'done'), sleep(300).then(() => 'waiting')]);
-    await Promise.all(clients.map((c) => c.connect()));
-    try {
+    await withConnections(h.databaseUrl, 3, async (clients) => {
+      const [writer, deleter, late] = clients as [pg.Client, pg.Client, pg.Client];
       await writer.query('BEGIN');
       for (const statement of Object.values(inserts(t.projectId))) await writer.query(statement);
       await deleter.query('BEGIN');
       const deleting = deleter.query('DELETE FROM projects WHERE id = $1', [t.projectId]);
-      expect(await waiting(deleting)).toBe('waiting');
+      expect(await stillWaiting(deleting)).toBe('waiting');
       await writer.query('COMMIT');
       await deleting;
       // The delete is done and not yet committed: a writer now waits for it, then finds no project.
@@ -98,12 +95,10 @@ describe(`a project's rows without foreign keys (${onPostgres ? 'PostgreSQL' : '
         () => 'written',
         (err: { code?: string }) => err.code,
       );
-      expect(await waiting(lateWrite)).toBe('waiting');
+      expect(await stillWaiting(lateWrite)).toBe('waiting');
       await deleter.query('COMMIT');
       expect(await lateWrite).toBe('23503');
-      expect(await rowsOfProject(t.projectId)).toStrictEqual({ events: 0, memberships: 0, users: 0 });
-    } finally {
-      await Promise.all(clients.map((c) => c.end()));
-    }
+    });
+    expect(await rowsOfProject(t.projectId)).toStrictEqual({ events: 0, memberships: 0, users: 0 });
   });
 });
