@@ -5,7 +5,7 @@ import { ExpirySweeper } from '../../src/domain/memberships/expiry.sweeper.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createMembership, eventRows, membershipRow } from '../support/api.js';
 import { onPostgres, type Tenant } from '../support/harness.js';
-import { createHook, createWebhookHarness, deliveryRows, eventually, payloadOf, type WebhookHarness } from '../support/webhook-harness.js';
+import { createHook, createWebhookHarness, deliveryRows, eventually, webhookBodyOf, type WebhookHarness } from '../support/webhook-harness.js';
 
 /**
  * The expiry sweeper: memberships past their end date become expired with one
@@ -44,7 +44,7 @@ describe('expiry sweeper', () => {
     expect(api.status).toBe('expired');
     expect(expired).toStrictEqual([{ type: 'membership.expired', project_id: t.projectId, data: { membership: api } }]);
     const delivery = (await deliveryRows(w.h, t.projectId)).find((d) => d.event_type === 'membership.expired');
-    expect(JSON.parse(await payloadOf(w.h, delivery!.event_id)).data).toStrictEqual({ membership: api });
+    expect(JSON.parse(await webhookBodyOf(w.h, delivery!.event_id)).data).toStrictEqual({ membership: api });
 
     expect(await sweeper().sweepOnce()).toBe(0);
     expect((await eventRows(w.h, t.projectId)).filter((e) => e.type === 'membership.expired')).toHaveLength(1);

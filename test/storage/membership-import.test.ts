@@ -6,7 +6,7 @@ import { rowsOf } from '../../src/store/db.js';
 import type { ImportRow, MembershipImportStore } from '../../src/store/membership-import.store.js';
 import { createMembership, eventRows, membershipRows } from '../support/api.js';
 import { future, onPostgres, userId } from '../support/harness.js';
-import { createHook, createWebhookHarness, deliveryRows, payloadOf, type WebhookHarness } from '../support/webhook-harness.js';
+import { createHook, createWebhookHarness, deliveryRows, webhookBodyOf, type WebhookHarness } from '../support/webhook-harness.js';
 
 /**
  * The CSV import where storage makes the difference: each chunk is COPYed into a staging table
@@ -93,7 +93,7 @@ describe(`membership import on ${onPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
     const version = (id: string) => id[14];
     expect(rows.map((m) => version(m.id))).toStrictEqual(['7', '7', '7', '7']);
     expect(deliveries.map((d) => version(d.event_id))).toStrictEqual(['4', '7', '7', '7', '7']);
-    const body = JSON.parse(await payloadOf(w.h, deliveries.at(-1)!.event_id));
+    const body = JSON.parse(await webhookBodyOf(w.h, deliveries.at(-1)!.event_id));
     expect(body.type).toBe('membership.created');
   });
 

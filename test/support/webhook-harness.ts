@@ -156,7 +156,7 @@ export async function attemptRows(h: Harness, deliveryId: string): Promise<Attem
 }
 
 /** The body every attempt of a delivery of the event sends, rendered as the claim renders it. */
-export async function payloadOf(h: Harness, eventId: string): Promise<string> {
+export async function webhookBodyOf(h: Harness, eventId: string): Promise<string> {
   const [row] = rowsOf<{ body: string }>(await h.database.db.execute(sql`SELECT ${webhookBody('e')} AS body FROM events e WHERE e.id = ${eventId}`));
   expect(row, `no event ${eventId}`).toBeDefined();
   return row!.body;

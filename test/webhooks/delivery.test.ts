@@ -5,7 +5,7 @@ import {
   createHook,
   createWebhookHarness,
   deliveryRows,
-  payloadOf,
+  webhookBodyOf,
   type WebhookHarness,
 } from '../support/webhook-harness.js';
 import { startReceiver, verifyProductSignature, verifyStandardSignature, type Receiver } from '../support/webhook-receiver.js';
@@ -37,7 +37,7 @@ describe('webhook delivery to a real receiver', () => {
 
     expect(request!.method).toBe('POST');
     expect(request!.path).toBe('/in/sig?x=1');
-    expect(request!.body).toBe(await payloadOf(w.h, delivery!.event_id));
+    expect(request!.body).toBe(await webhookBodyOf(w.h, delivery!.event_id));
     const h = request!.headers;
     expect(h['content-type']).toBe('application/json');
     expect(h['x-webhook-id']).toBe(delivery!.event_id);

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rowsOf } from '../../src/store/db.js';
 import { createMembership, eventRows, failEventInserts } from '../support/api.js';
 import { future, userId } from '../support/harness.js';
-import { createHook, createWebhookHarness, deliveryRows, payloadOf, type WebhookHarness } from '../support/webhook-harness.js';
+import { createHook, createWebhookHarness, deliveryRows, webhookBodyOf, type WebhookHarness } from '../support/webhook-harness.js';
 
 /**
  * The fan-out: for each event row, one delivery per enabled webhook of the project, written by
@@ -42,7 +42,7 @@ describe('webhook fan-out', () => {
     expect(await deliveryRows(w.h, other.projectId)).toStrictEqual([]);
 
     // The body both deliveries send: the event object of DESIGN.md, compact.
-    const body = await payloadOf(w.h, event!.id);
+    const body = await webhookBodyOf(w.h, event!.id);
     const [row] = await eventRows(w.h, t.projectId);
     const emitted = rowsOf<{ ms: string }>(
       await w.h.database.db.execute(sql`SELECT (extract(epoch FROM emitted_at) * 1000)::bigint::text AS ms FROM events WHERE id = ${event!.id}`),
@@ -76,7 +76,7 @@ describe('webhook fan-out', () => {
       'membership.deleted',
     ]);
     expect(new Set(rows.map((r) => r.webhook_id))).toStrictEqual(new Set([hook.id]));
-    const bulk = JSON.parse(await payloadOf(w.h, rows[3]!.event_id)) as { data: unknown };
+    const bulk = JSON.parse(await webhookBodyOf(w.h, rows[3]!.event_id)) as { data: unknown };
     expect(bulk.data).toStrictEqual({ total: 2, new_end_date: bulkEnd });
   });
 
@@ -108,7 +108,7 @@ describe('webhook fan-out', () => {
     expect(res.statusCode, res.body).toBe(202);
     const rows = await deliveryRows(w.h, t.projectId);
     expect(rows.map((r) => [r.webhook_id, r.event_type, r.id])).toStrictEqual([[a.id, 'webhook.test', res.json().data.delivery_id]]);
-    expect(JSON.parse(await payloadOf(w.h, rows[0]!.event_id)).data).toStrictEqual({
+    expect(JSON.parse(await webhookBodyOf(w.h, rows[0]!.event_id)).data).toStrictEqual({
       message: 'This is a test event from tenure.',
       webhook_id: a.id,
     });

@@ -7,7 +7,7 @@ import {
   createHook,
   createWebhookHarness,
   deliveryRows,
-  payloadOf,
+  webhookBodyOf,
   type WebhookHarness,
 } from '../support/webhook-harness.js';
 import { startReceiver, verifyProductSignature, type Receiver } from '../support/webhook-receiver.js';
@@ -105,7 +105,7 @@ describe('webhook retries', () => {
     expect(await deliveryRows(w.h, t.projectId)).toMatchObject([{ status: 'failed', attempts: 8 }]);
 
     const sent = receiver.requests.slice(before);
-    const body = await payloadOf(w.h, delivery!.event_id);
+    const body = await webhookBodyOf(w.h, delivery!.event_id);
     expect(sent.map((r) => r.headers['x-webhook-attempt'])).toStrictEqual(['1', '2', '3', '4', '5', '6', '7', '8']);
     expect(sent.every((r) => r.body === body)).toBe(true);
     expect(new Set(sent.map((r) => r.headers['x-webhook-id']))).toStrictEqual(new Set([delivery!.event_id]));
