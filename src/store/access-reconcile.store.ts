@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from './db.js';
+import { healTargets } from './targets.store.js';
 import { markWrites } from './wakeups.js';
 
 /**
@@ -191,18 +192,10 @@ export class AccessReconcileStore {
    * is healthy again, and its rows that failed meanwhile are retried, as after a target update.
    */
   async clearGuildListingError(projectId: string, guildId: string): Promise<void> {
-    await this.db.execute(sql`
-      WITH cleared AS (
-        UPDATE targets SET health = 'ok', health_error = NULL, updated_at = now()
-        WHERE project_id = ${projectId} AND platform = 'discord' AND kind = 'guild' AND external_id = ${guildId}
-          AND health = 'unhealthy' AND health_error->>'code' = ANY (${sql.param([...LISTING_ERROR_CODES])}::text[])
-        RETURNING id
-      )
-      ${markWrites(
-        sql`UPDATE access a SET state = 'pending', attempts = 0, next_attempt_at = now(), last_error = NULL, updated_at = now()
-            FROM cleared c WHERE a.target_id = c.id AND a.state = 'failed'`,
-        ['access'],
-      )}`);
+    await this.db.execute(
+      healTargets(sql`project_id = ${projectId} AND platform = 'discord' AND kind = 'guild' AND external_id = ${guildId}
+        AND health_error->>'code' = ANY (${sql.param([...LISTING_ERROR_CODES])}::text[])`),
+    );
   }
 
   /** The comparison of this project's bot ended at `at` (the app's clock, as `due` reads it). */

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { OnExpiry, Platform, TargetKind, TargetView } from '../domain/targets/target.view.js';
 import { planJson, targetJson, withCounts } from './catalogue.views.js';
 import { rowsOf, type Db } from './db.js';
@@ -163,4 +163,23 @@ export class TargetsStore {
       return 'deleted';
     });
   }
+}
+
+/**
+ * Marks the unhealthy targets `which` selects healthy again and retries their failed access rows
+ * (pending, due now, the worker woken after commit): what a drift comparison does once the
+ * platform shows that what made a target unhealthy is gone. `which` is a condition on `targets`.
+ */
+export function healTargets(which: SQL): SQL {
+  return sql`
+    WITH cleared AS (
+      UPDATE targets SET health = 'ok', health_error = NULL, updated_at = now()
+      WHERE health = 'unhealthy' AND (${which})
+      RETURNING id
+    )
+    ${markWrites(
+      sql`UPDATE access a SET state = 'pending', attempts = 0, next_attempt_at = now(), last_error = NULL, updated_at = now()
+          FROM cleared c WHERE a.target_id = c.id AND a.state = 'failed'`,
+      ['access'],
+    )}`;
 }

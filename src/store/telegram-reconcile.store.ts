@@ -3,6 +3,7 @@ import type { AccessOutcome } from '../domain/events.js';
 import { at } from './bot-leases.store.js';
 import { rowsOf, type Db } from './db.js';
 import { eventRows, insertEvents } from './outbox.js';
+import { healTargets } from './targets.store.js';
 import { markWrites } from './wakeups.js';
 
 /**
@@ -199,18 +200,10 @@ export class TelegramReconcileStore {
    * rights") is not the comparison's to clear: seeing the chat does not give the bot its rights.
    */
   async clearChatRefusal(projectId: string, targetId: string): Promise<void> {
-    await this.db.execute(sql`
-      WITH cleared AS (
-        UPDATE targets SET health = 'ok', health_error = NULL, updated_at = now()
-        WHERE id = ${targetId} AND project_id = ${projectId} AND health = 'unhealthy'
-          AND (health_error->>'code' = '403' OR (health_error->>'code' = '400' AND health_error->>'message' ILIKE '%chat not found%'))
-        RETURNING id
-      )
-      ${markWrites(
-        sql`UPDATE access a SET state = 'pending', attempts = 0, next_attempt_at = now(), last_error = NULL, updated_at = now()
-            FROM cleared c WHERE a.target_id = c.id AND a.state = 'failed'`,
-        ['access'],
-      )}`);
+    await this.db.execute(
+      healTargets(sql`id = ${targetId} AND project_id = ${projectId}
+        AND (health_error->>'code' = '403' OR (health_error->>'code' = '400' AND health_error->>'message' ILIKE '%chat not found%'))`),
+    );
   }
 
   /** The comparison of this project's Telegram bot ended at `at` (the app's clock, as `due` reads it). */
