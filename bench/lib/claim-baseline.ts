@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { webhookBody, type ClaimOptions } from '../../src/store/delivery-claim.js';
+import type { ClaimOptions } from '../../src/store/delivery-claim.js';
+import { webhookBody } from '../../src/store/outbox.js';
 
 /**
  * The claim statement as it was before claims were fair across endpoints and projects (commit

@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { rowsOf, type Db } from './db.js';
+import { webhookBody } from './outbox.js';
 
 /**
  * The claim of due webhook deliveries, fair across endpoints and projects (docs/webhooks.md,
@@ -30,7 +31,7 @@ export interface ClaimedDelivery {
   eventType: string;
   /** This attempt's number (1-based); also the lease's fencing token. */
   attempt: number;
-  /** What this attempt sends and signs: `webhookBody` of its event. */
+  /** What this attempt sends and signs: `webhookBody` of its event (outbox.ts). */
   body: string;
   url: string;
   /** Current secret first, then a rotated-out one still within its grace period. */
@@ -60,14 +61,6 @@ export interface Claim {
   /** Where the next claim's walk resumes; null when this one went to the last endpoint. */
   cursor: string | null;
 }
-
-/**
- * The body of a delivery of event `e` (an alias of `events`): the event as webhooks carry it
- * (DESIGN.md "Webhooks and events"), rendered by drizzle/functions.sql's `tenure_webhook_body`.
- * Rendered when the delivery is claimed, not stored: an event is never changed, so every attempt
- * and every replay of it sends the same bytes.
- */
-export const webhookBody = (e: string): SQL => sql.raw(`tenure_webhook_body(${e}.id, ${e}.type, ${e}.project_id, ${e}.emitted_at, ${e}.data)`);
 
 /** Endpoints the walk looks at per claim, in multiples of `limit`. */
 const WALK_ROUNDS = 4;

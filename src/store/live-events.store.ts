@@ -1,14 +1,15 @@
 import { sql } from 'drizzle-orm';
 import type { TenureEvent } from '../domain/events.js';
 import { affectedOf, rowsOf, type Db } from './db.js';
+import { webhookBody } from './outbox.js';
 
 /**
  * The outbox as live updates read it: claiming events for their one broadcast, replaying a
  * project's events to a resumed subscription, and the key checks of open connections. Events are
- * rendered by `tenure_webhook_body` (drizzle/0002), so a socket gets exactly what a webhook gets.
+ * rendered as webhooks carry them (`webhookBody`, outbox.ts), so a socket gets exactly what a webhook gets.
  */
 
-const eventJson = sql.raw(`tenure_webhook_body(e.id, e.type, e.project_id, e.emitted_at, e.data)::json`);
+const eventJson = sql`${webhookBody('e')}::json`;
 
 /** Where a resumed subscription starts: the event the client saw last. */
 export interface ResumePoint {

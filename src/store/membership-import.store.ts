@@ -36,6 +36,9 @@ export interface ChunkOutcome {
 
 const dialect = new PgDialect();
 
+/** Room for a row of a 20-digit user id (~130 bytes) and then some; a buffer too small for longer ones grows. */
+const ROW_BYTES = 160;
+
 /**
  * Staging rows in COPY's text format (user ids are digits and ISO instants need no escaping). The
  * end date travels twice: as epoch milliseconds for the column (a number converts for a fraction
@@ -61,9 +64,6 @@ export function copyBuffer(rows: readonly ImportRow[]): Buffer {
   }
   return buffer.subarray(0, length);
 }
-
-/** Room for a row of a 20-digit user id (~130 bytes) and then some; a buffer too small for longer ones grows. */
-const ROW_BYTES = 160;
 
 const STAGE = sql.raw('tenure_import_stage');
 // ON COMMIT DROP: nothing outlives the chunk, on a pooled connection the app reuses afterwards.

@@ -108,3 +108,11 @@ function literal(name: string, known: boolean): string {
   if (!known) throw new Error(`not an event type or payload key of the catalogue: ${JSON.stringify(name)}`);
   return `'${name}'`;
 }
+
+/**
+ * Event `e` (an alias of `events`) as webhooks carry it (DESIGN.md "Webhooks and events") and live
+ * updates send it, rendered by drizzle/functions.sql's `tenure_webhook_body`. Rendered when read
+ * (a delivery claimed, an event broadcast or replayed), not stored: an event is never changed, so
+ * every attempt and every replay of it sends the same bytes.
+ */
+export const webhookBody = (e: string): SQL => sql.raw(`tenure_webhook_body(${e}.id, ${e}.type, ${e}.project_id, ${e}.emitted_at, ${e}.data)`);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rowsOf } from '../../src/store/db.js';
+import { webhookBody } from '../../src/store/outbox.js';
 import { createMembership, ISO_MS, UUID } from '../support/api.js';
 import { future, type Tenant } from '../support/harness.js';
 import { createLiveHarness, LiveClient, type LiveHarness } from './live-harness.js';
@@ -70,9 +71,8 @@ describe('memberships channel', () => {
     const event = await eventOf(c, 'membership.extended');
     const [row] = rowsOf<{ id: string; ms: string; body: string }>(
       await lh.h.database.db.execute(sql`
-        SELECT id, (extract(epoch FROM emitted_at) * 1000)::bigint::text AS ms,
-               tenure_webhook_body(id, type, project_id, emitted_at, data) AS body
-        FROM events WHERE project_id = ${t.projectId} AND type = 'membership.extended'`),
+        SELECT e.id, (extract(epoch FROM e.emitted_at) * 1000)::bigint::text AS ms, ${webhookBody('e')} AS body
+        FROM events e WHERE e.project_id = ${t.projectId} AND e.type = 'membership.extended'`),
     );
     expect(event).toStrictEqual({
       event_id: row!.id,
