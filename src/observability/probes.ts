@@ -10,7 +10,8 @@ import { pendingMigrations, type Db } from '../store/db.js';
 
 export interface CheckResult {
   name: 'database' | 'migrations' | 'redis';
-  status: 'ok' | 'failed' | 'skipped';
+  /** `degraded`: a soft dependency is failing; the node still serves every request without it. */
+  status: 'ok' | 'failed' | 'degraded' | 'skipped';
   /** Plain words; never a URL, a password or a query parameter. */
   detail: string;
 }
@@ -77,6 +78,18 @@ export function probeRedisClient(url: string): Redis {
 }
 
 const lastRedisError = new WeakMap<Redis, Error>();
+
+/**
+ * Readiness separates what stops a node from serving (the database, its migrations) from what only
+ * degrades it: without Redis, rate limits are counted in each node's memory and live updates reach
+ * only the clients connected to the node that wrote them, but every request is still answered. A
+ * Redis outage is shared by every node at once, so failing readiness on it would have a load
+ * balancer remove the whole cluster while each node could serve.
+ */
+export function asSoftDependency(check: CheckResult): CheckResult {
+  if (check.status !== 'failed') return check;
+  return { ...check, status: 'degraded', detail: `${check.detail}; rate limits are counted in this node's memory meanwhile` };
+}
 
 export async function checkRedis(client: Redis | null): Promise<CheckResult> {
   if (!client) return { name: 'redis', status: 'skipped', detail: 'REDIS_URL not set: rate limits are kept in memory' };

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { AppError } from '../../../domain/errors.js';
 import type { Metrics } from '../../../observability/metrics.js';
 import { carriesMetricsToken } from '../../../observability/metrics-token.js';
-import { checkDatabase, checkMigrations, checkRedis, probeRedisClient, type CheckResult } from '../../../observability/probes.js';
+import { asSoftDependency, checkDatabase, checkMigrations, checkRedis, probeRedisClient, type CheckResult } from '../../../observability/probes.js';
 import type { Db } from '../../../store/db.js';
 import { contextOf, sendSuccess } from '../../envelope.js';
 import { healthzSchema, metricsSchema, readyzSchema } from './health.schemas.js';
@@ -46,10 +46,16 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthDeps> = async (app, d
         ? await checkMigrations(deps.db)
         : { name: 'migrations', status: 'skipped', detail: 'not checked: the database is unreachable' };
     migrationsApplied = migrations.status === 'ok';
-    const checks = [database, migrations, await checkRedis(redis)];
+    const checks = [database, migrations, asSoftDependency(await checkRedis(redis))];
     const failing = checks.filter((c) => c.status === 'failed');
+    const degraded = checks.filter((c) => c.status === 'degraded');
+    const describe = (list: CheckResult[]) => list.map((c) => `${c.name} ${c.detail}`).join('; ');
+    if (failing.length === 0 && degraded.length > 0) {
+      request.log.warn({ checks }, 'ready, degraded');
+      return sendSuccess(reply, 200, { message: `Ready, degraded: ${describe(degraded)}`, data: { status: 'degraded' as const, checks } });
+    }
     if (failing.length === 0) return sendSuccess(reply, 200, { message: 'tenure is ready', data: { status: 'ready' as const, checks } });
-    const message = `Not ready: ${failing.map((c) => `${c.name} ${c.detail}`).join('; ')}`;
+    const message = `Not ready: ${describe(failing)}`;
     request.log.warn({ checks }, 'readiness check failed');
     return reply.code(503).send({
       ok: false as const,

@@ -5,7 +5,7 @@ import { Envelope, errorResponses } from '../../schemas.js';
 
 const Check = Type.Object({
   name: Type.Union([Type.Literal('database'), Type.Literal('migrations'), Type.Literal('redis')]),
-  status: Type.Union([Type.Literal('ok'), Type.Literal('failed'), Type.Literal('skipped')]),
+  status: Type.Union([Type.Literal('ok'), Type.Literal('failed'), Type.Literal('degraded'), Type.Literal('skipped')]),
   detail: Type.String(),
 });
 
@@ -24,9 +24,9 @@ export const healthzSchema = {
 };
 
 export const readyzSchema = {
-  summary: 'Readiness: database reachable, migrations applied, Redis reachable when configured',
+  summary: 'Readiness: database reachable and migrations applied (503 otherwise); Redis unreachable only degrades (200, status degraded)',
   response: {
-    200: Envelope(Type.Object({ status: Type.Literal('ready'), checks: Type.Array(Check) })),
+    200: Envelope(Type.Object({ status: Type.Union([Type.Literal('ready'), Type.Literal('degraded')]), checks: Type.Array(Check) })),
     // The error envelope, with every check's result so the failing one can be read at once.
     503: Type.Object({
       ok: Type.Literal(false),
