@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 
@@ -10,6 +11,15 @@ import lockfile from 'proper-lockfile';
  */
 
 export const DEFAULT_LOCK_STALE_MS = 10_000;
+
+/**
+ * The file system proper-lockfile works through: node's, except that the lock (a directory, made
+ * with `mkdir` because that is atomic) is made 0700 like everything else in the data directory
+ * (data-dir-modes.ts), not with the process umask's 0755.
+ */
+const lockFs = Object.assign(Object.create(fs) as typeof fs, {
+  mkdir: (dir: string, callback: (err: NodeJS.ErrnoException | null) => void) => fs.mkdir(dir, { mode: 0o700 }, callback),
+});
 
 export class DataDirLockedError extends Error {
   constructor(readonly dataDir: string) {
@@ -35,6 +45,7 @@ export async function acquireDataDirLock(
   try {
     const release = await lockfile.lock(dataDir, {
       lockfilePath: path.join(dataDir, 'tenure.lock'),
+      fs: lockFs,
       stale: staleMs,
       update: staleMs / 2,
       retries: waitMs > 0 ? { retries: Math.ceil(waitMs / 500), minTimeout: 500, maxTimeout: 500, factor: 1 } : 0,

@@ -14,6 +14,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import * as schema from './schema.js';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
+import { encloseDataDir, tightenDataDir } from './data-dir-modes.js';
 import { applyDefinitions, DEFINITIONS_FILE, definitionsPending, readDefinitions } from './definitions.js';
 import { EmbeddedNotifications, PostgresNotifications, type Notifications } from './notifications.js';
 import { wakingDb, Wakeups } from './wakeups.js';
@@ -70,10 +71,16 @@ export async function openDatabase(storage: StorageOptions, options: OpenOptions
     case 'pglite-memory':
       return pgliteDatabase(await PGlite.create(storage.seed ? { loadDataDir: storage.seed } : {}), options);
     case 'pglite': {
-      await mkdir(storage.dataDir, { recursive: true });
+      // The data directory is the owner's alone (data-dir-modes.ts): enclosed before PGlite writes
+      // into it, and everything in it tightened once it is open (PGlite makes files 0666).
+      const logger = options.logger ?? silent;
+      await mkdir(storage.dataDir, { recursive: true, mode: 0o700 });
+      await encloseDataDir(storage.dataDir, logger);
       const lock = await acquireDataDirLock(storage.dataDir, { ...options, staleMs: storage.lockStaleMs });
       try {
-        return openPglite(await PGlite.create(path.join(storage.dataDir, 'pglite')), lock, options.logger ?? silent);
+        const client = await PGlite.create(path.join(storage.dataDir, 'pglite'));
+        await tightenDataDir(storage.dataDir, logger);
+        return openPglite(client, lock, logger);
       } catch (err) {
         await lock.release();
         throw err;
