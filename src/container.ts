@@ -25,6 +25,7 @@ import { ProjectsService } from './domain/projects/projects.service.js';
 import { SettingsService } from './domain/settings/settings.service.js';
 import { TargetsService } from './domain/targets/targets.service.js';
 import { UsersService } from './domain/users/users.service.js';
+import { sealStoredSecrets, WebhookSecrets } from './domain/webhooks/webhook-secrets.js';
 import { WebhooksService } from './domain/webhooks/webhooks.service.js';
 import { LiveTokenService } from './live/live-tokens.js';
 import { stripeApi } from './payments/stripe/stripe-api.js';
@@ -88,6 +89,11 @@ export interface Container {
    * bot"); null on PostgreSQL without TENURE_ENCRYPTION_KEY, where no bot can be connected.
    */
   readonly secretBox: SecretBox | null;
+  /**
+   * Webhook signing secrets at rest: sealed with the secret box, opened by the delivery worker;
+   * kept as they are where there is no box (docs/webhooks.md, "Decisions").
+   */
+  readonly webhookSecrets: WebhookSecrets;
   /** tenure's calls to Stripe (stripe-node at TENURE_STRIPE_API_URL): the services' and the payments reconciler's. */
   readonly stripe: StripeApi;
   /** Starts the listeners a serving process needs (key revocations from other nodes). */
@@ -125,8 +131,16 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
   }
 
   const stores = createStores(database, clock);
+  const webhookSecrets = new WebhookSecrets(secretBox);
+  try {
+    // After the migrations, like them: secrets stored before sealing (or without a key) are sealed.
+    if (ownsDatabase) await sealStoredSecrets(stores.webhooks, webhookSecrets, logger);
+  } catch (err) {
+    await database.close();
+    throw err;
+  }
   const stripe = stripeApi(config.payments.stripe);
-  const services = createServices(stores, config, clock, resolve, secretBox, stripe);
+  const services = createServices(stores, config, clock, resolve, secretBox, webhookSecrets, stripe);
   let limiter: RateLimiter | null = null;
   // The LISTEN connection opens at the first subscription (listen()), not here.
   const keyRevocations = new KeyRevocations(database.notifications, services.auth);
@@ -144,6 +158,7 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
     },
     keyRevocations,
     secretBox,
+    webhookSecrets,
     stripe,
     listen: () => keyRevocations.start(),
     async close() {
@@ -161,7 +176,15 @@ function keyHome(storage: StorageOptions | null, database: Database | undefined)
   return { kind: 'none' };
 }
 
-function createServices(stores: Stores, config: Config, clock: Clock, resolve: Resolver, secretBox: SecretBox | null, stripe: StripeApi): Services {
+function createServices(
+  stores: Stores,
+  config: Config,
+  clock: Clock,
+  resolve: Resolver,
+  secretBox: SecretBox | null,
+  webhookSecrets: WebhookSecrets,
+  stripe: StripeApi,
+): Services {
   const auth = new AuthService(stores.projects, config.auth.cacheTtlMs);
   const projects = new ProjectsService(stores.projects);
   const plans = new PlansService(stores.plans);
@@ -172,7 +195,7 @@ function createServices(stores: Stores, config: Config, clock: Clock, resolve: R
     settings: new SettingsService(stores.settings),
     users: new UsersService(stores.users),
     memberships: new MembershipsService(stores.memberships, clock, stores.bulkExtend),
-    webhooks: new WebhooksService(stores.webhooks, stores.deliveryLog, clock, {
+    webhooks: new WebhooksService(stores.webhooks, stores.deliveryLog, webhookSecrets, clock, {
       allowPrivate: config.webhooks.allowPrivate,
       maxPerProject: config.webhooks.maxPerProject,
       resolve,

@@ -84,7 +84,7 @@ export async function startWorkerRuntime(c: Container, o: WorkerRuntimeOptions =
   const sender = new HttpSender();
   const { webhooks } = c.config;
   const worker = new DeliveryWorker(
-    { store: c.stores.deliveries, sender, resolve: c.resolve, clock: c.clock, random: o.random ?? Math.random, logger: c.logger },
+    { store: c.stores.deliveries, sender, resolve: c.resolve, clock: c.clock, random: o.random ?? Math.random, logger: c.logger, secrets: c.webhookSecrets },
     {
       concurrency: webhooks.concurrency,
       perEndpoint: webhooks.endpointConcurrency,

@@ -34,8 +34,12 @@ export interface ClaimedDelivery {
   /** What this attempt sends and signs: `webhookBody` of its event (outbox.ts). */
   body: string;
   url: string;
-  /** Current secret first, then a rotated-out one still within its grace period. */
-  secrets: string[];
+  /**
+   * The signing secrets as stored (sealed with the instance's key, or as they are where it has
+   * none: src/domain/webhooks/webhook-secrets.ts opens them): current first, then a rotated-out
+   * one still within its grace period.
+   */
+  storedSecrets: string[];
   enabled: boolean;
 }
 
@@ -171,7 +175,7 @@ export async function claimDue(db: Db, o: ClaimOptions): Promise<Claim> {
               attempt: r.attempt,
               body: r.body,
               url: r.url,
-              secrets: r.previous_secret ? [r.secret, r.previous_secret] : [r.secret],
+              storedSecrets: r.previous_secret ? [r.secret, r.previous_secret] : [r.secret],
               enabled: r.enabled,
             },
           ],

@@ -1,22 +1,38 @@
-import { and, count, desc, eq, sql } from 'drizzle-orm';
+import { and, count, desc, eq, sql, type SQL } from 'drizzle-orm';
+import { isSealed, SEALED_PREFIX, type StoredSecrets } from '../domain/webhooks/webhook-secrets.js';
 import { rowsOf, type Db } from './db.js';
 import { insertEvent } from './outbox.js';
 import { webhooks } from './schema.js';
 
+/** A webhook as the services read it: never its secrets (the worker reads them with its claim). */
 export interface WebhookRecord {
   id: string;
   projectId: string;
   url: string;
-  secret: string;
   enabled: boolean;
   createdAt: Date;
   updatedAt: Date;
-  previousSecret: string | null;
   previousSecretExpiresAt: Date | null;
   failingSince: Date | null;
   disabledAt: Date | null;
   disabledReason: string | null;
 }
+
+const recordColumns = {
+  id: webhooks.id,
+  projectId: webhooks.projectId,
+  url: webhooks.url,
+  enabled: webhooks.enabled,
+  createdAt: webhooks.createdAt,
+  updatedAt: webhooks.updatedAt,
+  previousSecretExpiresAt: webhooks.previousSecretExpiresAt,
+  failingSince: webhooks.failingSince,
+  disabledAt: webhooks.disabledAt,
+  disabledReason: webhooks.disabledReason,
+};
+
+/** A stored secret that is not sealed yet (src/domain/webhooks/webhook-secrets.ts). */
+const unsealed = (column: SQL) => sql`${column} NOT LIKE ${`${SEALED_PREFIX}%`}`;
 
 /**
  * Drizzle's query errors quote every parameter in their message, and a failed request's error is
@@ -33,7 +49,7 @@ async function hidingParams<T>(query: () => Promise<T>): Promise<T> {
   }
 }
 
-export class WebhooksStore {
+export class WebhooksStore implements StoredSecrets {
   constructor(private readonly db: Db) {}
 
   /**
@@ -41,12 +57,15 @@ export class WebhooksStore {
    * that concurrent creations count each other (each statement of the transaction sees what
    * committed before it). Null when the project is at `max`.
    */
-  async createWithin(input: { projectId: string; url: string; secret: string }, max: number): Promise<WebhookRecord | null> {
+  async createWithin(input: { projectId: string; url: string; storedSecret: string }, max: number): Promise<WebhookRecord | null> {
     return hidingParams(() => this.db.transaction(async (tx) => {
       await tx.execute(sql`SELECT 1 FROM projects WHERE id = ${input.projectId} FOR NO KEY UPDATE`);
       const [existing] = await tx.select({ n: count() }).from(webhooks).where(eq(webhooks.projectId, input.projectId));
       if ((existing?.n ?? 0) >= max) return null;
-      const [row] = await tx.insert(webhooks).values(input).returning();
+      const [row] = await tx
+        .insert(webhooks)
+        .values({ projectId: input.projectId, url: input.url, secret: input.storedSecret })
+        .returning(recordColumns);
       return row!;
     }));
   }
@@ -68,7 +87,7 @@ export class WebhooksStore {
 
   async get(projectId: string, webhookId: string): Promise<WebhookRecord | null> {
     const [row] = await this.db
-      .select()
+      .select(recordColumns)
       .from(webhooks)
       .where(and(eq(webhooks.projectId, projectId), eq(webhooks.id, webhookId)));
     return row ?? null;
@@ -78,7 +97,7 @@ export class WebhooksStore {
   async list(projectId: string, page: { limit: number; offset: number }): Promise<{ items: WebhookRecord[]; total: number }> {
     const [items, [total]] = await Promise.all([
       this.db
-        .select()
+        .select(recordColumns)
         .from(webhooks)
         .where(eq(webhooks.projectId, projectId))
         .orderBy(desc(webhooks.createdAt), desc(webhooks.id))
@@ -89,16 +108,47 @@ export class WebhooksStore {
     return { items, total: total?.n ?? 0 };
   }
 
-  /** Installs a new secret; the current one becomes the previous, signing alongside until `graceUntil`. */
-  async rotateSecret(projectId: string, webhookId: string, secret: string, now: Date, graceUntil: Date): Promise<WebhookRecord | null> {
+  /**
+   * Installs a new secret (as stored: sealed when the instance has a key); the current one becomes
+   * the previous, signing alongside until `graceUntil`.
+   */
+  async rotateSecret(projectId: string, webhookId: string, storedSecret: string, now: Date, graceUntil: Date): Promise<WebhookRecord | null> {
     const [row] = await hidingParams(() =>
       this.db
         .update(webhooks)
-        .set({ previousSecret: sql`${webhooks.secret}`, previousSecretExpiresAt: graceUntil, secret, updatedAt: now })
+        .set({ previousSecret: sql`${webhooks.secret}`, previousSecretExpiresAt: graceUntil, secret: storedSecret, updatedAt: now })
         .where(and(eq(webhooks.projectId, projectId), eq(webhooks.id, webhookId)))
-        .returning(),
+        .returning(recordColumns),
     );
     return row ?? null;
+  }
+
+  async sealUnsealed(seal: (secret: string) => string, limit: number): Promise<number> {
+    return hidingParams(() => this.db.transaction(async (tx) => {
+      const rows = rowsOf<{ id: string; secret: string; previous_secret: string | null }>(
+        await tx.execute(sql`
+          SELECT id, secret, previous_secret FROM webhooks
+          WHERE ${unsealed(sql`secret`)} OR ${unsealed(sql`previous_secret`)}
+          ORDER BY id LIMIT ${limit} FOR UPDATE`),
+      );
+      if (rows.length === 0) return 0;
+      const kept = (stored: string) => (isSealed(stored) ? stored : seal(stored));
+      // '' stands for "no previous secret" in the array (never a stored value).
+      await tx.execute(sql`
+        UPDATE webhooks w SET secret = v.secret, previous_secret = nullif(v.previous_secret, '')
+        FROM unnest(${sql.param(rows.map((r) => r.id))}::uuid[], ${sql.param(rows.map((r) => kept(r.secret)))}::text[],
+                    ${sql.param(rows.map((r) => (r.previous_secret === null ? '' : kept(r.previous_secret))))}::text[])
+          AS v(id, secret, previous_secret)
+        WHERE w.id = v.id`);
+      return rows.length;
+    }));
+  }
+
+  async countByKey(): Promise<{ keyId: string | null; webhooks: number }[]> {
+    const result = await this.db.execute(sql`
+      SELECT CASE WHEN ${unsealed(sql`secret`)} THEN NULL ELSE split_part(secret, '.', 2) END AS key_id, count(*)::int AS webhooks
+      FROM webhooks GROUP BY 1`);
+    return rowsOf<{ key_id: string | null; webhooks: number }>(result).map((r) => ({ keyId: r.key_id, webhooks: r.webhooks }));
   }
 
   /**

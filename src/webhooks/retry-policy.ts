@@ -22,8 +22,13 @@ export const DISABLE_AFTER_FAILING_MS = 5 * 24 * HOUR;
 
 export const DROPPED_STATUSES: ReadonlySet<number> = new Set([400, 401, 403, 405, 406, 422]);
 
-/** Why an attempt got no usable answer, or `http_status`/`redirect` when it got the wrong one. */
-export type ErrorClass = 'http_status' | 'redirect' | 'timeout' | 'connection' | 'tls' | 'dns' | 'blocked_address';
+/**
+ * Why an attempt got no usable answer, or `http_status`/`redirect` when it got the wrong one;
+ * `signing`: nothing was sent, this instance could not open the webhook's secret (sealed with an
+ * encryption key it does not have), retried like a failure since another process, or this one
+ * after a restart with the key, may.
+ */
+export type ErrorClass = 'http_status' | 'redirect' | 'timeout' | 'connection' | 'tls' | 'dns' | 'blocked_address' | 'signing';
 
 export type AttemptResult =
   | { kind: 'response'; status: number; retryAfter?: string | undefined }

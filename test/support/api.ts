@@ -167,10 +167,12 @@ export async function eventRows(h: Harness, projectId: string): Promise<EventRow
   );
 }
 
+/** The project's webhooks as stored, each secret opened (it is sealed at rest) to compare with what the API showed. */
 export async function webhookRows(h: Harness, projectId: string): Promise<{ id: string; url: string; secret: string; enabled: boolean }[]> {
-  return rowsOf(
+  const rows = rowsOf<{ id: string; url: string; secret: string; enabled: boolean }>(
     await h.database.db.execute(sql`SELECT id, url, secret, enabled FROM webhooks WHERE project_id = ${projectId} ORDER BY id`),
   );
+  return rows.map((r) => ({ ...r, secret: h.container.webhookSecrets.open(r.secret) }));
 }
 
 /**

@@ -73,7 +73,7 @@ export async function createWebhookHarness(o: WebhookHarnessOptions = {}): Promi
   const random = o.random ?? Math.random;
   const timeoutMs = o.timeoutMs ?? DEFAULT_WORKER_OPTIONS.timeoutMs;
   const worker = new DeliveryWorker(
-    { store: stores.deliveries, sender, resolve, clock, random, logger },
+    { store: stores.deliveries, sender, resolve, clock, random, logger, secrets: h.container.webhookSecrets },
     {
       concurrency: h.config.webhooks.concurrency,
       perEndpoint: h.config.webhooks.endpointConcurrency,

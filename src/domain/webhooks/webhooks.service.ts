@@ -6,6 +6,7 @@ import type { Clock } from '../clock.js';
 import { AppError, fail, ok, type Result } from '../errors.js';
 import { formatInstant, parseInstant } from '../instant.js';
 import { SlidingBudget } from '../sliding-budget.js';
+import type { WebhookSecrets } from './webhook-secrets.js';
 import { toWebhookView, type WebhookView } from './webhook.view.js';
 
 export interface CreatedWebhook {
@@ -58,6 +59,8 @@ export class WebhooksService {
   constructor(
     private readonly store: WebhooksStore,
     private readonly deliveries: DeliveryLogStore,
+    /** Seals the secrets at rest with the instance's key (webhook-secrets.ts). */
+    private readonly secrets: WebhookSecrets,
     private readonly clock: Clock,
     private readonly options: WebhooksOptions,
   ) {
@@ -65,7 +68,8 @@ export class WebhooksService {
   }
 
   /**
-   * Spec 4.3. The secret (64 lowercase hex) is returned here; deliveries are signed with it. The
+   * Spec 4.3. The secret (64 lowercase hex) is returned here, the only time it is shown (it is
+   * stored sealed with the instance's key when there is one); deliveries are signed with it. The
    * host is resolved now and every address checked (SSRF guard). A name that does not resolve is
    * accepted: it reaches no address, and a receiver's DNS is often set up after its webhook; each
    * send resolves again, and a name that still does not resolve is a failed, retried attempt.
@@ -79,9 +83,10 @@ export class WebhooksService {
     if (!destination.ok && destination.errorClass === 'blocked_address') {
       return fail('VALIDATION_ERROR', `url host ${destination.message}`);
     }
-    const hook = await this.store.createWithin({ projectId, url, secret: newSecret() }, this.options.maxPerProject);
+    const secret = newSecret();
+    const hook = await this.store.createWithin({ projectId, url, storedSecret: this.secrets.toStored(secret) }, this.options.maxPerProject);
     if (!hook) return this.full();
-    return ok({ url: hook.url, id: hook.id, secret: hook.secret });
+    return ok({ url: hook.url, id: hook.id, secret });
   }
 
   private full<T>(): Result<T> {
@@ -110,8 +115,9 @@ export class WebhooksService {
    */
   async rotateSecret(projectId: string, webhookId: string): Promise<Result<RotatedSecret>> {
     const now = this.clock.now();
-    const hook = await this.store.rotateSecret(projectId, webhookId, newSecret(), now, new Date(now.getTime() + SECRET_GRACE_MS));
-    return hook ? ok({ ...toWebhookView(hook, now), secret: hook.secret }) : fail('NOT_FOUND', NOT_FOUND);
+    const secret = newSecret();
+    const hook = await this.store.rotateSecret(projectId, webhookId, this.secrets.toStored(secret), now, new Date(now.getTime() + SECRET_GRACE_MS));
+    return hook ? ok({ ...toWebhookView(hook, now), secret }) : fail('NOT_FOUND', NOT_FOUND);
   }
 
   /** Enabling clears the failure streak; disabling cancels pending deliveries (replay brings them back). */
