@@ -13,6 +13,7 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import * as schema from './schema.js';
+import { reportingOnce, survivingConnectionLoss } from './connection-loss.js';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
 import { encloseDataDir, tightenDataDir } from './data-dir-modes.js';
 import { applyDefinitions, DEFINITIONS_FILE, definitionsPending, readDefinitions } from './definitions.js';
@@ -134,8 +135,7 @@ function openPostgres(url: string, poolSize: number, logger: Pick<Logger, 'warn'
     connectionTimeoutMillis: 5_000,
     application_name: 'tenure',
   });
-  // An idle client losing its connection emits here; without a listener node would crash.
-  pool.on('error', () => undefined);
+  survivingConnectionLoss(pool, logger);
   const db = drizzlePg({ client: pool, schema }) as unknown as Db;
   let notifications: PostgresNotifications | null = null;
   const listener = () => (notifications ??= new PostgresNotifications(url, logger));
@@ -155,6 +155,8 @@ function openPostgres(url: string, poolSize: number, logger: Pick<Logger, 'warn'
     },
     async migrate() {
       const client = new pg.Client({ connectionString: url, application_name: 'tenure-migrate' });
+      // A lost connection fails the migration's statements (and so the start), never the process.
+      client.on('error', reportingOnce(logger, 'the migration\'s database connection was lost'));
       await client.connect();
       try {
         await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
@@ -241,7 +243,9 @@ export function isDatabaseUnavailable(err: unknown): boolean {
         return true;
       }
     }
-    if (typeof message === 'string' && /Connection terminated|timeout exceeded when trying to connect|PGlite is closed/i.test(message)) {
+    // "not queryable": a statement on a client whose connection was lost, e.g. the next one of a
+    // transaction, or its ROLLBACK (which drizzle then throws instead of the first error).
+    if (typeof message === 'string' && /Connection terminated|timeout exceeded when trying to connect|not queryable|PGlite is closed/i.test(message)) {
       return true;
     }
     e = (e as { cause?: unknown }).cause;

@@ -1,6 +1,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { reportingOnce } from './connection-loss.js';
 
 /**
  * Database notifications (LISTEN/NOTIFY) for every subscriber of a database handle (one per
@@ -124,7 +125,9 @@ export class PostgresNotifications implements Notifications {
     const c = this.client;
     if (!c || this.listening.has(channel)) return;
     this.listening.add(channel);
-    await this.send(c, `LISTEN ${channel}`);
+    // A LISTEN fails with its connection: closing it makes sure the reconnection, which LISTENs on
+    // every subscribed channel, follows (a subscriber waits for no more than that).
+    await this.send(c, `LISTEN ${channel}`).catch(() => c.end().catch(() => undefined));
   }
 
   /** Sends `statement` on `c` once the statements sent before it have been answered. */
@@ -137,16 +140,25 @@ export class PostgresNotifications implements Notifications {
   private async connect(): Promise<void> {
     const c = new pg.Client({ connectionString: this.url, application_name: 'tenure-listen', connectionTimeoutMillis: 5_000 });
     c.on('notification', (message) => this.subscribers.dispatch(message.channel, message.payload ?? ''));
-    c.on('error', (err) => {
-      this.logger.warn({ err }, 'notification connection failed; reconnecting');
+    // Once per connection, whichever comes first: its error (pg emits one for the server's
+    // message and another when the socket closes) or its end.
+    let lost = false;
+    const report = reportingOnce(this.logger, 'notification connection lost; reconnecting');
+    const onLost = (err: Error | null) => {
+      if (lost) return;
+      lost = true;
+      if (err) report(err);
+      if (this.client === c) this.client = null;
       this.reconnectLater();
-    });
-    c.on('end', () => this.reconnectLater());
+    };
+    c.on('error', onLost);
+    c.on('end', () => onLost(null));
     try {
       await c.connect();
       const channels = this.subscribers.channels();
       for (const channel of channels) await this.send(c, `LISTEN ${channel}`);
-      if (this.closed) {
+      if (this.closed || lost) {
+        lost = true;
         await c.end();
         return;
       }
@@ -155,8 +167,8 @@ export class PostgresNotifications implements Notifications {
       this.failures = 0;
       this.subscribers.dispatchAll(null);
     } catch (err) {
-      this.logger.warn({ err }, 'could not LISTEN; retrying');
-      c.removeAllListeners('end');
+      if (!lost) this.logger.warn({ err }, 'could not LISTEN; retrying');
+      lost = true;
       await c.end().catch(() => undefined);
       this.reconnectLater();
     } finally {
@@ -166,8 +178,9 @@ export class PostgresNotifications implements Notifications {
 
   private reconnectLater(): void {
     if (this.closed || this.retry) return;
-    this.client = null;
-    const delay = Math.min(30_000, 250 * 2 ** Math.min(this.failures++, 7));
+    // At most 5 s apart: PostgreSQL back, the next attempt is soon (notifications sent meanwhile
+    // are lost either way, and every subscriber resynchronises on reconnection).
+    const delay = Math.min(5_000, 250 * 2 ** Math.min(this.failures++, 5));
     this.retry = setTimeout(() => {
       this.retry = null;
       this.connecting ??= this.connect();

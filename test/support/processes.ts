@@ -1,10 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { chown, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
  * Real processes for the cluster tests: tenure servers (`node dist/main.js`, built by `npm test`'s
- * pretest) and throwaway Redis servers on spare ports. Everything listens on loopback only.
+ * pretest) and throwaway Redis and PostgreSQL servers on spare ports. Everything listens on loopback only.
  */
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
@@ -113,6 +117,110 @@ export async function startRedis(port: number): Promise<RedisProcess> {
     async stop() {
       child.kill('SIGKILL');
       await exited(child);
+    },
+  };
+}
+
+export interface PostgresProcess {
+  /** The `postgres` database, as the superuser `postgres` (trust, loopback only). */
+  url: string;
+  port: number;
+  /** Everything the server logged (its crash-restarts included). */
+  output(): string;
+  /** Resolves once the server has logged `ready to accept connections` `count` times in all (a restart after a crash is one more). */
+  ready(count: number, timeoutMs?: number): Promise<void>;
+  /** Stops the server (a fast shutdown), waits `downMs`, starts it again and resolves once it is ready. */
+  restart(downMs: number): Promise<void>;
+  /** Stops the server (a fast shutdown) and removes its directory. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Where `initdb` and `postgres` are (Debian keeps them off PATH, under /usr/lib/postgresql/<n>/bin),
+ * or why there are none.
+ */
+export function postgresBinaries(): { bin: string } | { missing: string } {
+  const dirs = [
+    ...(existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a)).map((v) => `/usr/lib/postgresql/${v}/bin`) : []),
+    ...(process.env.PATH ?? '').split(':').filter(Boolean),
+  ];
+  const bin = dirs.find((d) => existsSync(path.join(d, 'initdb')) && existsSync(path.join(d, 'postgres')));
+  return bin ? { bin } : { missing: `no initdb and postgres binaries under /usr/lib/postgresql/*/bin or on PATH (${dirs.length} directories looked at): install PostgreSQL's server package` };
+}
+
+/**
+ * A PostgreSQL server of the test's own (initdb in a temporary directory, a spare port), for what
+ * must not touch the shared one: a backend killed with SIGKILL makes the postmaster end and restart
+ * every backend of its server. PostgreSQL refuses to run as root, so as root (CI) initdb and the
+ * server run as the `postgres` user (setpriv: the spawned process is the server itself, no
+ * intermediate one).
+ */
+export async function startPostgres(bin: string, port: number): Promise<PostgresProcess> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'tenure-pg-'));
+  const asServerUser = (command: string, args: string[]): [string, string[]] =>
+    process.getuid?.() === 0 ? ['setpriv', ['--reuid=postgres', '--regid=postgres', '--init-groups', '--', command, ...args]] : [command, args];
+  if (process.getuid?.() === 0) {
+    const [uid, gid] = ['-u', '-g'].map((flag) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim()));
+    await chown(dir, uid!, gid!);
+  }
+  const data = path.join(dir, 'data');
+  const [initdb, initArgs] = asServerUser(path.join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '--no-instructions', '-E', 'UTF8', '--locale=C']);
+  await new Promise<void>((resolve, reject) => {
+    execFile(initdb, initArgs, (err, _stdout, stderr) => (err ? reject(new Error(`initdb failed: ${stderr}`)) : resolve()));
+  });
+  const [postgres, args] = asServerUser(path.join(bin, 'postgres'), [
+    '-D', data, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${dir}`,
+    // fsync off: what a crash of PostgreSQL (not of the machine) loses does not depend on it; a
+    // commit still waits for its WAL to be written, so an acknowledged write survives a SIGKILL.
+    '-c', 'fsync=off', '-c', 'full_page_writes=off', '-c', 'shared_buffers=16MB',
+    '-c', 'max_connections=50', '-c', 'restart_after_crash=on',
+  ]);
+  let out = '';
+  const launch = () => {
+    const started = spawn(postgres, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    started.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    started.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    return started;
+  };
+  let child = launch();
+  const readyCount = () => out.split('database system is ready to accept connections').length - 1;
+  const ready = async (count: number, timeoutMs = 20_000) => {
+    const start = Date.now();
+    while (readyCount() < count) {
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`postgres exited:\n${out}`);
+      if (Date.now() - start > timeoutMs) throw new Error(`postgres not ready:\n${out}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  // A fast shutdown: every session is ended (57P01), then the server exits.
+  const shutDown = async () => {
+    child.kill('SIGINT');
+    const killer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    await exited(child);
+    clearTimeout(killer);
+  };
+  try {
+    await ready(1);
+  } catch (err) {
+    child.kill('SIGKILL');
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    port,
+    output: () => out,
+    ready,
+    async restart(downMs) {
+      const before = readyCount();
+      await shutDown();
+      await new Promise((r) => setTimeout(r, downMs));
+      child = launch();
+      await ready(before + 1);
+    },
+    async stop() {
+      await shutDown();
+      await rm(dir, { recursive: true, force: true });
     },
   };
 }
