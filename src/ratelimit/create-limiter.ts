@@ -15,11 +15,14 @@ export function limitsOf(config: Config): LimitsConfig {
   };
 }
 
+/** How long the Redis client waits for a command: the most a Redis that stalls costs a request, once. */
+const COMMAND_TIMEOUT_MS = 500;
+
 /**
  * The limiter the config asks for: in memory without REDIS_URL, else Redis shared by every node.
  * The Redis client never queues commands while disconnected and gives up on a command after
- * 500 ms, so an outage costs a request at most that, after which the insurance limiter answers
- * at once until the connection is back (it reconnects by itself).
+ * COMMAND_TIMEOUT_MS; from the first failure or timeout, counts go to the node's memory at once,
+ * without touching Redis, until a probe answers promptly (redis-counts.ts). It reconnects by itself.
  */
 export function createRateLimiter(config: Config, logger: FastifyBaseLogger): RateLimiter {
   if (!config.rateLimit.enabled) return new NoRateLimiter(limitsOf(config));
@@ -28,13 +31,14 @@ export function createRateLimiter(config: Config, logger: FastifyBaseLogger): Ra
     enableAutoPipelining: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
-    commandTimeout: 500,
+    commandTimeout: COMMAND_TIMEOUT_MS,
     connectTimeout: 2_000,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
   });
   return new FlexibleRateLimiter(limitsOf(config), {
     client,
     keyPrefix: config.redisKeyPrefix,
+    timeoutMs: COMMAND_TIMEOUT_MS,
     onHealthChange: (healthy, err) =>
       healthy
         ? logger.info('Redis is reachable again; rate limits are shared across nodes again')

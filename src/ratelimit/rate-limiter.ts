@@ -1,16 +1,13 @@
 import type { Redis } from 'ioredis';
-import {
-  RateLimiterMemory,
-  RateLimiterRedis,
-  RateLimiterRes,
-  type RateLimiterAbstract,
-} from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { SharedCounts, type Count } from './redis-counts.js';
 
 /**
- * The rate-limit policies of spec section 8 over rate-limiter-flexible: per API key, per client
- * IP, and a one-second burst (per key, or per IP for requests without a valid key), plus the
- * suspension of subjects that keep hitting the limits. In memory without Redis; on Redis with an
- * in-memory insurance limiter, so an unreachable Redis degrades to per-node limits, never to errors.
+ * The rate-limit policies of spec section 8: per API key, per client IP, and a one-second burst
+ * (per key, or per IP for requests without a valid key), plus the suspension of subjects that keep
+ * hitting the limits. In memory (rate-limiter-flexible's) without Redis; on Redis, with the node's
+ * memory counting whenever Redis fails or stalls, so an unreachable Redis degrades to per-node
+ * limits, never to errors or waits (redis-counts.ts; docs/rate-limits.md, "Redis").
  */
 
 export type PolicyName = 'key' | 'ip' | 'burst';
@@ -59,7 +56,7 @@ export interface RateLimiter {
   readonly config: LimitsConfig;
   /** Counts the charges and reads the suspensions of their subjects, at once (one Redis round trip). */
   consume(charges: readonly Charge[]): Promise<Verdict>;
-  /** Resolves once the shared store is connected, or after `timeoutMs` (the insurance answers meanwhile). */
+  /** Resolves once the shared store answers, or after `timeoutMs` (memory answers meanwhile). */
   ready(timeoutMs?: number): Promise<void>;
   /** Records a rejected request; returns the suspension it starts, if any. */
   recordViolation(subject: string): Promise<{ msLeft: number } | null>;
@@ -69,67 +66,75 @@ export interface RateLimiter {
 export interface RedisBackend {
   client: Redis;
   keyPrefix: string;
+  /** The client's command timeout (ms). */
+  timeoutMs: number;
+  /** After Redis returns, how long its refusals do not count toward a suspension (default 10 s). */
+  graceMs?: number;
   /** Called once when Redis starts failing and once when it answers again. */
   onHealthChange?: (healthy: boolean, err?: unknown) => void;
 }
 
-const toRes = (r: unknown): RateLimiterRes => {
-  if (r instanceof RateLimiterRes) return r;
-  throw r;
-};
+/** A memory limiter's answer (it rejects with the same shape past its limit). */
+const inMemory = (limiter: RateLimiterMemory, subject: string): Promise<Count> =>
+  limiter.consume(subject).then(
+    (r) => ({ consumed: r.consumedPoints, msLeft: r.msBeforeNext }),
+    (r: unknown) => {
+      if (r instanceof RateLimiterRes) return { consumed: r.consumedPoints, msLeft: r.msBeforeNext };
+      throw r;
+    },
+  );
 
 export class FlexibleRateLimiter implements RateLimiter {
-  private readonly limiters: Record<PolicyName, RateLimiterAbstract>;
-  private readonly violations: RateLimiterAbstract | null;
-  private redisHealthy = true;
+  private readonly memory: Record<PolicyName, RateLimiterMemory>;
+  /** Violations counted in this node's memory (without Redis, or while Redis is failing). */
+  private readonly violations: RateLimiterMemory | null;
+  private readonly shared: SharedCounts | null;
+  private readonly keyPrefix: string;
 
   constructor(
     readonly config: LimitsConfig,
-    private readonly redis?: RedisBackend,
+    redis?: RedisBackend,
   ) {
-    const make = (name: string, points: number, duration: number, blockDuration = 0): RateLimiterAbstract => {
-      const memory = new RateLimiterMemory({ keyPrefix: name, points, duration, blockDuration });
-      if (!redis) return memory;
-      return new RateLimiterRedis({
-        storeClient: redis.client,
-        keyPrefix: `${redis.keyPrefix}rl:${name}`,
-        points,
-        duration,
-        blockDuration,
-        // Fail over to memory at once while the connection is down instead of queueing.
-        rejectIfRedisNotReady: true,
-        insuranceLimiter: memory,
-      });
-    };
     const p = config.policies;
-    this.limiters = {
-      key: make('key', p.key.limit, p.key.windowSec),
-      ip: make('ip', p.ip.limit, p.ip.windowSec),
-      burst: make('burst', p.burst.limit, p.burst.windowSec),
-    };
+    const memory = (name: string, { limit, windowSec }: PolicyConfig) => new RateLimiterMemory({ keyPrefix: name, points: limit, duration: windowSec });
+    this.memory = { key: memory('key', p.key), ip: memory('ip', p.ip), burst: memory('burst', p.burst) };
     const s = config.suspension;
     // Consuming past `threshold - 1` points blocks the subject for the suspension's duration.
-    this.violations = s ? make('violations', s.threshold - 1, s.windowSec, s.durationSec) : null;
-    if (redis) {
-      redis.client.on('error', (err) => this.setHealth(false, err));
-      redis.client.on('ready', () => this.setHealth(true));
-    }
+    this.violations = s
+      ? new RateLimiterMemory({ keyPrefix: 'violations', points: s.threshold - 1, duration: s.windowSec, blockDuration: s.durationSec })
+      : null;
+    this.keyPrefix = redis?.keyPrefix ?? '';
+    this.shared = redis
+      ? new SharedCounts({ client: redis.client, timeoutMs: redis.timeoutMs, graceMs: redis.graceMs, onHealthChange: redis.onHealthChange })
+      : null;
   }
 
-  private setHealth(healthy: boolean, err?: unknown): void {
-    if (healthy === this.redisHealthy) return;
-    this.redisHealthy = healthy;
-    this.redis?.onHealthChange?.(healthy, err);
+  private redisKey(name: string, subject: string): string {
+    return `${this.keyPrefix}rl:${name}:${subject}`;
+  }
+
+  /** Counts in Redis when it is in use, else (or when it fails) in memory, at once. */
+  private async count(policy: PolicyName, subject: string): Promise<Count> {
+    const windowMs = this.config.policies[policy].windowSec * 1000;
+    const shared = this.shared?.usable ? await this.shared.count(this.redisKey(policy, subject), windowMs) : null;
+    return shared ?? inMemory(this.memory[policy], subject);
+  }
+
+  /** The milliseconds left of a subject's suspension, in memory or in Redis, or 0. */
+  private async suspension(subject: string): Promise<number> {
+    const threshold = this.config.suspension!.threshold;
+    const [local, shared] = await Promise.all([this.violations!.get(subject), this.shared?.read(this.redisKey('violations', subject))]);
+    const localMs = local && local.consumedPoints >= threshold ? local.msBeforeNext : 0;
+    const sharedMs = shared && shared.consumed >= threshold ? shared.msLeft : 0;
+    return Math.max(0, localMs, sharedMs);
   }
 
   async consume(charges: readonly Charge[]): Promise<Verdict> {
     const subjects = [...new Set(charges.map((c) => c.subject))];
     // Every command is issued in this tick; ioredis auto-pipelining sends them in one write.
-    const counted = Promise.all(charges.map((c) => this.limiters[c.policy].consume(c.subject).catch(toRes)));
-    const suspensions = this.violations
-      ? Promise.all(subjects.map((s) => this.violations!.get(s)))
-      : Promise.resolve([] as (RateLimiterRes | null)[]);
-    const [results, states] = await Promise.all([counted, suspensions]);
+    const counted = Promise.all(charges.map((c) => this.count(c.policy, c.subject)));
+    const suspensions = this.violations ? Promise.all(subjects.map((s) => this.suspension(s))) : Promise.resolve([] as number[]);
+    const [results, msLeft] = await Promise.all([counted, suspensions]);
 
     const decisions = charges.map((c, i): Decision => {
       const res = results[i]!;
@@ -139,44 +144,37 @@ export class FlexibleRateLimiter implements RateLimiter {
         subject: c.subject,
         limit: policy.limit,
         windowSec: policy.windowSec,
-        remaining: Math.max(0, policy.limit - res.consumedPoints),
-        msBeforeReset: Math.max(0, res.msBeforeNext),
-        allowed: res.consumedPoints <= policy.limit,
+        remaining: Math.max(0, policy.limit - res.consumed),
+        msBeforeReset: Math.max(0, res.msLeft),
+        allowed: res.consumed <= policy.limit,
       };
     });
     let suspended: Verdict['suspended'] = null;
-    const threshold = this.config.suspension?.threshold ?? Infinity;
-    states.forEach((state, i) => {
-      if (state && state.consumedPoints >= threshold && state.msBeforeNext > 0) {
-        if (!suspended || state.msBeforeNext > suspended.msLeft) suspended = { subject: subjects[i]!, msLeft: state.msBeforeNext };
-      }
+    msLeft.forEach((ms, i) => {
+      if (ms > 0 && (!suspended || ms > suspended.msLeft)) suspended = { subject: subjects[i]!, msLeft: ms };
     });
     return { decisions, suspended };
   }
 
   async ready(timeoutMs = 2_000): Promise<void> {
-    const client = this.redis?.client;
-    if (!client || client.status === 'ready') return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, timeoutMs);
-      function done() {
-        clearTimeout(timer);
-        client!.off('ready', done);
-        resolve();
-      }
-      client.once('ready', done);
-    });
+    await this.shared?.ready(timeoutMs);
   }
 
   async recordViolation(subject: string): Promise<{ msLeft: number } | null> {
-    if (!this.violations) return null;
-    const res = await this.violations.consume(subject).catch(toRes);
-    const threshold = this.config.suspension!.threshold;
-    return res.consumedPoints >= threshold ? { msLeft: res.msBeforeNext } : null;
+    const s = this.config.suspension;
+    if (!this.violations || !s) return null;
+    if (this.shared?.usable) {
+      // Just after an outage the refusal stands but is not counted toward a suspension (Breaker.settled).
+      if (!this.shared.settled()) return null;
+      const res = await this.shared.count(this.redisKey('violations', subject), s.windowSec * 1000, { at: s.threshold, ms: s.durationSec * 1000 });
+      if (res) return res.consumed >= s.threshold ? { msLeft: res.msLeft } : null;
+    }
+    const res = await inMemory(this.violations, subject);
+    return res.consumed >= s.threshold ? { msLeft: res.msLeft } : null;
   }
 
   async close(): Promise<void> {
-    this.redis?.client.disconnect();
+    this.shared?.close();
   }
 }
 
