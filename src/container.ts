@@ -134,7 +134,7 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
   const webhookSecrets = new WebhookSecrets(secretBox);
   try {
     // After the migrations, like them: secrets stored before sealing (or without a key) are sealed.
-    if (ownsDatabase) await sealStoredSecrets(stores.webhooks, webhookSecrets, logger);
+    if (ownsDatabase) await sealStoredSecrets(stores.webhooks, webhookSecrets);
   } catch (err) {
     await database.close();
     throw err;

@@ -28,7 +28,7 @@ export interface DeliveryAttemptDeps {
   random: () => number;
   logger: Logger;
   /** Opens the signing secrets as the claim read them (sealed with the instance's key). */
-  secrets: Pick<WebhookSecrets, 'open'>;
+  secrets: Pick<WebhookSecrets, 'open' | 'notes'>;
 }
 
 export class DeliveryAttempts {

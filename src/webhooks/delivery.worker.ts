@@ -90,6 +90,8 @@ export class DeliveryWorker {
   start(): void {
     if (this.running) return;
     this.running = true;
+    // What this process cannot seal or open, said once by each worker (docs/webhooks.md, "Decisions").
+    for (const note of this.deps.secrets.notes()) this.deps.logger[note.level](note.fields, note.message);
     this.loopDone = this.loop();
   }
 

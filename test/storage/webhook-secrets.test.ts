@@ -76,22 +76,34 @@ describe('webhook signing secrets at rest', () => {
       await c.database.db.execute(sql`SELECT secret, previous_secret, w::text AS whole FROM webhooks w WHERE id = ${id}`),
     )[0]!;
 
+  /** A delivery worker wired as the runtime wires it, on `c`. */
+  async function withWorker<T>(c: Container, run: (worker: DeliveryWorker) => Promise<T>, logger = c.logger): Promise<T> {
+    const sender = new HttpSender();
+    const worker = new DeliveryWorker(
+      { store: c.stores.deliveries, sender, resolve: c.resolve, clock: c.clock, random: () => 0.5, logger, secrets: c.webhookSecrets },
+      { ...DEFAULT_WORKER_OPTIONS, concurrency: 4, perEndpoint: 4, leaseMs: 60_000, allowPrivate: true },
+    );
+    try {
+      return await run(worker);
+    } finally {
+      await worker.stop(0);
+      await sender.close();
+    }
+  }
+
+  /** What a delivery worker logs when it starts. */
+  async function workerStartLines(c: Container): Promise<Record<string, unknown>[]> {
+    const log = captured();
+    await withWorker(c, async (worker) => worker.start(), log.logger);
+    return log.lines;
+  }
+
   /** Sends the project's webhook a test event and runs one worker pass; returns what the receiver got. */
   async function deliverTest(c: Container, projectId: string, webhookId: string) {
     const before = receiver.requests.length;
     const sent = await c.services.webhooks.sendTest(projectId, webhookId);
     expect(sent.ok).toBe(true);
-    const sender = new HttpSender();
-    const worker = new DeliveryWorker(
-      { store: c.stores.deliveries, sender, resolve: c.resolve, clock: c.clock, random: () => 0.5, logger: c.logger, secrets: c.webhookSecrets },
-      { ...DEFAULT_WORKER_OPTIONS, concurrency: 4, perEndpoint: 4, leaseMs: 60_000, allowPrivate: true },
-    );
-    try {
-      expect(await worker.drain()).toBe(1);
-    } finally {
-      await worker.stop(0);
-      await sender.close();
-    }
+    await withWorker(c, async (worker) => expect(await worker.drain()).toBe(1));
     return receiver.requests.slice(before);
   }
 
@@ -129,17 +141,18 @@ describe('webhook signing secrets at rest', () => {
         const h = signatureHeaders({ eventId: String(request!.headers['webhook-id']), timestamp: t, body: request!.body, secrets: [current, previous] });
         return { product: h['x-webhook-signature'], standard: h['webhook-signature'] };
       })());
+      // The worker says what the start did; the start itself says nothing (a CLI's stdout is its output).
+      expect((await workerStartLines(c)).map((l) => [l.level, l.webhooks, l.msg])).toStrictEqual([[30, 1, 'the start sealed the webhook signing secrets stored unsealed']]);
       return stored;
     }, {}, log.logger);
-    expect(log.lines.filter((l) => l.msg === 'sealed the webhook signing secrets stored unsealed')).toMatchObject([{ webhooks: 1 }]);
+    expect(log.lines.filter((l) => String(l.msg).includes('secret'))).toStrictEqual([]);
 
     // A third start finds nothing to seal and changes nothing.
-    const again = captured();
     await withStart(async (c) => {
       const stored = await row(c, webhookId);
       expect({ secret: stored.secret, previous_secret: stored.previous_secret }).toStrictEqual({ secret: sealed.secret, previous_secret: sealed.previous_secret });
-    }, {}, again.logger);
-    expect(again.lines.filter((l) => String(l.msg).includes('sealed'))).toStrictEqual([]);
+      expect(await workerStartLines(c)).toStrictEqual([]);
+    });
   });
 
   it('a secret made or rotated through the service is shown once and never stored unsealed (on embedded storage: in no file of DATA_DIR, WAL included)', async () => {
@@ -171,7 +184,7 @@ describe('webhook signing secrets at rest', () => {
     }
   });
 
-  it('a secret sealed with a key this instance does not have: the start says so naming the variable, and an attempt sends nothing and is logged as signing, retried', async () => {
+  it('a secret sealed with a key this instance does not have: a worker says so when it starts, naming the variable, and an attempt sends nothing and is logged as signing, retried', async () => {
     const { projectId, webhookId } = await withStart(async (c) => {
       const project = await c.services.projects.createProject('other key');
       if (!project.ok) throw project.error;
@@ -179,9 +192,10 @@ describe('webhook signing secrets at rest', () => {
       if (!created.ok) throw created.error;
       return { projectId: project.value.id, webhookId: created.value.id };
     });
-    const log = captured();
     await withStart(
       async (c) => {
+        const said = await workerStartLines(c);
+        expect(said.filter((l) => l.level === 50 && l.variable === 'TENURE_ENCRYPTION_KEY')).toMatchObject([{ webhooks: expect.any(Number) as number }]);
         const requests = await deliverTest(c, projectId, webhookId);
         expect(requests).toStrictEqual([]);
         const attempts = rowsOf<{ error_class: string; error_message: string; outcome: string }>(
@@ -193,16 +207,14 @@ describe('webhook signing secrets at rest', () => {
         expect(attempts[0]!.error_message).toMatch(/could not open this webhook's signing secret/);
       },
       { TENURE_ENCRYPTION_KEY: randomBytes(32).toString('base64') },
-      log.logger,
     );
-    expect(log.lines.filter((l) => l.level === 50 && l.variable === 'TENURE_ENCRYPTION_KEY')).toMatchObject([{ webhooks: expect.any(Number) as number }]);
   });
 
-  it.runIf(onPostgres)('PostgreSQL without a key: webhooks work with their secrets stored as they are, each start warns naming the variable, and the first start with a key seals them', async () => {
-    const log = captured();
+  it.runIf(onPostgres)('PostgreSQL without a key: webhooks work with their secrets stored as they are, each worker warns at its start naming the variable, and the first start with a key seals them', async () => {
     const { projectId, webhookId, secret } = await withStart(
       async (c) => {
         expect(c.webhookSecrets.sealing).toBe(false);
+        expect((await workerStartLines(c)).filter((l) => l.level === 40 && l.variable === 'TENURE_ENCRYPTION_KEY')).toHaveLength(1);
         const project = await c.services.projects.createProject('keyless');
         if (!project.ok) throw project.error;
         const created = await c.services.webhooks.create(project.value.id, `${receiver.url}/keyless`);
@@ -211,9 +223,7 @@ describe('webhook signing secrets at rest', () => {
         return { projectId: project.value.id, webhookId: created.value.id, secret: created.value.secret };
       },
       { TENURE_ENCRYPTION_KEY: '' },
-      log.logger,
     );
-    expect(log.lines.filter((l) => l.level === 40 && l.variable === 'TENURE_ENCRYPTION_KEY')).toHaveLength(1);
     await withStart(async (c) => {
       const stored = await row(c, webhookId);
       expect(stored.whole).not.toContain(secret);

@@ -29,12 +29,6 @@ class MemoryStore implements StoredSecrets {
   }
 }
 
-function logs() {
-  const lines: { level: string; obj: Record<string, unknown>; msg: string }[] = [];
-  const at = (level: string) => (obj: Record<string, unknown>, msg: string) => void lines.push({ level, obj, msg });
-  return { lines, logger: { info: at('info'), warn: at('warn'), error: at('error') } };
-}
-
 describe('webhook secrets at rest', () => {
   const box = SecretBox.ephemeral();
 
@@ -64,40 +58,36 @@ describe('webhook secrets at rest', () => {
     plain[0]!.previous = hex();
     store.rows = plain.map((r) => ({ ...r }));
     const secrets = new WebhookSecrets(box);
-    const first = logs();
-    expect(await sealStoredSecrets(store, secrets, first.logger)).toBe(SEAL_BATCH + 3);
+    expect(await sealStoredSecrets(store, secrets)).toStrictEqual({ sealed: SEAL_BATCH + 3, unreadable: [] });
     expect(store.batches).toStrictEqual([SEAL_BATCH, 3, 0]);
     store.rows.forEach((r, i) => {
       expect(secrets.open(r.current)).toBe(plain[i]!.current);
       expect(r.previous === null ? null : secrets.open(r.previous)).toBe(plain[i]!.previous);
     });
-    expect(first.lines).toStrictEqual([{ level: 'info', obj: { webhooks: SEAL_BATCH + 3 }, msg: 'sealed the webhook signing secrets stored unsealed' }]);
+    expect(secrets.notes()).toStrictEqual([{ level: 'info', fields: { webhooks: SEAL_BATCH + 3 }, message: 'the start sealed the webhook signing secrets stored unsealed' }]);
 
     const before = store.rows.map((r) => ({ ...r }));
-    const second = logs();
-    expect(await sealStoredSecrets(store, secrets, second.logger)).toBe(0);
+    expect(await sealStoredSecrets(store, secrets)).toStrictEqual({ sealed: 0, unreadable: [] });
     expect(store.rows).toStrictEqual(before);
-    expect(second.lines).toStrictEqual([]);
+    expect(secrets.notes()).toStrictEqual([]);
   });
 
-  it('without a key the start seals nothing and warns, naming the variable; secrets sealed with another key are an error naming it', async () => {
+  it('without a key nothing is sealed and the notes warn, naming the variable; secrets sealed with another key are an error naming it', async () => {
     const store = new MemoryStore();
     const other = new WebhookSecrets(SecretBox.ephemeral());
     store.rows = [{ current: hex(), previous: null }, { current: other.toStored(hex()), previous: null }];
-    const keyless = logs();
-    expect(await sealStoredSecrets(store, new WebhookSecrets(null), keyless.logger)).toBe(0);
+    const keyless = new WebhookSecrets(null);
+    expect(keyless.notes()).toStrictEqual([{ level: 'warn', fields: { variable: 'TENURE_ENCRYPTION_KEY' }, message: UNSEALED_WARNING }]);
+    expect(await sealStoredSecrets(store, keyless)).toStrictEqual({ sealed: 0, unreadable: [{ keyId: other.keyId, webhooks: 1 }] });
     expect(isSealed(store.rows[0]!.current)).toBe(false);
-    expect(keyless.lines.map((l) => [l.level, l.obj.variable])).toStrictEqual([
-      ['warn', 'TENURE_ENCRYPTION_KEY'],
-      ['error', 'TENURE_ENCRYPTION_KEY'],
+    expect(keyless.notes().map((n) => [n.level, n.fields])).toStrictEqual([
+      ['warn', { variable: 'TENURE_ENCRYPTION_KEY' }],
+      ['error', { variable: 'TENURE_ENCRYPTION_KEY', key_id: other.keyId, webhooks: 1, instance_key_id: null }],
     ]);
-    expect(keyless.lines[0]!.msg).toBe(UNSEALED_WARNING);
-    expect(keyless.lines[1]!.obj).toMatchObject({ key_id: other.keyId, webhooks: 1, instance_key_id: null });
 
-    const keyed = logs();
     const secrets = new WebhookSecrets(box);
-    expect(await sealStoredSecrets(store, secrets, keyed.logger)).toBe(1);
-    expect(keyed.lines.filter((l) => l.level === 'error').map((l) => l.obj)).toStrictEqual([
+    expect(await sealStoredSecrets(store, secrets)).toStrictEqual({ sealed: 1, unreadable: [{ keyId: other.keyId, webhooks: 1 }] });
+    expect(secrets.notes().filter((n) => n.level === 'error').map((n) => n.fields)).toStrictEqual([
       { variable: 'TENURE_ENCRYPTION_KEY', key_id: other.keyId, webhooks: 1, instance_key_id: secrets.keyId },
     ]);
   });
