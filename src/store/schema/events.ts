@@ -78,12 +78,16 @@ export const webhooks = pgTable(
       .notNull()
       .references(() => projects.id, { onDelete: 'cascade' }),
     url: text('url').notNull(),
-    /** 64 lowercase hex characters; kept because every delivery is signed with it. */
+    /**
+     * The signing secret (64 lowercase hex), kept because every delivery is signed with it: sealed
+     * with the instance's key (`v1.<key id>.…`, src/domain/webhooks/webhook-secrets.ts), or as it
+     * is on PostgreSQL without TENURE_ENCRYPTION_KEY until a start with the key seals it.
+     */
     secret: text('secret').notNull(),
     enabled: boolean('enabled').notNull().default(true),
     createdAt: tz('created_at').notNull().defaultNow(),
     updatedAt: tz('updated_at').notNull().defaultNow(),
-    /** After a rotation the old secret keeps signing, alongside the new one, until this expires. */
+    /** After a rotation the old secret (stored as `secret` is) keeps signing, alongside the new one, until this expires. */
     previousSecret: text('previous_secret'),
     previousSecretExpiresAt: tz('previous_secret_expires_at'),
     /** The first failed attempt since the last success; 5 days of only failures disable the endpoint. */
