@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 
 /**
  * The embedded data directory is the owner's alone: files 0600, directories 0700, as PostgreSQL
- * keeps its own (docs/configuration.md, "Embedded storage").
+ * keeps its own (docs/configuration.md, "Embedded storage's files").
  *
  * PGlite does not get there by itself. Its file system layer (Emscripten's NODEFS) chmods every
  * file it creates to the mode it was asked for, after creating it, so the process umask has no say
