@@ -104,9 +104,9 @@ export async function startLiveUpdates(server: HttpServer, c: Container, o: Live
       maxRetriesPerRequest: 1,
     });
     redisClients.push(publisher, subscriber, capClient);
-    for (const client of redisClients) {
-      client.on('error', (err) => logger.warn({ err }, 'live updates: Redis connection failed; retrying'));
-    }
+    watchRedis(publisher, 'publisher', logger);
+    watchRedis(subscriber, 'subscriber', logger);
+    watchRedis(capClient, 'connection cap', logger);
     io.adapter(createAdapter(publisher, subscriber, { key: `${config.redisKeyPrefix}live` }));
     cap = new RedisConnectionCap(capClient, config.redisKeyPrefix, config.live.maxConnectionsPerProject, logger);
   } else {
@@ -284,4 +284,27 @@ export async function startLiveUpdates(server: HttpServer, c: Container, o: Live
 /** A handshake refusal: the client's `connect_error` has this message and `data.error_code`. */
 function refusal(code: string, message: string): Error {
   return Object.assign(new Error(message), { data: { error_code: code } });
+}
+
+/**
+ * Listens for a live-updates Redis client's errors (an 'error' event nobody listens to ends the
+ * process) and logs one warning when its connection is lost and one line when it is back. ioredis
+ * reconnects by itself; it emits 'error' only for a socket that failed (not for a connection the
+ * server closed, CLIENT KILL or a restart), then again at every failed attempt.
+ */
+function watchRedis(client: Redis, role: string, logger: Logger): void {
+  let lost = false;
+  const lose = (err?: Error) => {
+    if (lost) return;
+    lost = true;
+    logger.warn({ ...(err ? { err } : {}), redis_client: role }, 'live updates: Redis connection lost; reconnecting');
+  };
+  client.on('error', (err: Error) => lose(err));
+  // Emitted only when a reconnection follows: never for this process's own disconnect().
+  client.on('reconnecting', () => lose());
+  client.on('ready', () => {
+    if (!lost) return;
+    lost = false;
+    logger.info({ redis_client: role }, 'live updates: Redis connection back');
+  });
 }

@@ -37,6 +37,6 @@ describe('reportingOnce', () => {
     });
     report(first);
     report(new Error('Connection terminated unexpectedly'));
-    expect(logged).toEqual([[{ err: { message: 'terminating connection due to administrator command', code: '57P01' } }, 'lost']]);
+    expect(logged).toEqual([[{ reason: 'terminating connection due to administrator command', code: '57P01' }, 'lost']]);
   });
 });

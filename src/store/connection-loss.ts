@@ -31,15 +31,16 @@ export function survivingConnectionLoss(pool: pg.Pool, logger: Pick<Logger, 'war
 
 /**
  * A listener for a connection's 'error' events that logs the first only (pg emits one for the
- * server's message and another when the socket closes). It logs the error's message and code,
- * never the error itself: pg-pool attaches the client, connection parameters and all, to it.
+ * server's message and another when the socket closes). It logs the error's message (`reason`) and
+ * its code, never the error itself: pg-pool attaches the client, connection parameters and all, to it.
  */
 export function reportingOnce(logger: Pick<Logger, 'warn'>, message: string): (err: Error) => void {
   let reported = false;
   return (err) => {
     if (reported) return;
     reported = true;
+    // Not under `err`: the logger's error serializer would take it for an Error and drop the code.
     const { code } = err as { code?: unknown };
-    logger.warn({ err: { message: err.message, ...(typeof code === 'string' ? { code } : {}) } }, message);
+    logger.warn({ reason: err.message, ...(typeof code === 'string' ? { code } : {}) }, message);
   };
 }

@@ -361,6 +361,12 @@ describe('on the shared PostgreSQL: backends terminated; Redis connections kille
       await expectSurvived(node, h.databaseUrl!, t, result);
       const fiveHundreds = result.outcomes.filter((o) => o.status !== 'dropped' && o.status >= 500);
       expect(fiveHundreds, JSON.stringify(fiveHundreds.slice(0, 3))).toEqual([]);
+      // Live updates' three clients: one warning each at most, and each back.
+      const lost = warningsOf(node, /Redis connection lost/);
+      expect(lost.length).toBeGreaterThan(0);
+      expect(lost.length).toBeLessThanOrEqual(3);
+      await until(() => node.output().split('Redis connection back').length - 1 >= lost.length, 'live updates back on Redis');
+      console.log(`CLIENT KILL: ${killed} Redis connections killed; ${lost.length} warnings; answers: ${result.outcomes.filter(ok).length} 2xx, none 5xx`);
     } finally {
       killer.disconnect();
     }
