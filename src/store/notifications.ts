@@ -167,7 +167,8 @@ export class PostgresNotifications implements Notifications {
       this.failures = 0;
       this.subscribers.dispatchAll(null);
     } catch (err) {
-      if (!lost) this.logger.warn({ err }, 'could not LISTEN; retrying');
+      // Once an outage: the attempts after the first fail alike (they retry at most 5 s apart).
+      if (!lost && this.failures === 0) this.logger.warn({ err }, 'could not LISTEN; retrying');
       lost = true;
       await c.end().catch(() => undefined);
       this.reconnectLater();
