@@ -91,6 +91,9 @@ export const EnvSchema = z.object({
   TENURE_RATE_LIMIT_KEY: int(100, 1, 1_000_000_000),
   TENURE_RATE_LIMIT_IP: int(300, 1, 1_000_000_000),
   TENURE_RATE_LIMIT_BURST: int(20, 1, 1_000_000_000),
+  // Platform callbacks (Stripe events, Telegram updates) per endpoint per minute: sized for a
+  // renewal run or a catch-up after an outage, not for an API client.
+  TENURE_RATE_LIMIT_CALLBACKS: int(6_000, 1, 1_000_000_000),
   TENURE_RATE_LIMITS: flag(true),
   TENURE_SUSPENSION: flag(true),
   TENURE_SUSPENSION_THRESHOLD: int(10, 1, 1_000_000),

@@ -22,6 +22,8 @@ export interface Config {
     perKey: number;
     perIp: number;
     burst: number;
+    /** Platform callbacks per endpoint (a merchant account, a project's bot) per minute. */
+    callbacks: number;
     /** null: suspension switched off. */
     suspension: { threshold: number; windowSec: number; durationSec: number } | null;
   };
@@ -166,6 +168,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       perKey: e.TENURE_RATE_LIMIT_KEY,
       perIp: e.TENURE_RATE_LIMIT_IP,
       burst: e.TENURE_RATE_LIMIT_BURST,
+      callbacks: e.TENURE_RATE_LIMIT_CALLBACKS,
       suspension: e.TENURE_SUSPENSION
         ? {
             threshold: e.TENURE_SUSPENSION_THRESHOLD,

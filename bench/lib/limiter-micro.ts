@@ -7,7 +7,7 @@ import { FlexibleRateLimiter, type Charge, type LimitsConfig } from '../../src/r
  */
 export async function limiterMicroBench(iterations = 300_000): Promise<{ nsPerRequest: number; iterations: number }> {
   const config: LimitsConfig = {
-    policies: { key: { limit: 1e9, windowSec: 60 }, ip: { limit: 1e9, windowSec: 60 }, burst: { limit: 1e9, windowSec: 1 } },
+    policies: { key: { limit: 1e9, windowSec: 60 }, ip: { limit: 1e9, windowSec: 60 }, burst: { limit: 1e9, windowSec: 1 }, callback: { limit: 1e9, windowSec: 60 } },
     suspension: { threshold: 10, windowSec: 600, durationSec: 900 },
   };
   const limiter = new FlexibleRateLimiter(config);

@@ -16,6 +16,14 @@ declare module 'fastify' {
     probe?: boolean;
     /** A route that only reads although it is not a GET: read-only keys may call it (DESIGN.md, "API keys"). */
     reads?: boolean;
+    /**
+     * A platform's callback (Stripe events, Telegram updates): authenticated by the platform's
+     * signature or secret token in the route, not by a key, and bounded per endpoint (the route
+     * parameter `endpoint` names it) instead of per IP: a platform sends every customer's
+     * callbacks from a small pool of addresses, in bursts (a renewal run, a catch-up after an
+     * outage). A refusal is a 429 the platform retries, and never counts toward a suspension.
+     */
+    callback?: { platform: 'stripe' | 'telegram' | 'discord'; endpoint: string };
   }
 }
 
@@ -24,6 +32,9 @@ declare module 'fastify' {
  * authenticate (401) → limit by key → project access, then the key's scope (403: a read-only key
  * on a route that writes). Unknown routes and public routes are limited by IP only. Validation
  * (422) and existence (404) come later, in the route.
+ *
+ * Platform callbacks (`callback`) are outside this order: their own bound per endpoint, no IP
+ * policy, no suspension; the route checks the platform's signature.
  *
  * A key already in the auth cache is checked with all its policies in one limiter call (one Redis
  * round trip). A key that must be looked up is limited by IP first, so guessing keys is throttled
@@ -41,6 +52,19 @@ export function registerGate(
     // An IPv6 client is counted by its /64 (clientKey), for its budget and its suspension alike.
     const ip = `ip:${clientKey(request.ip)}`;
     const decisions: Decision[] = [];
+    const callback = request.routeOptions.config?.callback;
+    if (callback) {
+      const endpoint = (request.params as Record<string, string | undefined>)[callback.endpoint] ?? '';
+      const verdict = await limiter.consume([{ policy: 'callback', subject: `callback:${callback.platform}:${endpoint}` }]);
+      reply.headers(rateLimitHeaders(verdict.decisions, limiter.config, Date.now()));
+      const refused = refusal(verdict.decisions);
+      if (refused) {
+        onRefused?.(refused.policy);
+        const seconds = secondsToWait(refused.msBeforeReset);
+        throw new AppError('RATE_LIMIT_EXCEEDED', `Rate limit exceeded. Please retry after ${seconds} seconds.`, undefined, seconds);
+      }
+      return;
+    }
     const charge = async (charges: Charge[]) => {
       const verdict = await limiter.consume(charges);
       decisions.push(...verdict.decisions);

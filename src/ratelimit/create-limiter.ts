@@ -10,6 +10,7 @@ export function limitsOf(config: Config): LimitsConfig {
       key: { limit: r.perKey, windowSec: 60 },
       ip: { limit: r.perIp, windowSec: 60 },
       burst: { limit: r.burst, windowSec: 1 },
+      callback: { limit: r.callbacks, windowSec: 60 },
     },
     suspension: r.suspension,
   };

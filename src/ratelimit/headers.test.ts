@@ -3,7 +3,7 @@ import { bindingDecision, policyHeader, rateLimitHeaders, refusal, secondsToWait
 import type { Decision, LimitsConfig } from './rate-limiter.js';
 
 const config: LimitsConfig = {
-  policies: { key: { limit: 100, windowSec: 60 }, ip: { limit: 300, windowSec: 60 }, burst: { limit: 20, windowSec: 1 } },
+  policies: { key: { limit: 100, windowSec: 60 }, ip: { limit: 300, windowSec: 60 }, burst: { limit: 20, windowSec: 1 }, callback: { limit: 6000, windowSec: 60 } },
   suspension: null,
 };
 
@@ -36,6 +36,13 @@ describe('rate-limit headers', () => {
     expect(h['x-ratelimit-remaining']).toBe('3');
     expect(h['x-ratelimit-reset']).toBe('5');
     expect(h['ratelimit']).toBe('"ip";r=3;t=5');
+  });
+
+  it("a platform callback's headers name its own policy only", () => {
+    const h = rateLimitHeaders([d('callback', 5_990, 42_000)], config, 0);
+    expect(h['ratelimit-policy']).toBe('"callback";q=6000;w=60');
+    expect(h['ratelimit']).toBe('"callback";r=5990;t=42');
+    expect(h['x-ratelimit-limit']).toBeUndefined();
   });
 
   it('picks the binding policy by fewest left, then latest reset', () => {

@@ -6,14 +6,16 @@ import type { Decision, LimitsConfig, PolicyName } from './rate-limiter.js';
  *
  * - `X-RateLimit-Limit/Remaining/Reset` describe the per-key window for authenticated requests and
  *   the per-IP window otherwise; Reset is a Unix time in seconds.
- * - `RateLimit-Policy` (IETF draft) lists every policy: `"key";q=100;w=60, "ip";q=300;w=60, "burst";q=20;w=1`.
+ * - `RateLimit-Policy` (IETF draft) lists every policy: `"key";q=100;w=60, "ip";q=300;w=60, "burst";q=20;w=1`;
+ *   a platform callback's lists its own only: `"callback";q=6000;w=60`.
  * - `RateLimit` names the binding policy (fewest requests left): `"burst";r=4;t=1`, t in seconds.
  */
 
 const ORDER: readonly PolicyName[] = ['key', 'ip', 'burst'];
+const CALLBACK: readonly PolicyName[] = ['callback'];
 
-export function policyHeader(config: LimitsConfig): string {
-  return ORDER.map((name) => `"${name}";q=${config.policies[name].limit};w=${config.policies[name].windowSec}`).join(', ');
+export function policyHeader(config: LimitsConfig, names: readonly PolicyName[] = ORDER): string {
+  return names.map((name) => `"${name}";q=${config.policies[name].limit};w=${config.policies[name].windowSec}`).join(', ');
 }
 
 /** Whole seconds to wait: rounded up so a client that waits that long is let through, never 0. */
@@ -35,7 +37,8 @@ export function rateLimitHeaders(
 ): Record<string, string> {
   const headline = decisions.find((d) => d.policy === 'key') ?? decisions.find((d) => d.policy === 'ip');
   if (decisions.length === 0) return {}; // limits are off
-  const headers: Record<string, string> = { 'ratelimit-policy': policyHeader(config) };
+  const names = decisions.some((d) => d.policy === 'callback') ? CALLBACK : ORDER;
+  const headers: Record<string, string> = { 'ratelimit-policy': policyHeader(config, names) };
   if (headline) {
     headers['x-ratelimit-limit'] = String(headline.limit);
     headers['x-ratelimit-remaining'] = String(headline.remaining);

@@ -4,7 +4,7 @@ import { FlexibleRateLimiter, type LimitsConfig } from './rate-limiter.js';
 /** The policy math on the in-memory store, with the clock injected through fake timers. */
 
 const config: LimitsConfig = {
-  policies: { key: { limit: 5, windowSec: 60 }, ip: { limit: 8, windowSec: 60 }, burst: { limit: 3, windowSec: 1 } },
+  policies: { key: { limit: 5, windowSec: 60 }, ip: { limit: 8, windowSec: 60 }, burst: { limit: 3, windowSec: 1 }, callback: { limit: 6, windowSec: 60 } },
   suspension: { threshold: 4, windowSec: 600, durationSec: 900 },
 };
 

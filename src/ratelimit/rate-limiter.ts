@@ -10,7 +10,8 @@ import { SharedCounts, type Count } from './redis-counts.js';
  * limits, never to errors or waits (redis-counts.ts; docs/rate-limits.md, "Redis").
  */
 
-export type PolicyName = 'key' | 'ip' | 'burst';
+/** `callback`: platform callbacks (Stripe events, Telegram updates), per endpoint (src/http/gate.hook.ts). */
+export type PolicyName = 'key' | 'ip' | 'burst' | 'callback';
 
 export interface PolicyConfig {
   limit: number;
@@ -97,7 +98,7 @@ export class FlexibleRateLimiter implements RateLimiter {
   ) {
     const p = config.policies;
     const memory = (name: string, { limit, windowSec }: PolicyConfig) => new RateLimiterMemory({ keyPrefix: name, points: limit, duration: windowSec });
-    this.memory = { key: memory('key', p.key), ip: memory('ip', p.ip), burst: memory('burst', p.burst) };
+    this.memory = { key: memory('key', p.key), ip: memory('ip', p.ip), burst: memory('burst', p.burst), callback: memory('callback', p.callback) };
     const s = config.suspension;
     // Consuming past `threshold - 1` points blocks the subject for the suspension's duration.
     this.violations = s

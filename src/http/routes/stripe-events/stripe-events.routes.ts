@@ -11,7 +11,8 @@ const MESSAGES = { applied: 'Event applied', duplicate: 'Event received already:
  * `POST /v2/stripe/events/{merchant_account_id}`: where Stripe sends a merchant account's events
  * (docs/payments.md, "The webhook endpoint"). No API key (Stripe has none of tenure's): the
  * `Stripe-Signature` header is checked against the raw body with the account's signing secret,
- * so this plugin reads JSON bodies as text, unparsed. Limited by IP like every public route.
+ * so this plugin reads JSON bodies as text, unparsed. Bounded per merchant account, not by IP
+ * (docs/rate-limits.md, "Platform callbacks"): Stripe sends every account's events from a few addresses.
  */
 export const stripeEventsRoutes: FastifyPluginAsyncTypebox<{ stripeEvents: StripeEventsService }> = async (app, { stripeEvents }) => {
   // This plugin's own parser (encapsulated): the signature covers the bytes, not a re-serialisation.
@@ -19,7 +20,7 @@ export const stripeEventsRoutes: FastifyPluginAsyncTypebox<{ stripeEvents: Strip
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
   app.addContentTypeParser('*', (_request, _payload, done) => done(new AppError('UNSUPPORTED_MEDIA_TYPE', 'Stripe events are JSON (Content-Type: application/json)'), undefined));
 
-  app.post('/v2/stripe/events/:merchant_account_id', { schema: receiveStripeEventSchema, config: { public: true } }, async (request, reply) => {
+  app.post('/v2/stripe/events/:merchant_account_id', { schema: receiveStripeEventSchema, config: { public: true, callback: { platform: 'stripe', endpoint: 'merchant_account_id' } } }, async (request, reply) => {
     const receipt = unwrap(await stripeEvents.receive(request.params.merchant_account_id, request.body ?? '', request.headers['stripe-signature']));
     return sendSuccess(reply, 200, { message: MESSAGES[receipt.result], data: receipt });
   });

@@ -16,7 +16,8 @@ const MESSAGES: Readonly<Record<Delivery['result'], string>> = {
  * `POST /telegram/updates/{project_id}`: where Telegram posts a project's bot's updates when
  * TENURE_TELEGRAM_UPDATES=webhook (docs/access.md, "Telegram"). No API key (Telegram has none):
  * the delivery carries the bot's secret token instead, checked before the body is read, so a
- * request without it gets a 401 and stores nothing. Limited by IP like every public route.
+ * request without it gets a 401 and stores nothing. Bounded per project, not by IP (docs/rate-limits.md,
+ * "Platform callbacks").
  */
 export const telegramUpdatesRoutes: FastifyPluginAsyncTypebox<{ telegramWebhook: TelegramWebhookService }> = async (app, { telegramWebhook }) => {
   const bots = new WeakMap<FastifyRequest, TelegramBotKey>();
@@ -25,7 +26,7 @@ export const telegramUpdatesRoutes: FastifyPluginAsyncTypebox<{ telegramWebhook:
     '/telegram/updates/:project_id',
     {
       schema: receiveTelegramUpdateSchema,
-      config: { public: true },
+      config: { public: true, callback: { platform: 'telegram', endpoint: 'project_id' } },
       onRequest: async (request) => {
         const { project_id } = request.params as { project_id: string };
         bots.set(request, unwrap(await telegramWebhook.authenticate(project_id, request.headers['x-telegram-bot-api-secret-token'])));
