@@ -22,7 +22,7 @@ const Attempt = Type.Object({
   attempted_at: InstantString,
   status_code: Nullable(Type.Integer()),
   duration_ms: Type.Integer(),
-  error_class: Nullable(Type.String({ description: 'http_status | redirect | timeout | connection | tls | dns | blocked_address' })),
+  error_class: Nullable(Type.String({ description: 'http_status | redirect | timeout | connection | tls | dns | blocked_address | signing (this instance cannot open the stored signing secret: nothing was sent)' })),
   error_message: Nullable(Type.String()),
   response_excerpt: Nullable(Type.String({ description: 'The first 1 KiB of the response body' })),
   outcome: Type.String({ description: 'delivered | retry | dropped | exhausted' }),
