@@ -45,7 +45,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: database reachable, migrations applied, Redis reachable when configured */
+        /** Readiness: database reachable and migrations applied (503 otherwise); Redis unreachable only degrades (200, status degraded) */
         get: operations["getReadyz"];
         put?: never;
         post?: never;
@@ -889,10 +889,9 @@ export interface operations {
                             checks: {
                                 detail: string;
                                 name: "database" | "migrations" | "redis";
-                                status: "ok" | "failed" | "skipped";
+                                status: "ok" | "failed" | "degraded" | "skipped";
                             }[];
-                            /** @enum {string} */
-                            status: "ready";
+                            status: "ready" | "degraded";
                         };
                         message: string;
                         method: string;
@@ -917,7 +916,7 @@ export interface operations {
                             checks: {
                                 detail: string;
                                 name: "database" | "migrations" | "redis";
-                                status: "ok" | "failed" | "skipped";
+                                status: "ok" | "failed" | "degraded" | "skipped";
                             }[];
                             /** @enum {string} */
                             error_code: "SERVICE_UNAVAILABLE";
