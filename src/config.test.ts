@@ -11,6 +11,7 @@ describe('loadConfig', () => {
       perKey: 100,
       perIp: 300,
       burst: 20,
+      callbacks: 6000,
       suspension: { threshold: 10, windowSec: 600, durationSec: 900 },
     });
     expect(loadConfig({ TENURE_SUSPENSION: 'off' }).rateLimit.suspension).toBeNull();

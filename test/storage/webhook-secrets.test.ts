@@ -210,7 +210,8 @@ describe('webhook signing secrets at rest', () => {
     );
   });
 
-  it.runIf(onPostgres)('PostgreSQL without a key: webhooks work with their secrets stored as they are, each worker warns at its start naming the variable, and the first start with a key seals them', async () => {
+  // Embedded storage always has a key (generated in DATA_DIR), so this case exists on PostgreSQL only.
+  if (onPostgres) it('PostgreSQL without a key: webhooks work with their secrets stored as they are, each worker warns at its start naming the variable, and the first start with a key seals them', async () => {
     const { projectId, webhookId, secret } = await withStart(
       async (c) => {
         expect(c.webhookSecrets.sealing).toBe(false);
