@@ -1,11 +1,10 @@
-import { Writable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { freePort, startRedis, type RedisProcess } from '../support/processes.js';
+import { capturedLogs } from '../support/logs.js';
 
 /**
  * When the limiter's Redis goes away mid-run, requests keep being served (never a 5xx) under the
@@ -18,18 +17,12 @@ let h: Harness;
 let app: FastifyInstance;
 let headers: { authorization: string };
 let base: string;
-const logLines: { level: number; msg: string }[] = [];
+const { lines: logLines, logger } = capturedLogs<{ level: number; msg: string }>();
 const prefix = `tenure-outage-${randomBytes(4).toString('hex')}:`;
 
 beforeAll(async () => {
   const port = await freePort();
   redis = await startRedis(port);
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean)) logLines.push(JSON.parse(line));
-      done();
-    },
-  });
   h = await createHarness({
     env: {
       REDIS_URL: redis.url,
@@ -38,7 +31,7 @@ beforeAll(async () => {
       TENURE_RATE_LIMIT_KEY: '100000',
       TENURE_RATE_LIMIT_IP: '100000',
     },
-    logger: createLogger('info', sink),
+    logger,
   });
   app = h.app;
   const t = await h.tenant();

@@ -1,10 +1,9 @@
-import { Writable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { freePort, startRedis, type RedisProcess } from '../support/processes.js';
+import { capturedLogs } from '../support/logs.js';
 
 /**
  * A Redis that stalls (SIGSTOP: a fork or fsync stall, a paused VM) keeps its connections open and
@@ -24,7 +23,7 @@ const STALL_MS = 3_000;
 let redis: RedisProcess;
 let redisPid: number;
 let h: Harness;
-const logLines: { level: number; msg: string }[] = [];
+const { lines: logLines, logger } = capturedLogs<{ level: number; msg: string }>();
 const prefix = `tenure-stall-${randomBytes(4).toString('hex')}:`;
 
 function admin(): Redis {
@@ -37,12 +36,6 @@ beforeAll(async () => {
   await client.connect();
   redisPid = Number(/process_id:(\d+)/.exec(await client.info('server'))![1]);
   client.disconnect();
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean)) logLines.push(JSON.parse(line));
-      done();
-    },
-  });
   h = await createHarness({
     env: {
       REDIS_URL: redis.url,
@@ -53,7 +46,7 @@ beforeAll(async () => {
       // Three refusals suspend: any refusal a stall causes shows as a suspension too.
       TENURE_SUSPENSION_THRESHOLD: '3',
     },
-    logger: createLogger('info', sink),
+    logger,
   });
 });
 

@@ -2,7 +2,6 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createContainer } from '../../src/container.js';
@@ -12,6 +11,7 @@ import { startWorkerRuntime } from '../../src/worker-runtime.js';
 import { testConfig, useHarness } from '../support/harness.js';
 import { scratch, seedDataDir } from './ops-support.js';
 import { productNode } from '../support/processes.js';
+import { capturedLogs } from '../support/logs.js';
 
 /**
  * The instance's encryption key as an operator meets it (docs/access.md, "The encryption key"):
@@ -20,17 +20,6 @@ import { productNode } from '../support/processes.js';
  */
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
-
-function captured() {
-  const lines: Record<string, unknown>[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { lines, logger: createLogger('info', stream) };
-}
 
 describe('the instance encryption key', () => {
   const h = useHarness();
@@ -88,14 +77,14 @@ describe('the instance encryption key', () => {
   });
 
   it('the worker says once, naming the variable, when it has no key to open bot tokens with; with a key it says nothing of it', async () => {
-    const without = captured();
+    const without = capturedLogs();
     const runtime = await startWorkerRuntime({ ...h.container, secretBox: null, logger: without.logger }, { stopGraceMs: 0 });
     await runtime.stop();
     const warned = without.lines.filter((l) => l.msg === MISSING_KEY_MESSAGE);
     expect(warned).toHaveLength(1);
     expect(warned[0]).toMatchObject({ level: 40, variable: 'TENURE_ENCRYPTION_KEY' });
 
-    const withKey = captured();
+    const withKey = capturedLogs();
     const second = await startWorkerRuntime({ ...h.container, logger: withKey.logger }, { stopGraceMs: 0 });
     await second.stop();
     expect(withKey.lines.filter((l) => String(l.msg).includes('TENURE_ENCRYPTION_KEY'))).toStrictEqual([]);

@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { cp, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createContainer, type Container } from '../../src/container.js';
@@ -13,6 +12,7 @@ import { HttpSender } from '../../src/webhooks/http-sender.js';
 import { signatureHeaders } from '../../src/webhooks/signing.js';
 import { createTestDatabase, onPostgres, testConfig } from '../support/harness.js';
 import { startReceiver, verifyProductSignature, verifyStandardSignature, type Receiver } from '../support/webhook-receiver.js';
+import { capturedLogs } from '../support/logs.js';
 
 /**
  * Webhook signing secrets at rest (docs/webhooks.md, "Decisions"), across real starts of one
@@ -22,17 +22,6 @@ import { startReceiver, verifyProductSignature, verifyStandardSignature, type Re
  */
 
 const hex = () => randomBytes(32).toString('hex');
-
-function captured() {
-  const lines: Record<string, unknown>[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { lines, logger: createLogger('info', stream) };
-}
 
 describe('webhook signing secrets at rest', () => {
   let storage: StorageOptions;
@@ -93,7 +82,7 @@ describe('webhook signing secrets at rest', () => {
 
   /** What a delivery worker logs when it starts. */
   async function workerStartLines(c: Container): Promise<Record<string, unknown>[]> {
-    const log = captured();
+    const log = capturedLogs();
     await withWorker(c, async (worker) => worker.start(), log.logger);
     return log.lines;
   }
@@ -119,7 +108,7 @@ describe('webhook signing secrets at rest', () => {
       return { projectId: project.value.id, webhookId: rowsOf<{ id: string }>(inserted)[0]!.id };
     });
 
-    const log = captured();
+    const log = capturedLogs();
     const sealed = await withStart(async (c) => {
       const stored = await row(c, webhookId);
       expect(stored.secret.startsWith('v1.')).toBe(true);
