@@ -33,6 +33,8 @@ import { createRateLimiter } from './ratelimit/create-limiter.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
 import { openDatabase, type Database, type OpenOptions, type StorageOptions } from './store/db.js';
 import { createStores, type Stores } from './store/stores.js';
+import { StoreTransactor } from './store/transactions.js';
+import type { Transactor } from './domain/transactions.js';
 import { systemResolver, type Resolver } from './webhooks/ssrf-guard.js';
 
 /**
@@ -80,6 +82,8 @@ export interface Container {
   readonly resolve: Resolver;
   readonly database: Database;
   readonly stores: Stores;
+  /** Runs a use case of several statements in one transaction (src/domain/transactions.ts). */
+  readonly transactor: Transactor<Stores>;
   readonly services: Services;
   /** The REST rate limiter the config asks for; its Redis connection opens on first use. */
   readonly limiter: RateLimiter;
@@ -131,6 +135,8 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
   }
 
   const stores = createStores(database, clock);
+  // What a service runs a use case of several statements in: one transaction, stores bound to it.
+  const transactor = new StoreTransactor(database, clock);
   const webhookSecrets = new WebhookSecrets(secretBox);
   try {
     // After the migrations, like them: secrets stored before sealing (or without a key) are sealed.
@@ -152,6 +158,7 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
     resolve,
     database,
     stores,
+    transactor,
     services,
     get limiter() {
       return (limiter ??= createRateLimiter(config, logger));

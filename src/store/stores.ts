@@ -7,7 +7,7 @@ import { AccessStore } from './access.store.js';
 import { ApiKeysStore } from './api-keys.store.js';
 import { BulkExtendStore } from './bulk-extend.store.js';
 import { CouponsStore } from './coupons.store.js';
-import type { Database } from './db.js';
+import type { Database, Db } from './db.js';
 import { DeliveriesStore } from './deliveries.store.js';
 import { DeliveryLogStore } from './delivery-log.store.js';
 import { ExpiryStore } from './expiry.store.js';
@@ -80,38 +80,66 @@ export interface Stores {
   coupons: CouponsStore;
 }
 
-export function createStores(database: Database, clock: Clock): Stores {
-  const { db } = database;
+/** How each store is built on a database handle: the process's own, or a transaction's. */
+function storeFactories(database: Database, clock: Clock): { [K in keyof Stores]: (db: Db) => Stores[K] } {
   return {
-    projects: new ProjectsStore(db),
-    apiKeys: new ApiKeysStore(db),
-    settings: new SettingsStore(db),
-    users: new UsersStore(db),
-    memberships: new MembershipsStore(db, clock, EXTEND_IN_FLIGHT[database.kind]),
-    membershipImport: new MembershipImportStore(database, clock),
-    bulkExtend: new BulkExtendStore(db),
-    expiry: new ExpiryStore(db),
-    retention: new RetentionStore(db),
-    maintenance: new MaintenanceStore(db),
-    plans: new PlansStore(db),
-    targets: new TargetsStore(db),
-    webhooks: new WebhooksStore(db),
-    deliveries: new DeliveriesStore(db),
-    deliveryLog: new DeliveryLogStore(db),
-    liveEvents: new LiveEventsStore(db),
-    idempotency: new IdempotencyStore(db),
-    instanceSecrets: new InstanceSecretsStore(db),
-    integrations: new IntegrationsStore(db),
-    accessPlan: new AccessPlanStore(db, clock, { projectBatch: database.kind === 'pglite' ? EMBEDDED_PROJECT_BATCH : PROJECT_BATCH }),
-    access: new AccessStore(db),
-    accessReconcile: new AccessReconcileStore(db),
-    accessWorker: new AccessWorkerStore(db),
-    botLeases: new BotLeasesStore(db),
-    telegramInvites: new TelegramInvitesStore(db),
-    telegramUpdates: new TelegramUpdatesStore(db),
-    merchantAccounts: new MerchantAccountsStore(db),
-    payments: new PaymentsStore(db),
-    stripeEvents: new StripeEventsStore(db, clock),
-    coupons: new CouponsStore(db),
+    projects: (db) => new ProjectsStore(db),
+    apiKeys: (db) => new ApiKeysStore(db),
+    settings: (db) => new SettingsStore(db),
+    users: (db) => new UsersStore(db),
+    memberships: (db) => new MembershipsStore(db, clock, EXTEND_IN_FLIGHT[database.kind]),
+    // The import streams rows over a connection of its own (COPY), whatever handle it is given.
+    membershipImport: () => new MembershipImportStore(database, clock),
+    bulkExtend: (db) => new BulkExtendStore(db),
+    expiry: (db) => new ExpiryStore(db),
+    retention: (db) => new RetentionStore(db),
+    maintenance: (db) => new MaintenanceStore(db),
+    plans: (db) => new PlansStore(db),
+    targets: (db) => new TargetsStore(db),
+    webhooks: (db) => new WebhooksStore(db),
+    deliveries: (db) => new DeliveriesStore(db),
+    deliveryLog: (db) => new DeliveryLogStore(db),
+    liveEvents: (db) => new LiveEventsStore(db),
+    idempotency: (db) => new IdempotencyStore(db),
+    instanceSecrets: (db) => new InstanceSecretsStore(db),
+    integrations: (db) => new IntegrationsStore(db),
+    accessPlan: (db) => new AccessPlanStore(db, clock, { projectBatch: database.kind === 'pglite' ? EMBEDDED_PROJECT_BATCH : PROJECT_BATCH }),
+    access: (db) => new AccessStore(db),
+    accessReconcile: (db) => new AccessReconcileStore(db),
+    accessWorker: (db) => new AccessWorkerStore(db),
+    botLeases: (db) => new BotLeasesStore(db),
+    telegramInvites: (db) => new TelegramInvitesStore(db),
+    telegramUpdates: (db) => new TelegramUpdatesStore(db),
+    merchantAccounts: (db) => new MerchantAccountsStore(db),
+    payments: (db) => new PaymentsStore(db),
+    stripeEvents: (db) => new StripeEventsStore(db, clock),
+    coupons: (db) => new CouponsStore(db),
   };
+}
+
+export function createStores(database: Database, clock: Clock): Stores {
+  const factories = storeFactories(database, clock);
+  const stores = {} as Record<keyof Stores, unknown>;
+  for (const name of Object.keys(factories) as (keyof Stores)[]) stores[name] = factories[name](database.db);
+  return stores as Stores;
+}
+
+/**
+ * The stores bound to one transaction, each built the first time the use case reaches for it (a
+ * use case touches two or three of them).
+ */
+export function storesOn(tx: Db, database: Database, clock: Clock): Stores {
+  const factories = storeFactories(database, clock);
+  const built = new Map<keyof Stores, unknown>();
+  const stores = {} as Stores;
+  for (const name of Object.keys(factories) as (keyof Stores)[]) {
+    Object.defineProperty(stores, name, {
+      enumerable: true,
+      get: () => {
+        if (!built.has(name)) built.set(name, factories[name](tx));
+        return built.get(name);
+      },
+    });
+  }
+  return stores;
 }
