@@ -14,7 +14,7 @@ import { alternate, median } from './lib/stats.js';
 import { measuredCommit } from './lib/report.js';
 
 /**
- * The rate limiter's cost (issue: rate limits): full-stack `PATCH …/memberships/{user_id}/extend`
+ * The rate limiter's cost (docs/rate-limits.md): full-stack `PATCH …/memberships/{user_id}/extend`
  * with limits off, on the in-memory limiter and on Redis, side by side in one run on PostgreSQL,
  * plus the in-memory limiter's own cost per request. Run by `npm run bench` after bench/run.ts;
  * writes its section of bench/RESULTS.md between the markers below.

@@ -2,7 +2,7 @@ import { EnvSchema } from './config-variables.js';
 import type { StorageOptions } from './store/db.js';
 
 /**
- * The only reader of `process.env` (DESIGN.md, "Set-up and configuration").
+ * The only reader of `process.env` (docs/configuration.md).
  * Every variable is parsed once, typed and grouped by concern; a bad value throws a
  * ConfigError naming the variable, and `main.ts` turns that into a clean exit. The variables
  * themselves, with their defaults and bounds, are declared in config-variables.ts.

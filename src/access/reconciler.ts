@@ -6,7 +6,7 @@ import type { AccessReconcileStore, GuildError, ListedMember, PageRepairs } from
 import { WakeLoop } from '../wake-loop.js';
 
 /**
- * Drift repair (docs/access.md "Drift repair"; DESIGN.md "Access on Discord and Telegram"): every
+ * Drift repair (docs/access-discord.md, "Drift repair"): every
  * `TENURE_ACCESS_RECONCILE_SECONDS`, each Discord bot this process holds (the access worker's
  * lease, so its calls stay within the bot's one budget) is compared with Discord:
  *

@@ -1,5 +1,5 @@
 /**
- * The closed error vocabulary (DESIGN.md, "Envelope and errors"): one code → status table.
+ * The closed error vocabulary (docs/errors.md): one code → status table.
  * Services return expected failures as values (`Result`); the HTTP layer renders them.
  */
 export const ERROR_STATUS = {
@@ -25,7 +25,7 @@ export interface ErrorEntry {
   error_code: ErrorCode;
 }
 
-/** A failure the client can act on. `errors` selects the spec's two-entry 422 shape (7.1). */
+/** A failure the client can act on. `errors` selects the original API's two-entry 422 shape (docs/errors.md). */
 export class AppError extends Error {
   readonly status: number;
   constructor(

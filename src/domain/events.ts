@@ -1,5 +1,5 @@
 /**
- * The event catalogue (DESIGN.md, "Webhooks and events"). One map shared by the outbox,
+ * The event catalogue (docs/webhooks.md, "Events"). One map shared by the outbox,
  * webhook deliveries and live updates, so a payload cannot drift between them.
  */
 import type { MembershipView } from './memberships/membership.view.js';
@@ -29,7 +29,7 @@ export interface EventPayloads {
   /** Final failures only: `dropped` (an answer that is not retried) or `exhausted` (retries used up). */
   'webhook.delivery-failed': DeliveryOutcome & { reason: 'dropped' | 'exhausted'; error_class: string | null };
   'webhook.endpoint-disabled': { webhook_id: string; reason: 'failing'; disabled_at: string };
-  // Bans (reference.md "Users and bans"): a banned member loses access at once (docs/access.md).
+  // Bans (docs/api-keys-settings-users.md, "Bans"): a banned member loses access at once (docs/access.md).
   'user.banned': { user_id: string; reason: string | null };
   'user.unbanned': { user_id: string };
   // Access on the platforms (docs/access.md): written by the worker once the platform call is done.
@@ -78,33 +78,40 @@ export interface DeliveryOutcome {
 
 export type EventType = keyof EventPayloads;
 
-export const EVENT_TYPES = [
-  'membership.created',
-  'membership.extended',
-  'membership.bulk-extended',
-  'membership.expired',
-  'membership.deleted',
-  'webhook.test',
-  'plan.created',
-  'plan.updated',
-  'plan.deleted',
-  'target.added',
-  'target.updated',
-  'target.removed',
-  'webhook.delivery-succeeded',
-  'webhook.delivery-failed',
-  'webhook.endpoint-disabled',
-  'user.banned',
-  'user.unbanned',
-  'access.granted',
-  'access.revoked',
-  'access.failed',
-  'access.invite-created',
-  'payment.succeeded',
-  'payment.refunded',
-  'payment.disputed',
-  'payment.failed',
-] as const satisfies readonly EventType[];
+/**
+ * Every catalogued type once, in the catalogue's order: a type added to EventPayloads and not here,
+ * or here and not there, does not compile, so the list (the outbox's check, the live channels'
+ * replay filter) cannot drift from the map.
+ */
+const CATALOGUED = {
+  'membership.created': true,
+  'membership.extended': true,
+  'membership.bulk-extended': true,
+  'membership.expired': true,
+  'membership.deleted': true,
+  'webhook.test': true,
+  'plan.created': true,
+  'plan.updated': true,
+  'plan.deleted': true,
+  'target.added': true,
+  'target.updated': true,
+  'target.removed': true,
+  'webhook.delivery-succeeded': true,
+  'webhook.delivery-failed': true,
+  'webhook.endpoint-disabled': true,
+  'user.banned': true,
+  'user.unbanned': true,
+  'access.granted': true,
+  'access.revoked': true,
+  'access.failed': true,
+  'access.invite-created': true,
+  'payment.succeeded': true,
+  'payment.refunded': true,
+  'payment.disputed': true,
+  'payment.failed': true,
+} as const satisfies Record<EventType, true>;
+
+export const EVENT_TYPES: readonly EventType[] = Object.keys(CATALOGUED) as EventType[];
 
 /** The event object as webhooks and live updates carry it. */
 export interface TenureEvent<T extends EventType = EventType> {

@@ -1,4 +1,4 @@
-/** Identifier shapes (spec 2, reference "Identifiers and values"). */
+/** Identifier shapes (docs/api-contract.md, "Identifiers"). */
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 export const USER_ID_PATTERN = '^[0-9]{1,32}$';
 

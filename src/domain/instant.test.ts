@@ -3,7 +3,7 @@ import { AppError } from './errors.js';
 import { formatInstant, parseFutureInstant, parseInstant } from './instant.js';
 
 /**
- * The two accepted forms of `extend` (spec 4.1 and 7.1, DESIGN.md "`extend`"): an integer of
+ * The two accepted forms of `extend` (docs/api-contract.md, "`extend`"): an integer of
  * exactly 13 digits, or `YYYY-MM-DDTHH:MM:SS.mmmZ` naming a real calendar instant. "Now" is
  * injected, so nothing here depends on the machine's clock.
  */
@@ -121,7 +121,7 @@ describe('parseFutureInstant', () => {
     const error = result as AppError;
     expect(error.code).toBe('VALIDATION_ERROR');
     expect(error.status).toBe(422);
-    // The error-object shape of spec 7.1: no `errors` list.
+    // The error-object shape (docs/errors.md): no `errors` list.
     expect(error.errors).toBeUndefined();
     expect(error.message).toContain('future');
     expect(error.message).toBe('extend must be a future timestamp');
@@ -135,7 +135,7 @@ describe('parseFutureInstant', () => {
     expect(error.status).toBe(422);
     expect(error.errors).toHaveLength(2);
     const [numberOption, stringOption] = error.errors!;
-    // First the number option, then the string option (spec 7.1).
+    // First the number option, then the string option (docs/errors.md).
     expect(numberOption).toStrictEqual({
       message: 'extend as a number must be a Unix timestamp in milliseconds with exactly 13 digits',
       error_code: 'VALIDATION_ERROR',

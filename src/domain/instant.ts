@@ -1,7 +1,7 @@
 import { AppError } from './errors.js';
 
 /**
- * The two accepted forms of a point in time (spec 4.1, DESIGN.md "`extend`"):
+ * The two accepted forms of a point in time (docs/api-contract.md, "`extend`"):
  * an integer of exactly 13 digits (Unix milliseconds), or a string `YYYY-MM-DDTHH:MM:SS.mmmZ`
  * naming a real calendar instant. Nothing is coerced: "1767225600000" (a string) and 1.7e12
  * written with a fraction are both refused.
@@ -33,7 +33,7 @@ export function parseInstant(value: unknown): Date | null {
   return date;
 }
 
-/** The spec's two-entry 422 (7.1): first the number option, then the string option. */
+/** The original API's two-entry 422 (docs/errors.md): first the number option, then the string option. */
 export function instantFormatError(field: string): AppError {
   return new AppError('VALIDATION_ERROR', `Invalid ${field}`, [
     {
@@ -47,7 +47,7 @@ export function instantFormatError(field: string): AppError {
   ]);
 }
 
-/** The spec's error-object 422 (7.1) for a well-formed instant that is not in the future. */
+/** The original API's error-object 422 (docs/errors.md) for a well-formed instant that is not in the future. */
 export function notFutureError(field: string): AppError {
   return new AppError('VALIDATION_ERROR', `${field} must be a future timestamp`);
 }

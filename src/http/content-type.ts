@@ -3,7 +3,7 @@ import sjson from 'secure-json-parse';
 import { AppError } from '../domain/errors.js';
 
 /**
- * JSON is the only request media type (spec: "Bodies are JSON"); anything else is a 415.
+ * JSON is the only request media type (the original API: "Bodies are JSON"); anything else is a 415.
  * An empty body with a JSON content type is treated as no body (many clients send the header on
  * every request), and `__proto__` / `constructor.prototype` keys are refused.
  */

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppError } from '../domain/errors.js';
 
 /**
- * The response envelope (spec 2, "Response envelope"; DESIGN.md "Envelope and errors").
+ * The response envelope (docs/api-contract.md, "The envelope").
  * Every body — success or error, 404 and 429 included — comes from the functions in this file.
  */
 
@@ -20,13 +20,13 @@ export function contextOf(request: FastifyRequest): RequestContext {
 
 export interface Success<T> {
   total?: number;
-  /** The page a list was cut to, for lists whose original shows it (users: reference.md). */
+  /** The page a list was cut to, for lists whose original shows it (users: docs/api-keys-settings-users.md). */
   page?: { limit: number; offset: number };
   message: string;
   data: T;
 }
 
-/** Sends a success envelope. Field order follows the spec's table. */
+/** Sends a success envelope. Field order follows the original API's envelope table (docs/api-contract.md). */
 export function sendSuccess<T>(reply: FastifyReply, status: number, body: Success<T>) {
   const ctx = contextOf(reply.request);
   const envelope = {
@@ -45,7 +45,7 @@ export function sendSuccess<T>(reply: FastifyReply, status: number, body: Succes
 export function errorBody(ctx: RequestContext, error: AppError): Record<string, unknown> {
   const head = { ...ctx, code: error.status };
   if (error.code === 'RATE_LIMIT_EXCEEDED' || error.code === 'ACCESS_SUSPENDED') {
-    // Spec 7.2: no `ok`, and the identifier field is `code`, not `error_code`.
+    // The original API's 429 shape: no `ok`, and the identifier field is `code`, not `error_code`.
     return { ...head, error: { message: error.message, code: error.code, retry_after: error.retryAfter ?? 1 } };
   }
   if (error.errors) return { ok: false, ...head, errors: error.errors };

@@ -8,7 +8,7 @@ import { fieldOf, validationMessage } from './validation.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Body fields holding an instant; their schema errors take the spec's two-entry 422 shape. */
+    /** Body fields holding an instant; their schema errors take the original API's two-entry 422 shape (docs/errors.md). */
     instantFields?: readonly string[];
   }
 }

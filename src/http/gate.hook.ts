@@ -14,7 +14,7 @@ declare module 'fastify' {
     public?: boolean;
     /** Health probes and metrics scrapes: no key and no limits, so a busy node still answers them. */
     probe?: boolean;
-    /** A route that only reads although it is not a GET: read-only keys may call it (DESIGN.md, "API keys"). */
+    /** A route that only reads although it is not a GET: read-only keys may call it (docs/api-keys-settings-users.md, "Scopes: full and read keys"). */
     reads?: boolean;
     /**
      * A platform's callback (Stripe events, Telegram updates): authenticated by the platform's
@@ -28,7 +28,7 @@ declare module 'fastify' {
 }
 
 /**
- * The gate every request passes before its body is read, in DESIGN.md's order: limit by IP →
+ * The gate every request passes before its body is read, in the documented check order (docs/errors.md, "Check order"): limit by IP →
  * authenticate (401) → limit by key → project access, then the key's scope (403: a read-only key
  * on a route that writes). Unknown routes and public routes are limited by IP only. Validation
  * (422) and existence (404) come later, in the route.

@@ -168,7 +168,7 @@ function finishDocument(doc: Doc, unlimited: ReadonlySet<string>): Doc {
     }
   }
   shareErrorBodies(doc);
-  // The reference lists tags in this order: TAGS' own (the spec's core first), then any other.
+  // The reference lists tags in this order: TAGS' own (the original API's core first), then any other.
   const known = Object.keys(TAGS);
   const rank = (name: string) => (known.includes(name) ? known.indexOf(name) : known.length);
   doc.tags = [...used]

@@ -22,7 +22,7 @@ export const Instant = Type.Union(
 export const MAX_OFFSET = 1_000_000_000;
 
 /**
- * `limit` and `offset` of every list (reference.md "Identifiers and values"): limit 1-100, default
+ * `limit` and `offset` of every list (docs/idempotency-and-lists.md, "Lists"): limit 1-100, default
  * 20 unless the route says otherwise; offset from 0. Spread into a querystring object.
  */
 export function Page(defaultLimit = 20) {
@@ -41,7 +41,7 @@ const head = {
   code: Type.Integer(),
 };
 
-/** A success envelope around `data`; `withTotal` adds the integer `total` (spec 2). */
+/** A success envelope around `data`; `withTotal` adds the integer `total` (docs/api-contract.md, "The envelope"). */
 export function Envelope<T extends TSchema>(data: T, withTotal = false) {
   return Type.Object({
     ok: Type.Literal(true),
@@ -52,7 +52,7 @@ export function Envelope<T extends TSchema>(data: T, withTotal = false) {
   });
 }
 
-/** A list envelope that also reports the page: `total`, `limit` and `offset` (reference.md, users). */
+/** A list envelope that also reports the page: `total`, `limit` and `offset` (docs/api-keys-settings-users.md, "Users"). */
 export function PagedEnvelope<T extends TSchema>(data: T) {
   return Type.Object({
     ok: Type.Literal(true),

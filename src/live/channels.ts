@@ -1,7 +1,7 @@
 import { EVENT_TYPES, type EventType } from '../domain/events.js';
 
 /**
- * Live-update channels (reference.md "Live updates"): which channel carries which event type. One
+ * Live-update channels (docs/live-updates.md, "Channels and events"): which channel carries which event type. One
  * function decides it for the broadcast and for the replay of a resumed subscription, so the two
  * cannot disagree.
  */

@@ -6,7 +6,7 @@ import type { LiveEventsStore } from '../store/live-events.store.js';
 import { looksLikeLiveToken, type LiveTokenService } from './live-tokens.js';
 
 /**
- * Who is connecting: the handshake's `auth: {token, project_id}` (reference.md "Live updates").
+ * Who is connecting: the handshake's `auth: {token, project_id}` (docs/live-updates.md).
  * `token` is an API key of the project (servers) or a live-update token minted with one
  * (browsers). Every refusal names what is wrong; none echoes the token.
  */

@@ -24,7 +24,7 @@ import { roomOf, serveConnection, wireEvent } from './protocol.js';
 
 export const LIVE_PATH = '/v2/live-updates/socket.io/';
 export const LIVE_NAMESPACE = '/v2/live-updates';
-/** Inbound packets larger than this close the connection (reference.md: 4 KB). */
+/** Inbound packets larger than this close the connection (the original product's cap: 4 KB; docs/live-updates.md, "Limits"). */
 const MAX_PACKET_BYTES = 4096;
 const PRUNE_EVERY_MS = 10 * 60_000;
 

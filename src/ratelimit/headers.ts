@@ -1,7 +1,7 @@
 import type { Decision, LimitsConfig, PolicyName } from './rate-limiter.js';
 
 /**
- * Rate-limit response headers (spec 8) and the numbers of a 429 (spec 7.2). Pure functions of the
+ * Rate-limit response headers (docs/rate-limits.md, "Headers") and the numbers of a 429 (docs/rate-limits.md, "Over a limit"). Pure functions of the
  * decisions and the current time, so the math is tested without a store or a clock.
  *
  * - `X-RateLimit-Limit/Remaining/Reset` describe the per-key window for authenticated requests and

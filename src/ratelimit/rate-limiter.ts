@@ -3,7 +3,7 @@ import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { SharedCounts, type Count } from './redis-counts.js';
 
 /**
- * The rate-limit policies of spec section 8: per API key, per client IP, and a one-second burst
+ * The rate-limit policies (docs/rate-limits.md): per API key, per client IP, and a one-second burst
  * (per key, or per IP for requests without a valid key), plus the suspension of subjects that keep
  * hitting the limits. In memory (rate-limiter-flexible's) without Redis; on Redis, with the node's
  * memory counting whenever Redis fails or stalls, so an unreachable Redis degrades to per-node

@@ -7,7 +7,7 @@ import { markWrites } from './wakeups.js';
 /**
  * The one statement of a re-plan (access-plan.store.ts): the `desired` state of the members a
  * `Scope` reads, compared with their access rows and written where it differs, each written row's
- * sync state decided by `restate` (DESIGN.md's planner/worker contract).
+ * sync state decided by `restate` (the planner/worker contract: docs/access-planning.md).
  */
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
@@ -149,7 +149,7 @@ export async function replan(tx: Executor, projectId: string, scope: Scope, at: 
 }
 
 /**
- * The assignments of a row whose desired state is (re)decided (DESIGN.md's planner/worker
+ * The assignments of a row whose desired state is (re)decided (the planner/worker
  * contract): when `restate` is false (only a granted row's on_expiry changed) the sync state is
  * kept. Otherwise: `synced` with no call when the platform already agrees (desired = applied) or
  * when a revoke has nothing to take back (tenure never saw it granted, or on_expiry `none`; drift

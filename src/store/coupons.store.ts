@@ -75,7 +75,7 @@ export class CouponsStore {
     }
   }
 
-  /** Newest first, ties broken by id, as every list (reference.md). */
+  /** Newest first, ties broken by id, as every list (docs/idempotency-and-lists.md, "Lists"). */
   async list(projectId: string, page: { limit: number; offset: number }): Promise<{ items: CouponView[]; total: number }> {
     const [items, count] = await Promise.all([
       this.db.execute(sql`

@@ -4,7 +4,7 @@ import lockfile from 'proper-lockfile';
 
 /**
  * PGlite has no lock between processes: two processes that open one data directory both write
- * and corrupt it (DESIGN.md). tenure holds `DATA_DIR/tenure.lock` for as long as the database is
+ * and corrupt it (docs/configuration.md, "Embedded storage is one process"). tenure holds `DATA_DIR/tenure.lock` for as long as the database is
  * open. proper-lockfile refreshes the lock's mtime while we hold it, so a lock left behind by a
  * process that was killed becomes stale and is taken over after `staleMs`
  * (TENURE_DATA_DIR_LOCK_STALE_SECONDS, default 10 s).

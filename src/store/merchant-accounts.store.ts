@@ -79,7 +79,7 @@ export class MerchantAccountsStore {
     return { record, created };
   }
 
-  /** Newest first, as every list (reference.md), ties broken by id. */
+  /** Newest first, as every list (docs/idempotency-and-lists.md), ties broken by id. */
   async list(projectId: string): Promise<{ items: MerchantAccountRecord[]; total: number }> {
     const [items, count] = await Promise.all([
       this.db.execute(sql`

@@ -110,7 +110,7 @@ function literal(name: string, known: boolean): string {
 }
 
 /**
- * Event `e` (an alias of `events`) as webhooks carry it (DESIGN.md "Webhooks and events") and live
+ * Event `e` (an alias of `events`) as webhooks carry it (docs/webhooks.md, "Events") and live
  * updates send it, rendered by drizzle/functions.sql's `tenure_webhook_body`. Rendered when read
  * (a delivery claimed, an event broadcast or replayed), not stored: an event is never changed, so
  * every attempt and every replay of it sends the same bytes.

@@ -36,7 +36,7 @@ export const paymentEvent = (type: 'payment.succeeded' | 'payment.refunded' | 'p
 export class PaymentsStore {
   constructor(private readonly db: Db) {}
 
-  /** reference.md "Users and bans": a banned user can get no new membership, so no checkout either. */
+  /** A banned user (docs/api-keys-settings-users.md, "Bans") can get no new membership, so no checkout either. */
   async isBanned(projectId: string, userId: string): Promise<boolean> {
     const result = await this.db.execute(sql`SELECT 1 FROM bans WHERE project_id = ${projectId} AND user_id = ${userId}`);
     return rowsOf(result).length > 0;

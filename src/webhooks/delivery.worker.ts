@@ -25,7 +25,7 @@ export interface DeliveryWorkerOptions {
   perEndpoint: number;
   leaseMs: number;
   allowPrivate: boolean;
-  /** Per attempt: TENURE_WEBHOOK_TIMEOUT_SECONDS, 10 s by default (DESIGN.md). */
+  /** Per attempt: TENURE_WEBHOOK_TIMEOUT_SECONDS, 10 s by default (docs/webhooks.md, "Retries"). */
   timeoutMs: number;
   pollMs: number;
   batchSize: number;

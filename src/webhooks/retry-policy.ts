@@ -1,5 +1,5 @@
 /**
- * What happens after an attempt (DESIGN.md "Webhooks and events"): 2xx is delivered; 400, 401,
+ * What happens after an attempt (docs/webhooks.md, "Retries"): 2xx is delivered; 400, 401,
  * 403, 405, 406 and 422 are dropped at once (the signed body is identical on every attempt, so
  * they would fail every time); everything else — network errors, timeouts, refused addresses,
  * 3xx (redirects are not followed), 404 and 410 (a receiver mid-deploy), 408, 429, 5xx and other

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 
 /**
- * Webhook signatures (DESIGN.md "Webhooks and events"; spec/reference.md "Integrations: webhooks").
+ * Webhook signatures (docs/webhooks.md, "Verifying"; docs/api-contract.md, "Events and webhook signing").
  * Every attempt carries two independent signatures of the same body bytes:
  *
  * - the product's own, for receivers written for the original:

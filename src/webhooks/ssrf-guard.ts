@@ -2,7 +2,7 @@ import { Resolver as DnsResolver } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 
 /**
- * The SSRF guard (DESIGN.md "Set-up and configuration", TENURE_WEBHOOK_ALLOW_PRIVATE). A webhook
+ * The SSRF guard (docs/configuration.md, TENURE_WEBHOOK_ALLOW_PRIVATE). A webhook
  * URL names a host that tenure will POST to from inside its own network, so unless private
  * targets are allowed every address it resolves to must be public: not loopback, private,
  * link-local, CGNAT, multicast, unspecified, reserved, or a cloud metadata address. Names are

@@ -4,7 +4,7 @@ import { createHarness, type Harness } from '../support/harness.js';
 import { startServerProcess, type ServerProcess } from '../support/processes.js';
 
 /**
- * Spec 8 across nodes: two real server processes share this file's PostgreSQL database and the
+ * The rate limits (docs/rate-limits.md) across nodes: two real server processes share this file's PostgreSQL database and the
  * Redis at REDIS_URL. 300 requests with one key, split over both nodes and sent concurrently, must
  * get exactly 100 successes: the per-key limit holds cluster-wide, not per node.
  */

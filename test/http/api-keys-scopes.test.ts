@@ -7,7 +7,7 @@ import { projectOperations } from '../support/operations.all.js';
 import { pathOf, type Operation } from '../support/operations.js';
 
 /**
- * API key scopes (DESIGN.md, "API keys"): a read key calls every GET route of its project and
+ * API key scopes (docs/api-keys-settings-users.md, "Scopes: full and read keys"): a read key calls every GET route of its project and
  * nothing else (403 before validation, nothing changes), so it can neither mint nor revoke keys;
  * minting a live-updates token is a read (the token only receives events). Keys are full unless
  * created otherwise. The rows are every project route's Operation (test/support/operations.all.ts).

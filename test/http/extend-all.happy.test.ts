@@ -91,7 +91,7 @@ describe(`${extendAll.name}: happy`, () => {
     ]);
   });
 
-  it('writes its one event on an empty project too (DESIGN.md: one event per bulk call)', async () => {
+  it('writes its one event on an empty project too (one event per bulk call: docs/webhooks.md)', async () => {
     const t = await h.tenant();
     const target = future(33).iso;
     const res = await t.request({ method: 'PATCH', url: pathFor(t), payload: { extend: target } });

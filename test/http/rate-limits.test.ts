@@ -5,7 +5,7 @@ import { createHarness, future, type Harness, type Tenant } from '../support/har
 import { UUID } from '../support/api.js';
 
 /**
- * Spec 8 and 7.2 through the real app, on the in-memory limiter with the documented defaults.
+ * The rate limits and their 429 (docs/rate-limits.md) through the real app, on the in-memory limiter with the documented defaults.
  * The clock is faked (Date only) so windows can be crossed without waiting; each test speaks from
  * its own client address, so IP counters never leak between tests.
  */

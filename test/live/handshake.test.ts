@@ -25,7 +25,7 @@ import { createLiveHarness, LiveClient, type LiveHarness } from './live-harness.
 
 let lh: LiveHarness;
 beforeAll(async () => {
-  // A strict REST limit per key: the socket must not be subject to it (spec 6).
+  // A strict REST limit per key: the socket must not be subject to it (docs/live-updates.md, "Limits").
   lh = await createLiveHarness({ env: { TENURE_RATE_LIMIT_KEY: '2', TENURE_RATE_LIMIT_BURST: '2' }, keyCheckMs: 100 });
 });
 afterAll(() => lh.close());

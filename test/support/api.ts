@@ -16,7 +16,7 @@ export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 export const END_DATES_SET = 'Membership end dates set successfully';
 
-/** The two entries of the spec's format 422 (7.1), number option first. */
+/** The two entries of the format 422 (docs/errors.md), number option first. */
 export function instantFormatErrors(field: string) {
   return [
     { message: `${field} as a number must be a Unix timestamp in milliseconds with exactly 13 digits`, error_code: 'VALIDATION_ERROR' },
@@ -88,7 +88,7 @@ export function expectRefusal(res: Response, message: string | RegExp): void {
   else expect(text).toMatch(message);
 }
 
-/** The spec's two-entry 422 for a malformed instant field. */
+/** The two-entry 422 for a malformed instant field. */
 export function expectInstantFormatError(res: Response, want: { method: string; path: string; field?: string }): void {
   expect(res.statusCode, res.body).toBe(422);
   expect(expectJson(res), res.body).toStrictEqual({
@@ -101,7 +101,7 @@ export function expectInstantFormatError(res: Response, want: { method: string; 
   });
 }
 
-/** The spec's error-object 422 for a well-formed instant that is not in the future. */
+/** The error-object 422 for a well-formed instant that is not in the future. */
 export function expectNotFutureError(res: Response, want: { method: string; path: string; field?: string }): void {
   expectError(res, {
     status: 422,
@@ -299,7 +299,7 @@ export const INTERNALS = /injected|secret|relation|events|trigger|stack|sql|sele
 
 /**
  * Values that are neither a 13-digit millisecond number nor a `YYYY-MM-DDTHH:MM:SS.mmmZ` instant:
- * every endpoint taking an instant answers each with the spec's two-entry 422 (7.1).
+ * every endpoint taking an instant answers each with the two-entry 422 (docs/errors.md).
  */
 export const MALFORMED_INSTANTS: [string, unknown][] = [
   ['12 digits', 999_999_999_999],

@@ -21,7 +21,7 @@ export interface Operation {
    * valid body with an ignored field).
    */
   invalidPayload?: unknown;
-  /** The `Allow` header a wrong method on this path gets (DESIGN.md: 405 with Allow). */
+  /** The `Allow` header a wrong method on this path gets (docs/errors.md: 405 with Allow). */
   allow: string;
   /** A method this path does not answer. */
   wrongMethod: HTTPMethods;

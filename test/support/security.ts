@@ -7,9 +7,9 @@ import type { Harness, Tenant } from './harness.js';
 import { pathOf, type Operation } from './operations.js';
 
 /**
- * The security cases every project route shares (STYLE.md: "the security cases produced by one
- * shared generator"), run for every route by test/http/shared.security.test.ts. For an operation
- * they prove DESIGN.md's check order — auth (401) and project access (403) come before
+ * The security cases every project route shares (produced by one shared generator, not copied
+ * per route), run for every route by test/http/shared.security.test.ts. For an operation
+ * they prove the check order (docs/errors.md, "Check order") — auth (401) and project access (403) come before
  * validation (422) and existence (404) — and that a refused request changes nothing: no row of
  * the project moves. Variants of one behaviour (the malformed Authorization headers, say) share
  * one tenant and one prepared request, and each is still asserted on its own.

@@ -179,7 +179,7 @@ export function transportCases(op: Operation, harness: () => Harness, unreachabl
         forEachCase(cases, async ({ payload, field }) => {
           const res = await send({ payload: JSON.stringify(payload), headers: JSON_TYPE });
           expect(res.statusCode, res.body).toBe(422);
-          // An instant field keeps the spec's two-entry shape about instants; any other field is named with the text's fault.
+          // An instant field keeps the two-entry shape about instants; any other field is named with the text's fault.
           const body = res.json() as { path: string; error?: { error_code: string; message: string }; errors?: { error_code: string; message: string }[] };
           const [first] = body.errors ?? [body.error!];
           expect(body.path).toBe(path);

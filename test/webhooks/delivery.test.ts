@@ -26,7 +26,7 @@ describe('webhook delivery to a real receiver', () => {
     await receiver.close();
   });
 
-  it('POSTs the stored body with the headers of DESIGN.md, signed twice; receivers verify both', async () => {
+  it('POSTs the stored body with the headers of docs/webhooks.md, signed twice; receivers verify both', async () => {
     const t = await w.tenant();
     const hook = await createHook(t, `${receiver.url}/in/sig?x=1`);
     const before = receiver.requests.length;

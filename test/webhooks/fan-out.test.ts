@@ -41,7 +41,7 @@ describe('webhook fan-out', () => {
     );
     expect(await deliveryRows(w.h, other.projectId)).toStrictEqual([]);
 
-    // The body both deliveries send: the event object of DESIGN.md, compact.
+    // The body both deliveries send: the event object of docs/webhooks.md, compact.
     const body = await webhookBodyOf(w.h, event!.id);
     const [row] = await eventRows(w.h, t.projectId);
     const emitted = rowsOf<{ ms: string }>(

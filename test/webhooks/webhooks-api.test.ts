@@ -486,7 +486,7 @@ describe('webhook management API', () => {
       const range = `${hooks(t)}/${hook.id}/replay?since=2020-01-01T00:00:00.000Z`;
       for (let i = 0; i < 10; i++) expect((await post(t, range)).statusCode).toBe(202);
       const refused = await post(t, range);
-      // The 429 envelope of the spec (reference.md "Rate limits"): error.code and retry_after.
+      // The 429 envelope (docs/rate-limits.md, "Over a limit"): error.code and retry_after.
       expect(refused.statusCode, refused.body).toBe(429);
       expect(refused.json().error).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', message: expect.stringContaining('At most 10 range replays a minute per project') });
       expect(Number(refused.headers['retry-after'])).toBe(refused.json().error.retry_after);

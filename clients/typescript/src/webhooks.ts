@@ -30,7 +30,7 @@ export interface VerifyOptions {
   now?: Date;
 }
 
-/** The event tenure sends (DESIGN.md "Webhooks and events"). */
+/** The event tenure sends (docs/webhooks.md, "Events"). */
 export interface WebhookEvent<T = Record<string, unknown>> {
   event_id: string;
   type: string;

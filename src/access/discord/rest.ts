@@ -4,7 +4,7 @@ import { Routes, type RESTGetAPICurrentUserResult } from 'discord-api-types/v10'
 /**
  * The one place tenure builds a Discord REST client: `@discordjs/rest`, which reads Discord's
  * rate-limit headers and queues each request in its route's bucket and under the global limit
- * (DESIGN.md, "Access on Discord and Telegram"). No hand-written HTTP client talks to Discord.
+ * (docs/access-discord.md, "How tenure calls Discord"). No hand-written HTTP client talks to Discord.
  */
 
 /**

@@ -1,8 +1,7 @@
 import { Api, GrammyError, HttpError, type ApiClientOptions } from 'grammy';
 
 /**
- * The one place tenure builds a Telegram Bot API client: grammY's `Api` (DESIGN.md, "Access on
- * Discord and Telegram"), with `apiRoot` = TENURE_TELEGRAM_API_URL. No hand-written HTTP client
+ * The one place tenure builds a Telegram Bot API client: grammY's `Api` (docs/access-telegram.md), with `apiRoot` = TENURE_TELEGRAM_API_URL. No hand-written HTTP client
  * talks to Telegram.
  *
  * grammY puts the token in every request URL (`<apiRoot>/bot<token>/<method>`), and the errors of

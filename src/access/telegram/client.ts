@@ -3,7 +3,7 @@ import { createTelegramApi } from './api.js';
 
 /**
  * The access worker's client for one Telegram bot: the bot's grammY `Api` (createTelegramApi), with
- * its pace (DESIGN.md, "Access on Discord and Telegram"; docs/access.md, "Telegram"). Telegram
+ * its pace (docs/access-telegram.md). Telegram
  * publishes no limits for the methods tenure calls (its FAQ speaks of messages: about 30 a second
  * per bot, one a second per chat) and answers any call over its flood limits with 429 and
  * `retry_after`. So tenure paces itself below them: at most `perSecond` calls in any second per bot

@@ -9,8 +9,7 @@ import type { TelegramFailure } from './api.js';
 import { askChatMembers, type ChatMemberReader, type Halt } from './chat-members.js';
 
 /**
- * Telegram drift repair (docs/access.md "Drift repair"; DESIGN.md "Access on Discord and
- * Telegram"): every `TENURE_ACCESS_RECONCILE_SECONDS`, each Telegram bot this process holds (the
+ * Telegram drift repair (docs/access-telegram.md, "Telegram drift repair"): every `TENURE_ACCESS_RECONCILE_SECONDS`, each Telegram bot this process holds (the
  * Telegram access worker's lease: its calls stay within the bot's one budget, through its one
  * client, paced per chat) is compared with Telegram:
  *

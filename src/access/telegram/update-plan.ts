@@ -156,7 +156,7 @@ export function planOf(event: UpdateEvent, ctx: UpdateContext | null): UpdatePla
             ...(ctx.userBanned ? [] : [{ method: 'unbanChatMember' as const, chatId, userId }]),
           ];
       if (invite && invite.userId !== userId) {
-        // Someone else's link (DESIGN.md: "someone joining through another member's link is removed").
+        // Someone else's link (docs/access-telegram.md: someone joining through another member's link is removed).
         return {
           targetId: target.id,
           calls: [...kick, { method: 'revokeChatInviteLink', chatId, inviteLink: invite.inviteLink }],

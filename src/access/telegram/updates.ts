@@ -14,7 +14,7 @@ import { CallFailed, callTelegram, makeCall, Stop } from './update-calls.js';
 import { effectsAfter, eventOf, lookupOf, outcomeOf, planOf, type CallOutcome, type UpdatePlan } from './update-plan.js';
 
 /**
- * A held Telegram bot's updates (docs/access.md, "Telegram"; DESIGN.md: joins, leaves and join
+ * A held Telegram bot's updates (docs/access-telegram.md: joins, leaves and join
  * requests, at least once and idempotently). The process holding the bot's lease (every connected
  * bot is held: the connector's `holdAlways`) is the one that receives and handles them:
  *

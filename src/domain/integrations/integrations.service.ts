@@ -15,8 +15,8 @@ import {
 import { SecretBoxError, type SecretBox } from './secret-box.js';
 
 /**
- * A project's bot connections (docs/access.md, "Connecting a bot"; DESIGN.md, "Access on Discord
- * and Telegram"). The token is checked with the platform before anything is stored, sealed with
+ * A project's bot connections (docs/access.md, "Connecting a bot";
+ * docs/access-telegram.md). The token is checked with the platform before anything is stored, sealed with
  * the instance's key, and never leaves: no answer, event or log carries it. Each platform brings
  * its own token rules and check (`BotTokenCheck`); the rest is the same for all.
  */

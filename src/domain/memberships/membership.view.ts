@@ -1,4 +1,4 @@
-/** A membership as the API and events show it (spec/reference.md, "Memberships"). */
+/** A membership as the API and events show it (docs/memberships.md, "The membership object"). */
 export interface MembershipView {
   membership_id: string;
   user_id: string;

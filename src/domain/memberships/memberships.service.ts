@@ -31,7 +31,7 @@ export class MembershipsService {
     private readonly bulk: BulkExtendStore,
   ) {}
 
-  /** Spec 4.1: sets one user's end date (reactivating an expired membership). */
+  /** Sets one user's end date (reactivating an expired membership). */
   async extendOne(projectId: string, userId: string, extend: unknown): Promise<Result<EndDateSet>> {
     const endDate = parseFutureInstant(extend, this.clock.now(), 'extend');
     if (endDate instanceof AppError) return err(endDate);
@@ -41,7 +41,7 @@ export class MembershipsService {
   }
 
   /**
-   * Spec 4.2: sets the end date of every membership of the project (expired ones become active
+   * Sets the end date of every membership of the project (expired ones become active
    * again); `total` is how many. Runs as a job of short batches (src/store/bulk-extend.store.ts):
    * the memberships created before the call are covered, one event is written when the last batch
    * commits, and a later call for the project supersedes this one (it then answers with every
@@ -94,7 +94,7 @@ export class MembershipsService {
       planId,
       ...(input.user_name ? { userName: input.user_name } : {}),
     });
-    // reference.md "Users and bans": a banned user can get no new membership.
+    // A banned user (docs/api-keys-settings-users.md, "Bans") can get no new membership.
     if (created === 'banned') return fail('CONFLICT', `User ${input.user_id} is banned from this project`);
     if (created === 'exists') return fail('CONFLICT', `User ${input.user_id} already has a membership in this project`);
     return ok(created);

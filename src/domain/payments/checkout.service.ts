@@ -11,7 +11,7 @@ import { errorOfRefusal } from './merchant-accounts.service.js';
 import type { CheckoutSessionRequest, StripeApi } from './stripe-api.js';
 
 /**
- * Checkout (docs/payments.md, "Checkout"; DESIGN.md, "Payments"): a Stripe Checkout Session for one
+ * Checkout (docs/payments.md, "Checkout"): a Stripe Checkout Session for one
  * member and one plan, paid once (`payment`) or a subscription renewing by the plan's duration.
  * The session's metadata (and the subscription's) names the project, plan and user, which is how
  * Stripe's events find the membership again. The membership follows the payment, from Stripe's

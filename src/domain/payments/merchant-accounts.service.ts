@@ -9,7 +9,7 @@ import type { StripeApi, StripeRefusal } from './stripe-api.js';
 import { normalizeSecretKey, normalizeWebhookSecret, type Environment } from './stripe-keys.js';
 
 /**
- * A project's merchant accounts (docs/payments.md, "Connecting Stripe"; DESIGN.md, "Payments").
+ * A project's merchant accounts (docs/payments.md, "Connecting Stripe").
  * The secret key is checked with Stripe before anything is stored, sealed with the instance's
  * key like a bot token, and never leaves: no answer, event or log carries it, nor the webhook
  * signing secret.

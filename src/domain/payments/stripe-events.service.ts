@@ -7,8 +7,7 @@ import type { StripeApi, StripeEventLike } from './stripe-api.js';
 import { changeOf } from './stripe-events.js';
 
 /**
- * Stripe's events in, access out (docs/payments.md, "What each Stripe event does"; DESIGN.md,
- * "Payments"). The webhook route hands each delivery here: the `Stripe-Signature` is checked with
+ * Stripe's events in, access out (docs/payments.md, "What each Stripe event does"). The webhook route hands each delivery here: the `Stripe-Signature` is checked with
  * the account's signing secret (stripe-node's constructEvent) before anything is read, then the
  * event is applied once (StripeEventsStore). Reconciliation applies the events it lists the same
  * way, so an event that came both ways is applied once.

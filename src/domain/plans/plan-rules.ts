@@ -68,7 +68,7 @@ export function mergePlan(current: PlanFields, patch: PlanInput): PlanFields {
   };
 }
 
-/** The fields of a new plan; defaults from reference.md (recurring false, one-time true). */
+/** The fields of a new plan; the original product's defaults (recurring false, one-time true). */
 export function newPlan(input: Required<Pick<PlanInput, 'plan_name' | 'plan_price' | 'plan_currency' | 'plan_duration'>> & PlanInput): PlanFields {
   return {
     name: input.plan_name,

@@ -1,6 +1,6 @@
 import type { TargetView } from '../targets/target.view.js';
 
-/** A plan as the API and events show it (spec/reference.md, "Plans"). */
+/** A plan as the API and events show it (docs/plans-targets.md, "The plan object"). */
 export interface PlanView {
   plan_id: string;
   plan_name: string;

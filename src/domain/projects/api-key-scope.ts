@@ -1,5 +1,5 @@
 /**
- * What an API key may do in its project (DESIGN.md, "API keys"): a `full` key anything, a `read`
+ * What an API key may do in its project (docs/api-keys-settings-users.md, "Scopes: full and read keys"): a `full` key anything, a `read`
  * key only what reads, so a key handed to a dashboard or a reporting job cannot change the
  * project, mint keys (each with its own rate-limit budget) or revoke the owner's keys. Keys made
  * before scopes existed are full.

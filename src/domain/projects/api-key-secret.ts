@@ -1,7 +1,7 @@
 import { hash, randomBytes } from 'node:crypto';
 import baseX from 'base-x';
 
-/** API key secrets: `tk_live_` + 32 random bytes in base62 (DESIGN.md, "API keys"). */
+/** API key secrets: `tk_live_` + 32 random bytes in base62 (docs/api-keys-settings-users.md, "API keys"). */
 
 const base62 = baseX('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz');
 const PREFIX = 'tk_live_';

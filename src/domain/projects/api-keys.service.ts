@@ -11,7 +11,7 @@ export interface ApiKeysOptions {
 }
 
 /**
- * The keys API (reference.md "Integrations: API keys"). Revocation is immediate on every node (see
+ * The keys API (docs/api-keys-settings-users.md, "API keys"). Revocation is immediate on every node (see
  * ApiKeysStore and the revocation listener). Every key has its own rate-limit budget, so a project
  * may hold only `maxPerProject` active keys: minting keys must not multiply its limits.
  */

@@ -1,5 +1,5 @@
 /**
- * The project settings (reference.md "Settings"): every key, its default and its validator. A key
+ * The project settings (docs/api-keys-settings-users.md, "Settings"): every key, its default and its validator. A key
  * without a stored value has its default; a validator returns the value to store (normalised) or
  * the sentence naming what is wrong, which always starts with the key.
  */

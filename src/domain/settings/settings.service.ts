@@ -4,7 +4,7 @@ import { DEFAULT_SETTINGS, isSettingKey, SETTING_KEYS, SETTING_VALIDATORS, type 
 
 const notFound = (key: string) => fail<never>('NOT_FOUND', `Setting not found: ${key}`);
 
-/** Project settings (reference.md "Settings"); every write is validated whole before anything is stored. */
+/** Project settings (docs/api-keys-settings-users.md, "Settings"); every write is validated whole before anything is stored. */
 export class SettingsService {
   constructor(private readonly store: SettingsStore) {}
 

@@ -1,4 +1,4 @@
-/** Where a plan grants access (spec/reference.md, "Targets"). */
+/** Where a plan grants access (docs/plans-targets.md, "The target object"). */
 export const PLATFORMS = ['discord', 'telegram'] as const;
 export const TARGET_KINDS = ['guild', 'group', 'channel', 'role'] as const;
 

@@ -1,4 +1,4 @@
-/** A user as the API shows it (reference.md "Users and bans"). */
+/** A user as the API shows it (docs/api-keys-settings-users.md, "Users"). */
 export interface UserView {
   user_id: string;
   user_first_seen: string;

@@ -10,7 +10,7 @@ export interface Page {
 export const SEARCH_MIN = 3;
 export const SEARCH_MAX = 100;
 
-/** Users and bans (reference.md "Users and bans"). A ban stops new memberships (MembershipsStore.create). */
+/** Users and bans (docs/api-keys-settings-users.md, "Users", "Bans"). A ban stops new memberships (MembershipsStore.create). */
 export class UsersService {
   constructor(private readonly store: UsersStore) {}
 

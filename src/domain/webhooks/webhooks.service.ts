@@ -68,7 +68,7 @@ export class WebhooksService {
   }
 
   /**
-   * Spec 4.3. The secret (64 lowercase hex) is returned here, the only time it is shown (it is
+   * Creates a webhook. The secret (64 lowercase hex) is returned here, the only time it is shown (it is
    * stored sealed with the instance's key when there is one); deliveries are signed with it. The
    * host is resolved now and every address checked (SSRF guard). A name that does not resolve is
    * accepted: it reaches no address, and a receiver's DNS is often set up after its webhook; each
@@ -93,7 +93,7 @@ export class WebhooksService {
     return fail('CONFLICT', `A project can have at most ${this.options.maxPerProject} webhooks; delete one first`);
   }
 
-  /** Spec 4.4. Its deliveries go with it: pending ones are never attempted. */
+  /** Deletes a webhook. Its deliveries go with it: pending ones are never attempted. */
   async delete(projectId: string, webhookId: string): Promise<Result<null>> {
     return (await this.store.delete(projectId, webhookId)) ? ok(null) : fail('NOT_FOUND', NOT_FOUND);
   }

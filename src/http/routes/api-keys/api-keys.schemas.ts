@@ -9,8 +9,8 @@ const scope = (description: string) =>
   Type.Enum([...API_KEY_SCOPES], { description, 'x-message': `scope must be one of: ${API_KEY_SCOPES.join(', ')}` });
 
 /**
- * Key metadata (reference.md "Integrations: API keys"); `*_by` is the acting key's id, or "cli".
- * `scope` is tenure's addition (DESIGN.md, "API keys").
+ * Key metadata (docs/api-keys-settings-users.md, "API keys"); `*_by` is the acting key's id, or "cli".
+ * `scope` is tenure's addition (docs/api-keys-settings-users.md, "Scopes: full and read keys").
  */
 export const KeyMetadata = Type.Object({
   id: Type.String({ format: 'uuid' }),

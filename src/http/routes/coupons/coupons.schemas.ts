@@ -53,7 +53,7 @@ const fields = {
 
 const CouponParams = Type.Object({ project_id: Type.String(), coupon_id: Uuid('coupon_id') });
 
-/** The body fields that hold an instant: their schema errors take the spec's two-entry 422 (src/http/errors.ts). */
+/** The body fields that hold an instant: their schema errors take the original API's two-entry 422 (src/http/errors.ts). */
 export const COUPON_INSTANT_FIELDS = ['expires_at'] as const;
 
 export const createCouponSchema = {

@@ -11,7 +11,7 @@ import {
   updateTargetsSchema,
 } from './targets.schemas.js';
 
-/** reference.md's wording for both the single and the batch update. */
+/** The original product's wording for both the single and the batch update. */
 const updatedMessage = (n: number) => `Successfully updated ${n} target(s)`;
 
 export const targetsRoutes: FastifyPluginAsyncTypebox<{ targets: TargetsService }> = async (app, { targets }) => {
@@ -34,7 +34,7 @@ export const targetsRoutes: FastifyPluginAsyncTypebox<{ targets: TargetsService 
 
   app.get(`${base}/:target_id`, { schema: getTargetSchema }, async (request, reply) => {
     const target = unwrap(await targets.get(request.params.project_id, request.params.target_id));
-    // reference.md: the original answers an array of one here.
+    // The original answers an array of one here.
     return sendSuccess(reply, 200, { total: 1, message: 'Target retrieved successfully', data: [target] });
   });
 
