@@ -141,7 +141,7 @@ export const EnvSchema = z.object({
   TENURE_ACCESS_LEASE_SECONDS: int(30, 3, 3_600),
   // Discord's global limit per bot is 50 requests/s; Discord raises it for some large bots on request.
   TENURE_DISCORD_GLOBAL_PER_SECOND: int(50, 1, 100_000),
-  // Telegram (docs/access.md, "Telegram"): how members get in, how the bot hears of joins, its pace.
+  // Telegram (docs/access-telegram.md): how members get in, how the bot hears of joins, its pace.
   TENURE_TELEGRAM_INVITE_MODE: z.enum(['single_use', 'join_request'], { error: 'must be single_use or join_request' }).default('single_use'),
   TENURE_TELEGRAM_INVITE_TTL_SECONDS: int(86_400, 60, 30 * 86_400),
   TENURE_TELEGRAM_UPDATES: z.enum(['polling', 'webhook'], { error: 'must be polling or webhook' }).default('polling'),

@@ -197,7 +197,7 @@ export function createAccessWorker(c: Container, o: Pick<WorkerRuntimeOptions, '
 }
 
 /**
- * The Telegram access worker (docs/access.md, "Telegram"): one paced Bot API client per bot held
+ * The Telegram access worker (docs/access-telegram.md): one paced Bot API client per bot held
  * (TENURE_TELEGRAM_PER_SECOND, _CHAT_PER_SECOND), invite links of TENURE_TELEGRAM_INVITE_MODE
  * lasting TENURE_TELEGRAM_INVITE_TTL_SECONDS. Every connected Telegram bot is held. Null when no
  * token can be opened.
@@ -249,7 +249,7 @@ function accessWorkerWith<C>(c: Container, connector: PlatformConnector<C>, o: P
 export const RECONCILE_TICK_MS = 5_000;
 
 /**
- * Drift repair (docs/access.md "Drift repair") of the bots `access` holds, with their REST clients,
+ * Drift repair (docs/access-discord.md "Drift repair") of the bots `access` holds, with their REST clients,
  * every TENURE_ACCESS_RECONCILE_SECONDS; a bot the worker has just taken is looked at at once.
  */
 function createReconciler(c: Container, access: AccessWorker<REST>): Reconciler {

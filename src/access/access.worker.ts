@@ -10,7 +10,7 @@ import { CompletionRecorder } from './completion-recorder.js';
 import type { PlatformConnector } from './connector.js';
 
 /**
- * The access worker (docs/access.md, "How tenure calls Discord"; src/access/README.md): applies
+ * The access worker (docs/access-discord.md, "How tenure calls Discord"; src/access/README.md): applies
  * pending access rows of one platform (its connector: Discord, Telegram), one call per row, for the
  * bots this process holds the lease of (BotLeases: one process per bot, so the bot's calls share
  * one rate-limit budget).

@@ -3,7 +3,7 @@ import type { AccessPlanStore } from '../store/access-plan.store.js';
 import { WakeLoop } from '../wake-loop.js';
 
 /**
- * Turns committed changes into desired access (docs/access.md, "Desired state: what each change
+ * Turns committed changes into desired access (docs/access-planning.md, "Desired state: what each change
  * does"). Every worker runtime runs one (in-process on embedded storage, `npx tenure worker` in
  * the scaled topology); it is woken by the `events` wake-up (src/store/wakeups.ts: after the commit
  * of events written by any process, at most once per 25 ms) and by a slow safety poll, and plans

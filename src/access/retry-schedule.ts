@@ -1,6 +1,6 @@
 /**
  * When a platform call that failed for a passing reason (a network error, a timeout, a 5xx) is
- * tried again (docs/access.md, "States and errors"): 1 s, 5 s, 30 s, 2 min, then every 10 min,
+ * tried again (docs/access-discord.md, "States and errors"): 1 s, 5 s, 30 s, 2 min, then every 10 min,
  * each ±20% so that a whole guild's rows failing at one instant do not come back at one instant.
  * There is no last attempt: access must end up right, and each retry is one call every 10 min at
  * most. Rate limits (429) never reach this schedule: the REST library waits as Discord says.

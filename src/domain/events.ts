@@ -36,7 +36,7 @@ export interface EventPayloads {
   'access.granted': AccessOutcome;
   'access.revoked': AccessOutcome;
   'access.failed': AccessOutcome & { error: { code: string; message: string } };
-  /** A Telegram invite link made for one member (docs/access.md, "Telegram"): hand it to them. */
+  /** A Telegram invite link made for one member (docs/access-telegram.md): hand it to them. */
   'access.invite-created': AccessOutcome & { membership_id: string | null; invite: InviteView };
   // Payments (docs/payments.md): written with the Stripe event that reported them, as the payment is after it.
   'payment.succeeded': { payment: PaymentView };

@@ -4,7 +4,7 @@
  * every metrics registry of the process reads these counts when scraped.
  */
 
-/** How a call ended (docs/access.md, "States and errors"). */
+/** How a call ended (docs/access-discord.md, "States and errors"). */
 export type AccessCallOutcome = 'granted' | 'revoked' | 'waiting_for_member' | 'failed' | 'retry' | 'unauthorized';
 
 /**

@@ -60,7 +60,7 @@ export function createMetrics(
     },
   });
 
-  // Access on Discord (docs/access.md, "How tenure calls Discord"): counted by this process's access worker.
+  // Access on Discord (docs/access-discord.md, "How tenure calls Discord"): counted by this process's access worker.
   new Counter({
     name: 'tenure_access_calls_total',
     help: 'Discord calls made by the access worker of this process, by outcome (granted, revoked, waiting_for_member, failed, retry, unauthorized)',

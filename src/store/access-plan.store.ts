@@ -5,7 +5,7 @@ import { rangeScope, replan, usersScope, type Executor } from './access-replan.j
 import { rowsOf, type Db } from './db.js';
 
 /**
- * The access planner's SQL (docs/access.md, "Desired state: what each change does"): from the
+ * The access planner's SQL (docs/access-planning.md, "Desired state: what each change does"): from the
  * memberships, bans, plans and targets, the `desired` state of every (member, target) of a scope,
  * written to `access` set-based, one statement per scope (never a statement per member).
  *
@@ -39,7 +39,7 @@ const PLANNER_LOCK = 7_346_221_002;
  * Members per statement of a whole-project re-plan (ranges of user_id, the order of the indexes it
  * scans). Each range is one transaction, so a bulk extend of a million members locks the rows of
  * one range at a time, and other planning (and the embedded database's single connection) gets
- * turns in between. Measured in docs/access.md.
+ * turns in between. Measured in docs/access-planning.md.
  */
 export const PROJECT_BATCH = 20_000;
 /** Embedded storage serves the API on the same one connection: ranges of about 150 ms there. */

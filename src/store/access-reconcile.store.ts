@@ -4,7 +4,7 @@ import { healTargets } from './targets.store.js';
 import { markWrites } from './wakeups.js';
 
 /**
- * Drift repair's SQL (src/access/reconciler.ts, docs/access.md "Drift repair"): which bots are due
+ * Drift repair's SQL (src/access/reconciler.ts, docs/access-discord.md "Drift repair"): which bots are due
  * for a comparison with Discord, which guilds a project's targets name, and the repairs a page of a
  * guild's member list calls for, set-based (one statement per page of up to 1,000 members, their
  * ids and roles passed as one JSON parameter, never a query per member).
@@ -73,7 +73,7 @@ const repairUpdate = (seenAt: Date) =>
 
 /**
  * The error code reconciliation sets on a guild target when the member list is refused; a listing
- * that succeeds later clears exactly these (docs/access.md, "Drift repair").
+ * that succeeds later clears exactly these (docs/access-discord.md, "Drift repair").
  */
 export const LISTING_ERROR_CODES = ['50001', '10004', '403'] as const;
 

@@ -5,7 +5,7 @@ import { iso } from './memberships.store.js';
 import { at, type IntegrationKey, type Platform } from './bot-leases.store.js';
 
 /**
- * The access worker's SQL (src/access/README.md, docs/access.md "How tenure calls Discord"):
+ * The access worker's SQL (src/access/README.md, docs/access-discord.md, "How tenure calls Discord"):
  * claims of due pending access rows, and the outcomes of platform calls (their statement is in
  * access-completions.ts). Every write made on behalf of a bot is fenced by its lease
  * (src/store/bot-leases.store.ts): it happens only while `lease_owner` is still the writer and the

@@ -58,7 +58,7 @@ export interface Stores {
   instanceSecrets: InstanceSecretsStore;
   /** The projects' bot connections. */
   integrations: IntegrationsStore;
-  /** The access planner's SQL: desired access from the memberships (docs/access.md). */
+  /** The access planner's SQL: desired access from the memberships (docs/access-planning.md). */
   accessPlan: AccessPlanStore;
   /** The access rows as the API shows them. */
   access: AccessStore;

@@ -97,7 +97,7 @@ export class TargetsStore {
    * not a target of the project nothing is written and the missing ids come back. Otherwise one
    * UPDATE writes them all with one `target.updated` event each, in the order given.
    *
-   * An update is also the owner's "I fixed it" (docs/access.md, "States and errors"): it puts each
+   * An update is also the owner's "I fixed it" (docs/access-discord.md, "States and errors"): it puts each
    * target back to health `ok` and, in the same statement, its `failed` access rows back to
    * pending, so the workers try them again (woken after commit).
    */

@@ -6,7 +6,7 @@ import { iso } from './memberships.store.js';
 import { insertEvent } from './outbox.js';
 
 /**
- * The invite links tenure made on Telegram, one member each (docs/access.md, "Telegram"; schema in
+ * The invite links tenure made on Telegram, one member each (docs/access-telegram.md; schema in
  * schema/telegram.ts). A link is *current* while not revoked, not used and not expired at `now`
  * (the app clock): that is what a member is handed, and what the connector reuses instead of
  * making another. A link is *live* while not revoked and not expired, used or not: a single-use

@@ -7,7 +7,7 @@ import { healTargets } from './targets.store.js';
 import { markWrites } from './wakeups.js';
 
 /**
- * Telegram drift repair's SQL (src/access/telegram/telegram.reconciler.ts, docs/access.md "Drift
+ * Telegram drift repair's SQL (src/access/telegram/telegram.reconciler.ts, docs/access-discord.md "Drift
  * repair"): which bots are due, which chats a project's targets name, which members of a chat to
  * ask Telegram about (only rows tenure manages: Telegram has no member list to read, and asking
  * costs a call each), and the repairs a page of answers calls for, set-based (one statement per

@@ -7,7 +7,7 @@ import { effectWrites, type UpdateEffects } from './telegram-update-effects.js';
 import { markWrites } from './wakeups.js';
 
 /**
- * A Telegram bot's updates (`telegram_updates`; docs/access.md, "Telegram": joins, leaves, join
+ * A Telegram bot's updates (`telegram_updates`; docs/access-telegram.md: joins, leaves, join
  * requests), at least once and only once. Long polling and the webhook route only insert them
  * (a repeat is a no-op: the primary key is the bot's `update_id`); the worker holding the bot's
  * lease reads the unhandled ones in `update_id` order and writes each one's effects in the same

@@ -12,7 +12,7 @@ import { fakeSnowflake, type FakeCall } from '../support/fake-discord.js';
 import { future, useHarness, type Tenant } from '../support/harness.js';
 
 /**
- * Drift repair (docs/access.md "Drift repair") against the fake Discord through the real
+ * Drift repair (docs/access-discord.md "Drift repair") against the fake Discord through the real
  * @discordjs/rest: the app in process, the planner's store, the real access worker holding the
  * bot, and the reconciler reading each guild's member list with that worker's REST client. Each
  * case changes Discord behind tenure's back (a moderator's hand, a member leaving and coming back),

@@ -6,7 +6,7 @@ import { callsFrom, eventsOf, listInvites, rowOf, telegramMember, telegramProjec
 import { eventually } from '../support/webhook-harness.js';
 
 /**
- * What Telegram's refusals do to access rows (docs/access.md, "Telegram", "States and errors"): a
+ * What Telegram's refusals do to access rows (docs/access-telegram.md, "Telegram states and errors"): a
  * chat the bot cannot manage flags its target after one refused call, and its other rows fail
  * without one; 429 waits out retry_after, holding the chat back, and loses nothing; 5xx is retried
  * on the schedule; 401 flags the bot.

@@ -6,7 +6,7 @@ import { callsFrom, eventsOf, listInvites, rowOf, telegramMember, telegramProjec
 import { eventually } from '../support/webhook-harness.js';
 
 /**
- * Getting in on Telegram (docs/access.md, "Telegram"), through the real app, the Telegram access
+ * Getting in on Telegram (docs/access-telegram.md), through the real app, the Telegram access
  * worker wired as the worker runtime wires it (drained), and grammY against the harness's fake Bot
  * API: a member gets one link of their own, announced by an event and listed by the API, which lets
  * one person in; a member already inside is synced without one. Joining is seen here by

@@ -22,7 +22,7 @@ import {
 import { eventually } from '../support/webhook-harness.js';
 
 /**
- * Telegram drift repair (docs/access.md "Drift repair") through the real app: the Telegram access
+ * Telegram drift repair (docs/access-discord.md "Drift repair") through the real app: the Telegram access
  * worker as the worker runtime builds it (drained), drift repair on that worker's bots and paced
  * clients (createTelegramReconciler), grammY against the harness's fake Bot API. No update is
  * received here (the updates poller is not running), so every change made behind tenure's back (a

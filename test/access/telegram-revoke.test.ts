@@ -15,7 +15,7 @@ import {
 } from '../support/telegram.js';
 
 /**
- * Getting out of Telegram (docs/access.md, "Telegram"): when a membership ends, the member's links
+ * Getting out of Telegram (docs/access-telegram.md): when a membership ends, the member's links
  * are revoked (used ones too: a single-use link counts members still inside, so it would open again
  * once they are out) and, with on_expiry `kick`, a member inside is removed: banned, then unbanned
  * with only_if_banned, so they can come back after paying; a member banned from the project stays

@@ -8,7 +8,7 @@ import { chatMemberUpdate, inviteRow, joinRequestUpdate, updateRows, useTelegram
 import { eventually } from '../support/webhook-harness.js';
 
 /**
- * The bot's updates by webhook (TENURE_TELEGRAM_UPDATES=webhook; docs/access.md, "Telegram"):
+ * The bot's updates by webhook (TENURE_TELEGRAM_UPDATES=webhook; docs/access-telegram.md):
  * `POST /telegram/updates/{project_id}` through the real app, listening on 127.0.0.1 so that the
  * fake Bot API can post to it. The worker holding the bot sets the webhook with the bot's secret
  * token; a delivery without it is refused with nothing stored; bad input gets the envelope and

@@ -10,7 +10,7 @@ import { inviteRow, pendingOnTelegram, untilPolling, updateRows, useTelegramUpda
 import { eventually } from '../support/webhook-harness.js';
 
 /**
- * The bot hears joins, leaves and join requests (docs/access.md, "Telegram"), by long polling,
+ * The bot hears joins, leaves and join requests (docs/access-telegram.md), by long polling,
  * through the real app: bots connected through the API, the Telegram access worker wired as the
  * worker runtime wires it (started: it makes the links), its updates' loops beside it, and grammY
  * against the harness's fake Bot API. Each update is handled once however often it arrives; the

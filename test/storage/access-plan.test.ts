@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { PLAN_POLL_MS } from '../../src/access/planner.js';
+import type { Platform } from '../../src/domain/targets/target.view.js';
 import { AccessPlanStore } from '../../src/store/access-plan.store.js';
 import { rowsOf } from '../../src/store/db.js';
 import { ExpiryStore } from '../../src/store/expiry.store.js';
@@ -54,7 +55,7 @@ describe('access planner', () => {
   }
 
   /** An integration row as the connection route writes it (a dummy sealed token: nothing calls the platform here). */
-  async function connect(t: Tenant, platform: 'discord' | 'telegram' = 'discord'): Promise<void> {
+  async function connect(t: Tenant, platform: Platform = 'discord'): Promise<void> {
     await h.database.db.execute(sql`
       INSERT INTO integrations (project_id, platform, bot_token_sealed, bot_id, bot_name)
       VALUES (${t.projectId}, ${platform}, 'v1.dummy.sealed', ${String(randomInt(1, 2 ** 47))}, 'tenure-bot')`);

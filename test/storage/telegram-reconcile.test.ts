@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import type { Platform } from '../../src/domain/targets/target.view.js';
 import { rowsOf } from '../../src/store/db.js';
 import { TelegramReconcileStore, type ChatAnswer } from '../../src/store/telegram-reconcile.store.js';
 import { accessRows, insertIntegration, targetHealth } from '../support/access-seed.js';
@@ -239,7 +240,7 @@ describe(`Telegram drift repair store (${onPostgres ? 'PostgreSQL' : 'PGlite'})`
   it('finds Telegram bots due: held by this owner, healthy, never compared or long enough ago', async () => {
     const s = store();
     const now = new Date();
-    const seed = async (o: { owner: string | null; reconciledMinutesAgo: number | null; health?: 'ok' | 'unhealthy'; platform?: 'discord' | 'telegram' }) => {
+    const seed = async (o: { owner: string | null; reconciledMinutesAgo: number | null; health?: 'ok' | 'unhealthy'; platform?: Platform }) => {
       const t = await h.tenant();
       await insertIntegration(h, t.projectId, { health: o.health, platform: o.platform ?? 'telegram' });
       await h.database.db.execute(sql`

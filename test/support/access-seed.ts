@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
+import type { Platform } from '../../src/domain/targets/target.view.js';
 import { rowsOf } from '../../src/store/db.js';
 import { markWrites } from '../../src/store/wakeups.js';
 import type { Harness } from './harness.js';
@@ -21,7 +22,7 @@ export interface SeededIntegration {
 export async function insertIntegration(
   h: Harness,
   projectId: string,
-  o: { botId?: string; botTokenSealed?: string; platform?: 'discord' | 'telegram'; health?: 'ok' | 'unhealthy'; reconciledAt?: Date } = {},
+  o: { botId?: string; botTokenSealed?: string; platform?: Platform; health?: 'ok' | 'unhealthy'; reconciledAt?: Date } = {},
 ): Promise<SeededIntegration> {
   const botId = o.botId ?? String(900_000_000_000_000_000n + BigInt(Math.floor(Math.random() * 1e15)));
   await h.database.db.execute(sql`

@@ -4,7 +4,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import type { Logger } from 'pino';
 import { expect } from 'vitest';
 import type { IntegrationView } from '../../src/domain/integrations/integration.view.js';
-import type { TargetView } from '../../src/domain/targets/target.view.js';
+import type { Platform, TargetView } from '../../src/domain/targets/target.view.js';
 import { createLogger } from '../../src/logger.js';
 import { rowsOf } from '../../src/store/db.js';
 import { expectError, projectState } from './api.js';
@@ -30,13 +30,11 @@ import type { Harness, Tenant } from './harness.js';
  * so that what both share (test/http/integrations-shared.*.test.ts) is written once.
  */
 
-export type PlatformName = 'discord' | 'telegram';
-
 export interface BotPlatform {
-  name: PlatformName;
+  name: Platform;
   label: 'Discord' | 'Telegram';
   /** The project's other platform: its connection is a row of its own. */
-  other: PlatformName;
+  other: Platform;
   path(t: Tenant): string;
   /** A new bot on the platform's fake, which answers the token check for its token. */
   addBot(h: Harness, username?: string): TestBot;
@@ -143,7 +141,7 @@ export const platforms: readonly (readonly [string, BotPlatform])[] = [
   ['Discord', discord],
   ['Telegram', telegram],
 ];
-export const platformNamed = (name: PlatformName): BotPlatform => (name === 'discord' ? discord : telegram);
+export const platformNamed = (name: Platform): BotPlatform => (name === 'discord' ? discord : telegram);
 
 /** Everything a refused PUT must leave as it was: the project and its connection to `p`. */
 export async function connectionSnapshot(h: Harness, p: BotPlatform, t: Tenant): Promise<{ project: unknown; integration: IntegrationRow | undefined }> {

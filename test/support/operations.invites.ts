@@ -1,7 +1,7 @@
 import { createMembership } from './api.js';
 import type { Operation } from './operations.js';
 
-/** A member's Telegram invite links (docs/access.md, "Telegram"), a row of the shared-behaviour table (test/http/shared.*.test.ts). */
+/** A member's Telegram invite links (docs/access-telegram.md), a row of the shared-behaviour table (test/http/shared.*.test.ts). */
 
 export const membershipInvites: Operation = {
   name: 'GET /v2/projects/{project_id}/memberships/{membership_id}/invites',

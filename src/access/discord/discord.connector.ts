@@ -5,7 +5,7 @@ import type { CallResult, PlatformConnector } from '../connector.js';
 import { closeBotRest, createBotRest, type BotRestOptions } from './bot-rest.js';
 
 /**
- * One access row, one Discord call (docs/access.md, "How tenure calls Discord"), and what its
+ * One access row, one Discord call (docs/access-discord.md, "How tenure calls Discord"), and what its
  * answer means for the row. Which call:
  *
  * | kind  | desired | on_expiry     | call                                                  |

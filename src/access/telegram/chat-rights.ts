@@ -5,9 +5,10 @@ import type { PlatformError } from '../../domain/targets/target.view.js';
 import { telegramFailure } from './api.js';
 
 /**
- * The bot's rights in each target chat, for a connection's status (docs/access.md, "Connecting a
- * Telegram bot"): `getChatMember(chat, bot)`. tenure needs the bot to be an admin that can
- * invite users (single-use links, join requests) and restrict members (the kick: ban, then unban).
+ * The bot's rights in each target chat, for a connection's status (docs/access-telegram.md,
+ * "2. Make the bot an admin of each chat"): `getChatMember(chat, bot)`. tenure needs the bot to be
+ * an admin that can invite users (single-use links, join requests) and restrict members (the
+ * kick: ban, then unban).
  */
 
 /**

@@ -5,8 +5,7 @@ import type { CallResult } from '../connector.js';
 import type { TelegramFailure } from './api.js';
 
 /**
- * What one Telegram access row needs and what Telegram's answers mean for it (docs/access.md,
- * "Telegram"), pure: the calls themselves are made in telegram.connector.ts. A bot cannot add
+ * What one Telegram access row needs and what Telegram's answers mean for it (docs/access-telegram.md), pure: the calls themselves are made in telegram.connector.ts. A bot cannot add
  * anyone to a chat; it can only hand out a way in (an invite link for that member alone) and put
  * people out (a ban, lifted at once unless the member is banned from the project: Telegram's
  * "kick").

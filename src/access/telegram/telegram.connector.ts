@@ -24,7 +24,7 @@ import {
 } from './telegram-decisions.js';
 
 /**
- * Telegram for the access engine (docs/access.md, "Telegram"): one paced Bot API client per bot
+ * Telegram for the access engine (docs/access-telegram.md): one paced Bot API client per bot
  * held (client.ts); one row's change is a few calls, decided in telegram-decisions.ts:
  *
  * | desired | calls                                                                                     | outcome            |

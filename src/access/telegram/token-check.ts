@@ -3,9 +3,9 @@ import { createTelegramApi, telegramFailure, type TelegramFailure } from './api.
 import { askChatRights } from './chat-rights.js';
 
 /**
- * How a Telegram bot token is taken and checked before it is stored (docs/access.md, "Connecting
- * a Telegram bot"): `getMe` with it, through grammY like every other call; and the bot's rights in
- * the target chats for the connection's status (chat-rights.ts).
+ * How a Telegram bot token is taken and checked before it is stored (docs/access-telegram.md,
+ * "3. Give tenure the token"): `getMe` with it, through grammY like every other call; and the
+ * bot's rights in the target chats for the connection's status (chat-rights.ts).
  */
 
 /**

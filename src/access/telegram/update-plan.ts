@@ -7,7 +7,7 @@ import { rightsOf } from './chat-rights.js';
 import { KICK_BAN_SECONDS, resultOfFailure } from './telegram-decisions.js';
 
 /**
- * What a bot's update means for access (docs/access.md, "Telegram": joins, leaves, join
+ * What a bot's update means for access (docs/access-telegram.md: joins, leaves, join
  * requests), decided without side effects: what the update says (`eventOf`), which Bot API calls
  * it needs and what it writes (`planOf`), what a failed call means (`outcomeOf`), and what is
  * written once the calls are made (`effectsAfter`). updates.ts makes the calls and the write.

@@ -39,7 +39,7 @@ export class AccessService {
 
   /**
    * The member's current Telegram invite links (not revoked, not used, not expired), newest first,
-   * for the owner's backend or bot to hand over (docs/access.md, "Telegram"); every target of theirs.
+   * for the owner's backend or bot to hand over (docs/access-telegram.md); every target of theirs.
    */
   async invites(projectId: string, membershipId: string): Promise<Result<InviteView[]>> {
     const found = await this.inviteLinks.currentForMembership(projectId, membershipId, this.clock.now());

@@ -1,7 +1,7 @@
 import type { EventType } from '../events.js';
 
 /**
- * Which members' access an event can change (docs/access.md, "Desired state: what each change
+ * Which members' access an event can change (docs/access-planning.md, "Desired state: what each change
  * does"), as the access planner reads the outbox: the member it names, every member of the project,
  * or nobody. The planner re-computes the desired state of that whole scope from the tables, so an
  * event only has to say where to look, never what changed.

@@ -3,8 +3,8 @@ import type { SecretBox } from './secret-box.js';
 
 /**
  * The secret token Telegram sends with every webhook delivery of a bot
- * (`X-Telegram-Bot-Api-Secret-Token`, set by `setWebhook(secret_token)`; docs/access.md,
- * "Telegram"): HMAC-SHA256 of the project id and the bot id under a key derived from the instance's
+ * (`X-Telegram-Bot-Api-Secret-Token`, set by `setWebhook(secret_token)`; docs/access-telegram.md):
+ * HMAC-SHA256 of the project id and the bot id under a key derived from the instance's
  * encryption key. Nothing is stored: every process sharing TENURE_ENCRYPTION_KEY computes the same
  * token, the worker that sets the webhook and the API process that receives it alike; a new bot
  * (a reconnection) gets a new token, and the old bot's deliveries are refused.

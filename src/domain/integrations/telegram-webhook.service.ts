@@ -5,8 +5,8 @@ import { isUuid } from '../ids.js';
 import type { TelegramWebhookSecrets } from './telegram-webhook-secret.js';
 
 /**
- * Telegram's deliveries of a bot's updates to `POST /telegram/updates/{project_id}` (docs/access.md,
- * "Telegram", TENURE_TELEGRAM_UPDATES=webhook): a delivery is the bot's when it carries the bot's
+ * Telegram's deliveries of a bot's updates to `POST /telegram/updates/{project_id}`
+ * (docs/access-telegram.md, TENURE_TELEGRAM_UPDATES=webhook): a delivery is the bot's when it carries the bot's
  * secret token (TelegramWebhookSecrets), and is stored, only stored, in the bot's inbox
  * (`telegram_updates`); the worker holding the bot handles it (src/access/telegram/updates.ts).
  */

@@ -4,7 +4,7 @@ import { tz } from './columns.js';
 import { projects } from './projects.js';
 
 /**
- * Telegram's side of access (docs/access.md, "Telegram"): the invite links tenure made for one
+ * Telegram's side of access (docs/access-telegram.md): the invite links tenure made for one
  * member each, and the bot's updates as received, so each is handled at least once and only once.
  */
 

@@ -29,7 +29,7 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessService }> 
     },
   );
 
-  // docs/access.md, "Telegram": a member's invite links, under their membership.
+  // docs/access-telegram.md: a member's invite links, under their membership.
   app.get('/v2/projects/:project_id/memberships/:membership_id/invites', { schema: listInvitesSchema }, async (request, reply) => {
     const invites = unwrap(await access.invites(request.params.project_id, request.params.membership_id));
     return sendSuccess(reply, 200, { total: invites.length, message: 'Invites retrieved successfully', data: invites });

@@ -14,7 +14,7 @@ const MESSAGES: Readonly<Record<Delivery['result'], string>> = {
 
 /**
  * `POST /telegram/updates/{project_id}`: where Telegram posts a project's bot's updates when
- * TENURE_TELEGRAM_UPDATES=webhook (docs/access.md, "Telegram"). No API key (Telegram has none):
+ * TENURE_TELEGRAM_UPDATES=webhook (docs/access-telegram.md). No API key (Telegram has none):
  * the delivery carries the bot's secret token instead, checked before the body is read, so a
  * request without it gets a 401 and stores nothing. Bounded per project, not by IP (docs/rate-limits.md,
  * "Platform callbacks").
