@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.js';
-import type { BotLeasesStore, IntegrationKey, LeasedIntegration, Platform } from '../store/bot-leases.store.js';
+import type { Platform } from '../domain/targets/target.view.js';
+import type { BotLeasesStore, IntegrationKey, LeasedIntegration } from '../store/bot-leases.store.js';
 import type { BotIdentity } from './connector.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { AccessError, ClaimedAccess } from '../store/access-worker.store.js';
-import type { Platform } from '../store/bot-leases.store.js';
+import type { Platform } from '../domain/targets/target.view.js';
 
 /**
  * What a platform brings to the access engine (src/access/README.md): the engine (leases, claims,

@@ -5,7 +5,7 @@
 import type { MembershipView } from './memberships/membership.view.js';
 import type { PaymentView } from './payments/payment.view.js';
 import type { PlanView } from './plans/plan.view.js';
-import type { TargetView } from './targets/target.view.js';
+import type { Platform, TargetView } from './targets/target.view.js';
 
 export interface EventPayloads {
   'membership.created': { membership: MembershipView };
@@ -60,7 +60,7 @@ export interface InviteView {
 export interface AccessOutcome {
   user_id: string;
   target_id: string;
-  platform: 'discord' | 'telegram';
+  platform: Platform;
 }
 
 /** A webhook delivery's final attempt, as the webhook-deliveries live channel reports it. */

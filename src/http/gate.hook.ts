@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../domain/errors.js';
 import type { AuthService, Principal } from '../domain/projects/auth.service.js';
+import type { Platform } from '../domain/targets/target.view.js';
 import { clientKey } from '../ratelimit/client-key.js';
 import { rateLimitHeaders, refusal, secondsToWait } from '../ratelimit/headers.js';
 import type { Charge, Decision, RateLimiter } from '../ratelimit/rate-limiter.js';
@@ -23,7 +24,7 @@ declare module 'fastify' {
      * callbacks from a small pool of addresses, in bursts (a renewal run, a catch-up after an
      * outage). A refusal is a 429 the platform retries, and never counts toward a suspension.
      */
-    callback?: { platform: 'stripe' | 'telegram' | 'discord'; endpoint: string };
+    callback?: { platform: 'stripe' | Platform; endpoint: string };
   }
 }
 

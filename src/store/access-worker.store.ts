@@ -2,7 +2,8 @@ import { sql } from 'drizzle-orm';
 import { completeAccess, type AccessCompletion, type CompleteResult } from './access-completions.js';
 import { rowsOf, type Db } from './db.js';
 import { iso } from './memberships.store.js';
-import { at, type IntegrationKey, type Platform } from './bot-leases.store.js';
+import type { OnExpiry, Platform, TargetKind } from '../domain/targets/target.view.js';
+import { at, type IntegrationKey } from './bot-leases.store.js';
 
 /**
  * The access worker's SQL (src/access/README.md, docs/access-discord.md, "How tenure calls Discord"):
@@ -24,11 +25,11 @@ export interface ClaimedAccess {
   targetId: string;
   userId: string;
   /** `guild` | `role` (Discord); `group` | `channel` (Telegram). */
-  kind: string;
+  kind: TargetKind;
   externalId: string;
   /** A role's guild; null for guilds and chats. */
   guildId: string | null;
-  onExpiry: string;
+  onExpiry: OnExpiry;
   desired: Desired;
   applied: Desired | null;
   /** This call's number for the current `desired` (1-based). */
@@ -129,10 +130,10 @@ export class AccessWorkerStore {
     return rowsOf<{
       target_id: string;
       user_id: string;
-      kind: string;
+      kind: TargetKind;
       external_id: string;
       guild_id: string | null;
-      on_expiry: string;
+      on_expiry: OnExpiry;
       desired: Desired;
       applied: Desired | null;
       attempts: number;

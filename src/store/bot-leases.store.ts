@@ -1,4 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
+import type { Platform } from '../domain/targets/target.view.js';
 import { rowsOf, type Db } from './db.js';
 import { iso } from './memberships.store.js';
 
@@ -7,8 +8,6 @@ import { iso } from './memberships.store.js';
  * `integrations` row (`lease_owner`, `lease_expires_at`) and only the holder calls that bot's API;
  * the access worker's writes are fenced by it (src/store/access-worker.store.ts).
  */
-
-export type Platform = 'discord' | 'telegram';
 
 export interface IntegrationKey {
   projectId: string;

@@ -5,8 +5,8 @@ import { AUDIT_REASON, isDiscordTarget, requestFor, resultOfError, TOKEN_REFUSED
 const GUILD = '111111111111111111';
 const ROLE = '222222222222222222';
 const USER = '333333333333333333';
-const role = (desired: DiscordCall['desired'], onExpiry = 'remove_role'): DiscordCall => ({ kind: 'role', externalId: ROLE, guildId: GUILD, userId: USER, desired, onExpiry });
-const guild = (desired: DiscordCall['desired'], onExpiry = 'none'): DiscordCall => ({ kind: 'guild', externalId: GUILD, guildId: null, userId: USER, desired, onExpiry });
+const role = (desired: DiscordCall['desired'], onExpiry: DiscordCall['onExpiry'] = 'remove_role'): DiscordCall => ({ kind: 'role', externalId: ROLE, guildId: GUILD, userId: USER, desired, onExpiry });
+const guild = (desired: DiscordCall['desired'], onExpiry: DiscordCall['onExpiry'] = 'none'): DiscordCall => ({ kind: 'guild', externalId: GUILD, guildId: null, userId: USER, desired, onExpiry });
 
 const body: Pick<RequestBody, 'files'> & { body: unknown } = { body: undefined, files: undefined };
 const apiError = (status: number, code: number, message: string) =>
