@@ -6,7 +6,8 @@ import { AccessPlanner, EMBEDDED_PLAN_BATCH, PLAN_BATCH, PLAN_POLL_MS } from './
 import { Reconciler } from './access/reconciler.js';
 import type { TelegramClient } from './access/telegram/client.js';
 import { telegramConnector } from './access/telegram/telegram.connector.js';
-import { createTelegramReconciler, type TelegramReconciler } from './access/telegram/telegram.reconciler.js';
+import type { ChatMemberReader } from './access/telegram/chat-members.js';
+import { TelegramReconciler, type TelegramReconcilerOptions } from './access/telegram/telegram.reconciler.js';
 import { startTelegramUpdates, telegramUpdatesDeps } from './access/telegram/updates-runner.js';
 import type { Container } from './container.js';
 import { MISSING_KEY_MESSAGE } from './domain/integrations/encryption-key.js';
@@ -264,5 +265,31 @@ function createReconciler(c: Container, access: AccessWorker<REST>): Reconciler 
     { everyMs: c.config.access.reconcileMs, tickMs: Math.min(RECONCILE_TICK_MS, c.config.access.reconcileMs) },
   );
   access.leases.onAcquired(() => reconciler.wake());
+  return reconciler;
+}
+
+/**
+ * Telegram drift repair (docs/access-telegram.md, "Telegram drift repair") of the bots `worker`
+ * (the Telegram access worker) holds, with their clients, every TENURE_ACCESS_RECONCILE_SECONDS; a
+ * bot the worker has just taken is looked at at once. `options` override the configuration's
+ * (tests compare whenever they ask: `everyMs` 0).
+ */
+export function createTelegramReconciler<C extends ChatMemberReader>(
+  c: Container,
+  worker: AccessWorker<C>,
+  options: Partial<TelegramReconcilerOptions> = {},
+): TelegramReconciler<C> {
+  const everyMs = c.config.access.reconcileMs;
+  const reconciler = new TelegramReconciler<C>(
+    {
+      store: c.stores.telegramReconcile,
+      planProject: (projectId) => c.stores.accessPlan.planProject(projectId),
+      bots: worker,
+      clock: c.clock,
+      logger: c.logger,
+    },
+    { everyMs, tickMs: Math.min(RECONCILE_TICK_MS, everyMs), ...options },
+  );
+  worker.leases.onAcquired(() => reconciler.wake());
   return reconciler;
 }

@@ -27,6 +27,7 @@ import { ProjectsStore } from './projects.store.js';
 import { SettingsStore } from './settings.store.js';
 import { TargetsStore } from './targets.store.js';
 import { TelegramInvitesStore } from './telegram-invites.store.js';
+import { TelegramReconcileStore } from './telegram-reconcile.store.js';
 import { TelegramUpdatesStore } from './telegram-updates.store.js';
 import { UsersStore } from './users.store.js';
 import { WebhooksStore } from './webhooks.store.js';
@@ -71,6 +72,8 @@ export interface Stores {
   telegramInvites: TelegramInvitesStore;
   /** A Telegram bot's updates as received, handled once each (src/access/telegram/updates.ts). */
   telegramUpdates: TelegramUpdatesStore;
+  /** Telegram drift repair's SQL: the managed members asked about, page by page, and the repairs (src/access/telegram/telegram.reconciler.ts). */
+  telegramReconcile: TelegramReconcileStore;
   /** The projects' merchant accounts, their secrets sealed (docs/payments.md). */
   merchantAccounts: MerchantAccountsStore;
   payments: PaymentsStore;
@@ -110,6 +113,7 @@ function storeFactories(database: Database, clock: Clock): { [K in keyof Stores]
     botLeases: (db) => new BotLeasesStore(db),
     telegramInvites: (db) => new TelegramInvitesStore(db),
     telegramUpdates: (db) => new TelegramUpdatesStore(db),
+    telegramReconcile: (db) => new TelegramReconcileStore(db),
     merchantAccounts: (db) => new MerchantAccountsStore(db),
     payments: (db) => new PaymentsStore(db),
     stripeEvents: (db) => new StripeEventsStore(db, clock),

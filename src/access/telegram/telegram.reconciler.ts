@@ -1,9 +1,7 @@
 import type { Logger } from 'pino';
-import type { Container } from '../../container.js';
 import type { Clock } from '../../domain/clock.js';
-import { noChatRepairs, TelegramReconcileStore, type ChatError, type ChatRepairs, type ManagedChat } from '../../store/telegram-reconcile.store.js';
+import { noChatRepairs, type TelegramReconcileStore, type ChatError, type ChatRepairs, type ManagedChat } from '../../store/telegram-reconcile.store.js';
 import { WakeLoop } from '../../wake-loop.js';
-import type { AccessWorker } from '../access.worker.js';
 import type { HeldBot } from '../bot-leases.js';
 import type { TelegramFailure } from './api.js';
 import { askChatMembers, type ChatMemberReader, type Halt } from './chat-members.js';
@@ -216,32 +214,4 @@ export class TelegramReconciler<C extends ChatMemberReader> {
     if (report.asked > 0) await store.clearChatRefusal(bot.projectId, chat.targetId);
     return { report };
   }
-}
-
-/** How often drift repair looks for bots due (a bot just taken is looked at at once, through onAcquired). */
-export const TELEGRAM_RECONCILE_TICK_MS = 5_000;
-
-/**
- * Telegram drift repair of the bots `worker` (the Telegram access worker) holds, with their clients,
- * every TENURE_ACCESS_RECONCILE_SECONDS; a bot the worker has just taken is looked at at once.
- * `options` override the configuration's (tests compare whenever they ask: `everyMs` 0).
- */
-export function createTelegramReconciler<C extends ChatMemberReader>(
-  c: Container,
-  worker: AccessWorker<C>,
-  options: Partial<TelegramReconcilerOptions> = {},
-): TelegramReconciler<C> {
-  const everyMs = c.config.access.reconcileMs;
-  const reconciler = new TelegramReconciler<C>(
-    {
-      store: new TelegramReconcileStore(c.database.db),
-      planProject: (projectId) => c.stores.accessPlan.planProject(projectId),
-      bots: worker,
-      clock: c.clock,
-      logger: c.logger,
-    },
-    { everyMs, tickMs: Math.min(TELEGRAM_RECONCILE_TICK_MS, everyMs), ...options },
-  );
-  worker.leases.onAcquired(() => reconciler.wake());
-  return reconciler;
 }
