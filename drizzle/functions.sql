@@ -1,4 +1,4 @@
--- revision: 13
+-- revision: 14
 --
 -- Every function and trigger of the database, as they are now: the one place to read and change
 -- them. `database.migrate()` applies this file after the migrations of this folder, under the same
@@ -22,14 +22,14 @@
 --
 -- Statements are separated as in the migrations, by the breakpoint marker line.
 
--- The event body as webhooks carry it (DESIGN.md "Webhooks and events"), rendered from the event
+-- The event body as webhooks carry it (docs/webhooks.md, "Events"), rendered from the event
 -- row when a delivery is claimed (src/store/delivery-claim.ts). Events are never updated, and the
 -- rendering depends on nothing else, so every attempt of every delivery of the event (replays too)
--- sends and signs the same bytes (migration 0023: they were stored once per event before).
+-- sends and signs the same bytes, and no copy of the body is stored beside the event.
 -- STABLE, not IMMUTABLE: to_json and extract on a timestamptz are STABLE, and PostgreSQL inlines a
 -- SQL function into the calling statement only when its body is no more volatile than declared.
--- Declared IMMUTABLE it ran as a separate call per event (an executor started for each), about
--- 4 µs of the fan-out's cost per event; the bytes are the same (issue 12, expiry at scale).
+-- Declared IMMUTABLE it runs as a separate call per event (an executor started for each), about
+-- 4 µs more of the fan-out's cost per event, for the same bytes.
 CREATE OR REPLACE FUNCTION tenure_webhook_body(event_id uuid, type text, project_id uuid, emitted_at timestamptz, data jsonb)
 RETURNS text LANGUAGE sql STABLE AS $$
   SELECT '{"event_id":' || to_json(event_id)::text
@@ -41,11 +41,11 @@ $$;
 --> statement-breakpoint
 -- Events, memberships and users have no foreign key to their project (migration 0020): the key
 -- checked and locked the project row once per inserted row, three times per imported membership
--- (its row, its user, its event). Each statement inserting such rows now does what the key did
+-- (its row, its user, its event). Each statement inserting such rows does what the key did
 -- once per project instead, at its end, in a statement trigger (its cost does not grow with the
 -- rows: an import chunk of 20,000 rows locks one project): it locks each project's row FOR KEY
 -- SHARE, as the key's check did, and fails as the key made it fail (SQLSTATE 23503,
--- foreign_key_violation) when one is not there. So, as before: a delete of the project waits for
+-- foreign_key_violation) when one is not there. So, as with the key: a delete of the project waits for
 -- every transaction that wrote its rows, then deletes what they committed (tenure_project_cascade,
 -- below); a writer that comes after the delete finds no row to lock and fails; connecting a
 -- platform (FOR UPDATE on the project row, src/store/integrations.store.ts) waits for every
@@ -94,7 +94,7 @@ CREATE OR REPLACE TRIGGER tenure_users_held AFTER INSERT ON users
 --    holdAudience sets live_until). A writer holding FOR KEY SHARE before makes them wait until it
 --    commits (its events come before the re-plan, or the connection's admission); a writer whose
 --    lock waits for them gets the changed row, PostgreSQL's rule for a locked row updated
---    meanwhile, and marks its events. A webhook is created without that lock, as before: an event
+--    meanwhile, and marks its events. A webhook is created without that lock: an event
 --    written while it is created may or may not be delivered to it.
 -- 2. The fan-out: one delivery per enabled webhook of its project (only the target webhook when
 --    the event names one, as `webhook.test` does); the body is rendered when it is claimed.
@@ -103,9 +103,9 @@ CREATE OR REPLACE TRIGGER tenure_users_held AFTER INSERT ON users
 --
 -- Most statements write events of projects without webhooks (an extend of one member, say): for
 -- them the trigger is its first statement.
--- (Revision 8 read the transition table once, into a MATERIALIZED CTE feeding the marks and the
--- probe in one statement; the per-request bench measured the extend's database CPU 15-20% higher
--- with it, for no clear gain on large statements, so revision 9 is revision 7 again.)
+-- Each step reads the transition table on its own: reading it once, into a MATERIALIZED CTE
+-- feeding the marks and the probe in one statement, measured an extend's database CPU 15-20%
+-- higher (the per-request bench), for no clear gain on large statements.
 CREATE OR REPLACE FUNCTION tenure_events_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   missing boolean;
