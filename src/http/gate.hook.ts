@@ -29,7 +29,7 @@ declare module 'fastify' {
 }
 
 /**
- * The gate every request passes before its body is read, in the documented check order (docs/errors.md, "Check order"): limit by IP →
+ * The gate every request passes before its body is read, in docs/errors.md's check order: limit by IP →
  * authenticate (401) → limit by key → project access, then the key's scope (403: a read-only key
  * on a route that writes). Unknown routes and public routes are limited by IP only. Validation
  * (422) and existence (404) come later, in the route.
