@@ -146,7 +146,7 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
     throw err;
   }
   const stripe = stripeApi(config.payments.stripe);
-  const services = createServices(stores, config, clock, resolve, secretBox, webhookSecrets, stripe);
+  const services = createServices(stores, transactor, config, clock, resolve, secretBox, webhookSecrets, stripe);
   let limiter: RateLimiter | null = null;
   // The LISTEN connection opens at the first subscription (listen()), not here.
   const keyRevocations = new KeyRevocations(database.notifications, services.auth);
@@ -185,6 +185,7 @@ function keyHome(storage: StorageOptions | null, database: Database | undefined)
 
 function createServices(
   stores: Stores,
+  transactor: Transactor<Stores>,
   config: Config,
   clock: Clock,
   resolve: Resolver,
@@ -201,7 +202,7 @@ function createServices(
     apiKeys: new ApiKeysService(stores.apiKeys, auth, { maxPerProject: config.auth.maxKeysPerProject }),
     settings: new SettingsService(stores.settings),
     users: new UsersService(stores.users),
-    memberships: new MembershipsService(stores.memberships, clock, stores.bulkExtend),
+    memberships: new MembershipsService(stores.memberships, clock, transactor, stores.bulkExtend),
     webhooks: new WebhooksService(stores.webhooks, stores.deliveryLog, webhookSecrets, clock, {
       allowPrivate: config.webhooks.allowPrivate,
       maxPerProject: config.webhooks.maxPerProject,

@@ -1,16 +1,16 @@
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { startBulkExtendResumer } from '../../src/domain/memberships/bulk-extend.resumer.js';
+import { BulkExtendResumer } from '../../src/domain/memberships/bulk-extend.resumer.js';
 import { createLogger } from '../../src/logger.js';
-import type { BulkExtendJob } from '../../src/store/bulk-extend.store.js';
+import type { BulkExtendJob } from '../../src/domain/memberships/bulk-extend.js';
 import { rowsOf } from '../../src/store/db.js';
 import { createMembership, eventRows, failEventInserts, membershipRows } from '../support/api.js';
 import { future, onPostgres, useHarness, type Tenant } from '../support/harness.js';
 import { eventually } from '../support/webhook-harness.js';
 
 /**
- * Bulk extends run as a durable job of short batches (src/store/bulk-extend.store.ts): each batch
+ * Bulk extends run as a durable job of short batches (MembershipsService, src/store/bulk-extend.store.ts): each batch
  * commits on its own, so a single extend of another member never waits for the whole bulk; a job
  * a crash left half done is finished by the resume, which writes its one event then.
  */
@@ -49,7 +49,7 @@ describe('bulk extend: a job of short batches', () => {
   /** Runs the job's batches until it is over. */
   async function finish(job: BulkExtendJob, batchSize: number) {
     for (;;) {
-      const progress = await store().runBatch(job, batchSize);
+      const progress = await service().runBulkExtendBatch(job, batchSize);
       if (progress.status !== 'running') return progress;
     }
   }
@@ -76,9 +76,9 @@ describe('bulk extend: a job of short batches', () => {
     const t = await h.tenant();
     const members = await seed(t, 5);
     const target = future(41).iso;
-    const job = await store().start(t.projectId, new Date(target));
+    const job = await service().startBulkExtend(t.projectId, new Date(target));
 
-    expect(await store().runBatch(job, 2)).toStrictEqual({ status: 'running', total: 2 });
+    expect(await service().runBulkExtendBatch(job, 2)).toStrictEqual({ status: 'running', total: 2 });
     const rows = await endDates(t);
     expect(members.map((m) => rows.get(m.user_id)!.end_date === target)).toStrictEqual([true, true, false, false, false]);
     expect(await bulkEvents(t)).toStrictEqual([]);
@@ -88,15 +88,15 @@ describe('bulk extend: a job of short batches', () => {
     );
     expect(locked).toHaveLength(5);
 
-    expect(await store().runBatch(job, 2)).toStrictEqual({ status: 'running', total: 4 });
+    expect(await service().runBulkExtendBatch(job, 2)).toStrictEqual({ status: 'running', total: 4 });
     expect(await bulkEvents(t)).toStrictEqual([]);
-    expect(await store().runBatch(job, 2)).toStrictEqual({ status: 'done', total: 5 });
+    expect(await service().runBulkExtendBatch(job, 2)).toStrictEqual({ status: 'done', total: 5 });
     expect(await bulkEvents(t)).toStrictEqual([
       { type: 'membership.bulk-extended', project_id: t.projectId, data: { total: 5, new_end_date: target } },
     ]);
     expect([...(await endDates(t)).values()].map((m) => [m.end_date, m.status])).toStrictEqual(Array(5).fill([target, 'active']));
     // A finished job does nothing more, and writes no second event.
-    expect(await store().runBatch(job, 2)).toStrictEqual({ status: 'done', total: 5 });
+    expect(await service().runBulkExtendBatch(job, 2)).toStrictEqual({ status: 'done', total: 5 });
     expect(await bulkEvents(t)).toHaveLength(1);
   });
 
@@ -106,8 +106,8 @@ describe('bulk extend: a job of short batches', () => {
     const [first, , inBatch2, , , last] = members.map((m) => m.user_id) as [string, string, string, string, string, string];
     const bulkDate = future(42).iso;
     const singleDate = future(90).iso;
-    const job = await store().start(t.projectId, new Date(bulkDate));
-    await store().runBatch(job, 2);
+    const job = await service().startBulkExtend(t.projectId, new Date(bulkDate));
+    await service().runBulkExtendBatch(job, 2);
 
     if (onPostgres) {
       // Another session holds one row of the second batch, so that batch stays in progress (its
@@ -118,8 +118,8 @@ describe('bulk extend: a job of short batches', () => {
         await blocker.query('BEGIN');
         await blocker.query('SELECT 1 FROM memberships WHERE project_id = $1 AND user_id = $2 FOR UPDATE', [t.projectId, inBatch2]);
         let settled = false;
-        const batch = store()
-          .runBatch(job, 2)
+        const batch = service()
+          .runBulkExtendBatch(job, 2)
           .finally(() => (settled = true));
         // Asked outside the blocker's transaction, which would keep its first view of the activity.
         await eventually(async () => {
@@ -147,7 +147,7 @@ describe('bulk extend: a job of short batches', () => {
         const res = await extendOne(t, user, singleDate);
         expect(res.statusCode, res.body).toBe(200);
       }
-      await store().runBatch(job, 2);
+      await service().runBulkExtendBatch(job, 2);
     }
 
     expect(await finish(job, 2)).toStrictEqual({ status: 'done', total: 6 });
@@ -162,13 +162,13 @@ describe('bulk extend: a job of short batches', () => {
     const t = await h.tenant();
     const members = await seed(t, 5);
     const target = future(43).iso;
-    const job = await store().start(t.projectId, new Date(target));
-    await store().runBatch(job, 2);
-    await store().runBatch(job, 2);
+    const job = await service().startBulkExtend(t.projectId, new Date(target));
+    await service().runBulkExtendBatch(job, 2);
+    await service().runBulkExtendBatch(job, 2);
     // The last batch dies mid-statement (its event cannot be written): it rolls back whole.
     const restore = await failEventInserts(h, t.projectId);
     try {
-      await expect(store().runBatch(job, 2)).rejects.toThrow();
+      await expect(service().runBulkExtendBatch(job, 2)).rejects.toThrow();
     } finally {
       await restore();
     }
@@ -194,11 +194,12 @@ describe('bulk extend: a job of short batches', () => {
     const t = await h.tenant();
     await seed(t, 3);
     const target = future(49).iso;
-    const job = await store().start(t.projectId, new Date(target));
-    await store().runBatch(job, 2);
+    const job = await service().startBulkExtend(t.projectId, new Date(target));
+    await service().runBulkExtendBatch(job, 2);
     // Its last batch a minute ago: the process that ran it is gone.
     await h.database.db.execute(sql`UPDATE bulk_extend_jobs SET heartbeat_at = now() - interval '1 minute' WHERE id = ${job.id}`);
-    const resumer = startBulkExtendResumer(service(), createLogger('silent'), 60_000);
+    const resumer = new BulkExtendResumer(service(), createLogger('silent'), 60_000);
+    resumer.start();
     try {
       await eventually(async () => (await store().progress(job.id)).status === 'done', 'the job is finished');
     } finally {
@@ -211,10 +212,10 @@ describe('bulk extend: a job of short batches', () => {
     const t = await h.tenant();
     await seed(t, 4);
     const target = future(44).iso;
-    const job = await store().start(t.projectId, new Date(target));
+    const job = await service().startBulkExtend(t.projectId, new Date(target));
     // The boundary a second back, so that "after" does not hinge on the clock's milliseconds.
     await h.database.db.execute(sql`UPDATE bulk_extend_jobs SET boundary = boundary - interval '1 second' WHERE id = ${job.id}`);
-    await store().runBatch(job, 2);
+    await service().runBulkExtendBatch(job, 2);
     const late = await createMembership(t, { endDate: future(7).iso });
 
     expect(await finish(job, 2)).toStrictEqual({ status: 'done', total: 4 });
@@ -228,13 +229,13 @@ describe('bulk extend: a job of short batches', () => {
     const t = await h.tenant();
     await seed(t, 5);
     const [date1, date2] = [future(45).iso, future(46).iso];
-    const first = await store().start(t.projectId, new Date(date1));
-    await store().runBatch(first, 2);
+    const first = await service().startBulkExtend(t.projectId, new Date(date1));
+    await service().runBulkExtendBatch(first, 2);
 
-    const second = await store().start(t.projectId, new Date(date2));
+    const second = await service().startBulkExtend(t.projectId, new Date(date2));
     // The first is over, as if it had finished just before the second began.
     expect(await store().progress(first.id)).toStrictEqual({ status: 'superseded', total: 5 });
-    expect(await store().runBatch(first, 2)).toStrictEqual({ status: 'superseded', total: 5 });
+    expect(await service().runBulkExtendBatch(first, 2)).toStrictEqual({ status: 'superseded', total: 5 });
     expect((await bulkEvents(t)).map((e) => e.data)).toStrictEqual([{ total: 5, new_end_date: date1 }]);
 
     expect(await finish(second, 2)).toStrictEqual({ status: 'done', total: 5 });

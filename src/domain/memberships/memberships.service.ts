@@ -1,8 +1,9 @@
-import type { BulkExtendJob, BulkExtendStore } from '../../store/bulk-extend.store.js';
 import type { MembershipsStore } from '../../store/memberships.store.js';
 import type { Clock } from '../clock.js';
 import { AppError, fail, ok, type Result } from '../errors.js';
 import { parseFutureInstant } from '../instant.js';
+import type { Transactor } from '../transactions.js';
+import type { BulkExtendJob, BulkExtendProgress, BulkExtendStatements } from './bulk-extend.js';
 import type { MembershipView } from './membership.view.js';
 
 export interface EndDateSet {
@@ -23,12 +24,26 @@ export const BULK_EXTEND_STALE_MS = 30_000;
 /** Finished jobs are kept this long (a record of each call), then deleted. */
 const BULK_EXTEND_KEEP_MS = 7 * 86_400_000;
 
-/** The rules of memberships; every change writes its outbox event in the store's same statement. */
+/** The statements of one membership the service runs, each one statement with its event. */
+export type MembershipStatements = Pick<MembershipsStore, 'extendOne' | 'create' | 'get' | 'list' | 'delete' | 'planExists'>;
+
+/** The stores a bulk extend's transaction uses. */
+export interface BulkExtendStores {
+  bulkExtend: BulkExtendStatements;
+}
+
+/**
+ * The rules of memberships. A change of one membership is one statement that writes its outbox
+ * event too; a bulk extend is a job whose steps (a start, a batch) are transactions opened here.
+ */
 export class MembershipsService {
   constructor(
-    private readonly store: MembershipsStore,
+    private readonly store: MembershipStatements,
     private readonly clock: Clock,
-    private readonly bulk: BulkExtendStore,
+    /** The transactions of a bulk extend's start and of each of its batches. */
+    private readonly transactor: Transactor<BulkExtendStores>,
+    /** A bulk extend's statements that run alone (the resume's claims). */
+    private readonly bulk: BulkExtendStatements,
   ) {}
 
   /** Sets one user's end date (reactivating an expired membership). */
@@ -42,7 +57,7 @@ export class MembershipsService {
 
   /**
    * Sets the end date of every membership of the project (expired ones become active
-   * again); `total` is how many. Runs as a job of short batches (src/store/bulk-extend.store.ts):
+   * again); `total` is how many. Runs as a job of short batches (docs/memberships.md, "Bulk extend"):
    * the memberships created before the call are covered, one event is written when the last batch
    * commits, and a later call for the project supersedes this one (it then answers with every
    * membership it covered, as if it had finished just before the later call began). If the call
@@ -51,18 +66,55 @@ export class MembershipsService {
   async extendAll(projectId: string, extend: unknown): Promise<Result<EndDateSet>> {
     const endDate = parseFutureInstant(extend, this.clock.now(), 'extend');
     if (endDate instanceof AppError) return err(endDate);
-    const job = await this.bulk.start(projectId, endDate);
+    const job = await this.startBulkExtend(projectId, endDate);
     const total = await this.runBulkExtend(job);
     return ok({ total, newEndDate: endDate });
   }
 
   /**
+   * Records a bulk extend job; the project's running one, if any, is superseded (with its event)
+   * in the same transaction: the later call wins. Starts of one project take turns on the
+   * project's row, so one job a project runs at a time.
+   */
+  startBulkExtend(projectId: string, endDate: Date): Promise<BulkExtendJob> {
+    return this.transactor.run(async ({ bulkExtend }) => {
+      await bulkExtend.lockProject(projectId);
+      await bulkExtend.supersedeRunning(projectId);
+      return bulkExtend.insertJob(projectId, endDate);
+    });
+  }
+
+  /**
+   * Runs the job's next batch of up to `batchSize` memberships in one transaction: the job's row
+   * locked (two runners of one job take turns, each from the cursor the other left), the batch
+   * set, the cursor advanced; a batch shorter than `batchSize` is the last, which marks the job
+   * done and writes its event. A job that is no longer running (done by another runner, or
+   * superseded by a later call) is left as it is. Returns the job's state after.
+   */
+  runBulkExtendBatch(job: BulkExtendJob, batchSize = BULK_EXTEND_BATCH): Promise<BulkExtendProgress> {
+    return this.transactor.run(async ({ bulkExtend }) => {
+      const state = await bulkExtend.lockJob(job.id);
+      if (state.status !== 'running') return state;
+      const batch = await bulkExtend.setBatch(job, batchSize);
+      const total = state.total + batch.set;
+      if (batch.fullUpTo !== null) {
+        await bulkExtend.advance(job.id, batch.fullUpTo, total);
+        return { status: 'running', total };
+      }
+      await bulkExtend.finish(job.id, total);
+      return { status: 'done', total };
+    });
+  }
+
+  /**
    * Finishes the bulk extends whose runner is gone (a crash, a restart, a call that failed part
-   * way): those running without a batch for `staleMs`. The worker runtime calls it at start and
-   * then periodically. Returns how many it finished.
+   * way): those running without a batch for `staleMs` (a batch takes milliseconds). The worker
+   * runtime calls it at start and then periodically; it also forgets the jobs finished long ago.
+   * Returns how many it finished.
    */
   async resumeBulkExtends(staleMs = BULK_EXTEND_STALE_MS): Promise<number> {
-    const jobs = await this.bulk.claimStale(staleMs, BULK_EXTEND_KEEP_MS);
+    await this.bulk.forgetFinished(BULK_EXTEND_KEEP_MS);
+    const jobs = await this.bulk.claimStale(staleMs);
     for (const job of jobs) await this.runBulkExtend(job);
     return jobs.length;
   }
@@ -70,7 +122,7 @@ export class MembershipsService {
   /** Runs the job's batches until it is over (done here or by another runner, or superseded); its total. */
   private async runBulkExtend(job: BulkExtendJob): Promise<number> {
     for (;;) {
-      const progress = await this.bulk.runBatch(job, BULK_EXTEND_BATCH);
+      const progress = await this.runBulkExtendBatch(job);
       if (progress.status !== 'running') return progress.total;
     }
   }
