@@ -8,10 +8,12 @@ import type { TelegramClient } from './access/telegram/client.js';
 import { telegramConnector } from './access/telegram/telegram.connector.js';
 import type { ChatMemberReader } from './access/telegram/chat-members.js';
 import { TelegramReconciler, type TelegramReconcilerOptions } from './access/telegram/telegram.reconciler.js';
-import { startTelegramUpdates, telegramUpdatesDeps } from './access/telegram/updates-runner.js';
+import { startTelegramUpdates, telegramUpdatesDeps, type TelegramUpdatesHandle } from './access/telegram/updates-runner.js';
+import { checkJobs, job, startJobs, stopJobs, type JobsByName } from './background-jobs.js';
 import type { Container } from './container.js';
+import { AccessCompletions } from './domain/access/access-completions.js';
 import { MISSING_KEY_MESSAGE } from './domain/integrations/encryption-key.js';
-import { startBulkExtendResumer } from './domain/memberships/bulk-extend.resumer.js';
+import { BulkExtendResumer } from './domain/memberships/bulk-extend.resumer.js';
 import { ExpirySweeper } from './domain/memberships/expiry.sweeper.js';
 import { StripeReconciler } from './domain/payments/stripe.reconciler.js';
 import { EMBEDDED_VACUUM_THRESHOLDS, EmbeddedVacuumer } from './domain/retention/embedded.vacuumer.js';
@@ -20,10 +22,11 @@ import { DEFAULT_WORKER_OPTIONS, DeliveryWorker } from './webhooks/delivery.work
 import { HttpSender } from './webhooks/http-sender.js';
 
 /**
- * The background half of tenure: the webhook delivery worker with its wake-ups, the expiry
- * sweeper, the access planner (woken by committed events) and the access workers, one per
- * platform (woken by committed access rows). The server runs it in process (TENURE_WORKER, default on); `npx tenure worker` runs it
- * alone. Everything it needs comes from the container.
+ * The background half of tenure: the jobs of JOB_NAMES, built from the container and registered
+ * in one list (`jobList`), from which they are started, stopped and exposed (src/background-jobs.ts):
+ * the webhook delivery worker, the access planner and the access workers, woken by commits, and
+ * the loops on a timer. The server runs it in process (TENURE_WORKER, default on); `npx tenure
+ * worker` runs it alone.
  */
 
 export const SWEEP_INTERVAL_MS = 5_000;
@@ -54,36 +57,43 @@ export interface WorkerRuntimeOptions {
   stopGraceMs?: number;
 }
 
-export interface WorkerRuntime {
-  worker: DeliveryWorker;
-  sweeper: ExpirySweeper;
-  pruner: HistoryPruner;
-  /** Vacuums the churned tables of embedded storage, which runs no autovacuum; null on PostgreSQL (autovacuum's job). */
-  vacuumer: EmbeddedVacuumer | null;
-  /** Applies the Stripe events the webhook missed (docs/payments.md, "Reconciliation"). */
-  payments: StripeReconciler;
-  /** Turns committed changes into desired access (src/access/planner.ts). */
-  planner: AccessPlanner;
-  /** Applies pending access rows on Discord (src/access/access.worker.ts); null without a secret box (no token can be opened). */
-  access: AccessWorker<REST> | null;
-  /** Drift repair of the bots the access worker holds (src/access/reconciler.ts); null with no access worker. */
-  reconciler: Reconciler | null;
-  /**
-   * Applies pending access rows on Telegram, holding every connected Telegram bot (its holder is the
-   * one receiving the bot's updates: `telegram.leases.onAcquired` / `onLost`, `withBot`); null
-   * without a secret box.
-   */
-  telegram: AccessWorker<TelegramClient> | null;
-  /** Drift repair of the Telegram bots `telegram` holds (src/access/telegram/telegram.reconciler.ts); null with no Telegram worker. */
-  telegramReconciler: TelegramReconciler<TelegramClient> | null;
-  stop(): Promise<void>;
-}
+/**
+ * Every job a worker process runs, each under the name the runtime exposes it by. Each is in
+ * `jobList` once, null where it is off in this process; a name without a job, or twice, stops the
+ * start (checkJobs).
+ */
+export const JOB_NAMES = [
+  'worker',
+  'sweeper',
+  'pruner',
+  'vacuumer',
+  'payments',
+  'planner',
+  'access',
+  'telegramUpdates',
+  'telegram',
+  'reconciler',
+  'telegramReconciler',
+  'bulkResumer',
+] as const;
 
-export async function startWorkerRuntime(c: Container, o: WorkerRuntimeOptions = {}): Promise<WorkerRuntime> {
-  // PostgreSQL without TENURE_ENCRYPTION_KEY: no bot token can be opened, said once per process.
-  if (!c.secretBox) c.logger.warn({ variable: 'TENURE_ENCRYPTION_KEY' }, MISSING_KEY_MESSAGE);
-  const sender = new HttpSender();
+/**
+ * The stages of a stop (docs/operations.md, "Shutdown"), one after the other: drift repair first
+ * (its calls use the bots' clients, which the access workers close), then each Telegram bot's
+ * updates (the same clients), then the rest together: webhook attempts and platform calls in
+ * flight get the stop's grace.
+ */
+const STOP = { driftRepair: 0, telegramUpdates: 1, rest: 2 } as const;
+
+/**
+ * The one list of background jobs, in the order they start: the access workers before their
+ * drift repair, a Telegram bot's updates runner before the worker that takes the bots (it hears
+ * each bot taken).
+ */
+function jobList(c: Container, o: WorkerRuntimeOptions, sender: HttpSender) {
   const { webhooks } = c.config;
+  const embedded = c.database.kind === 'pglite';
+  const stopGraceMs = o.stopGraceMs ?? c.config.ops.shutdownTimeoutMs;
   const worker = new DeliveryWorker(
     { store: c.stores.deliveries, sender, resolve: c.resolve, clock: c.clock, random: o.random ?? Math.random, logger: c.logger, secrets: c.webhookSecrets },
     {
@@ -96,33 +106,82 @@ export async function startWorkerRuntime(c: Container, o: WorkerRuntimeOptions =
       batchSize: DEFAULT_WORKER_OPTIONS.batchSize,
     },
   );
-  const sweeper = new ExpirySweeper(c.stores.expiry, c.clock, c.logger, {
-    intervalMs: o.sweepIntervalMs ?? SWEEP_INTERVAL_MS,
-    ...(c.database.kind === 'pglite' ? { batchSize: EMBEDDED_SWEEP_BATCH, lanes: 1 } : { batchSize: SWEEP_BATCH }),
-  });
-  const pruner = new HistoryPruner(c.stores.retention, c.clock, c.logger, {
-    retentionMs: c.config.retention.historyMs,
-    intervalMs: PRUNE_INTERVAL_MS,
-    batchSize: PRUNE_BATCH,
-  });
-  const vacuumer =
-    c.database.kind === 'pglite'
-      ? new EmbeddedVacuumer(c.stores.maintenance, c.logger, { intervalMs: VACUUM_INTERVAL_MS, thresholds: EMBEDDED_VACUUM_THRESHOLDS })
-      : null;
-  // Stripe events the webhook missed (docs/payments.md, "Reconciliation").
-  const payments = new StripeReconciler(c.stores.merchantAccounts, c.services.stripeEvents, c.stripe, c.secretBox, c.clock, c.logger, {
-    intervalMs: c.config.payments.reconcileMs,
-  });
-  const planner = new AccessPlanner(c.stores.accessPlan, c.logger, {
-    pollMs: PLAN_POLL_MS,
-    batchSize: c.database.kind === 'pglite' ? EMBEDDED_PLAN_BATCH : PLAN_BATCH,
-  });
   const access = createAccessWorker(c, o);
   const telegram = createTelegramAccessWorker(c, o);
-  const reconciler = access ? createReconciler(c, access) : null;
-  const telegramReconciler = telegram ? createTelegramReconciler(c, telegram) : null;
+  return [
+    job('worker', worker, { stopStage: STOP.rest, stop: () => worker.stop(stopGraceMs) }),
+    job(
+      'sweeper',
+      new ExpirySweeper(c.stores.expiry, c.clock, c.logger, {
+        intervalMs: o.sweepIntervalMs ?? SWEEP_INTERVAL_MS,
+        ...(embedded ? { batchSize: EMBEDDED_SWEEP_BATCH, lanes: 1 } : { batchSize: SWEEP_BATCH }),
+      }),
+      { stopStage: STOP.rest },
+    ),
+    job(
+      'pruner',
+      new HistoryPruner(c.stores.retention, c.clock, c.logger, { retentionMs: c.config.retention.historyMs, intervalMs: PRUNE_INTERVAL_MS, batchSize: PRUNE_BATCH }),
+      { stopStage: STOP.rest },
+    ),
+    // Embedded storage runs no autovacuum; on PostgreSQL it is autovacuum's job.
+    job('vacuumer', embedded ? new EmbeddedVacuumer(c.stores.maintenance, c.logger, { intervalMs: VACUUM_INTERVAL_MS, thresholds: EMBEDDED_VACUUM_THRESHOLDS }) : null, {
+      stopStage: STOP.rest,
+    }),
+    // Stripe events the webhook missed (docs/payments.md, "Reconciliation").
+    job(
+      'payments',
+      new StripeReconciler(c.stores.merchantAccounts, c.services.stripeEvents, c.stripe, c.secretBox, c.clock, c.logger, { intervalMs: c.config.payments.reconcileMs }),
+      { stopStage: STOP.rest },
+    ),
+    job('planner', new AccessPlanner(c.stores.accessPlan, c.logger, { pollMs: PLAN_POLL_MS, batchSize: embedded ? EMBEDDED_PLAN_BATCH : PLAN_BATCH }), { stopStage: STOP.rest }),
+    job('access', access, { stopStage: STOP.rest, stop: async () => access?.stop(stopGraceMs) }),
+    // Each Telegram bot's updates, received and handled by the process holding it (src/access/telegram/updates-runner.ts).
+    job('telegramUpdates', telegram ? telegramUpdatesJob(telegram, c) : null, { stopStage: STOP.telegramUpdates }),
+    job('telegram', telegram, { stopStage: STOP.rest, stop: async () => telegram?.stop(stopGraceMs) }),
+    job('reconciler', access ? createReconciler(c, access) : null, { stopStage: STOP.driftRepair }),
+    job('telegramReconciler', telegram ? createTelegramReconciler(c, telegram) : null, { stopStage: STOP.driftRepair }),
+    job('bulkResumer', new BulkExtendResumer(c.services.memberships, c.logger), { stopStage: STOP.rest }),
+  ] as const;
+}
+
+/** The updates runner of the Telegram bots `telegram` holds, as a job: the runner is made on start. */
+function telegramUpdatesJob(telegram: AccessWorker<TelegramClient>, c: Container) {
+  let running: TelegramUpdatesHandle | null = null;
+  return {
+    /** The bots whose updates this process handles now, by project (empty until started). */
+    get bots(): TelegramUpdatesHandle['bots'] {
+      return running?.bots ?? new Map();
+    },
+    start() {
+      running = startTelegramUpdates(telegram, telegramUpdatesDeps(c));
+    },
+    async stop() {
+      await running?.stop();
+    },
+  };
+}
+
+/**
+ * The jobs of a started runtime by name (`runtime.planner.idle()`, `runtime.access?.state`), each
+ * as the list built it: null where it is off in this process (embedded storage's vacuumer on
+ * PostgreSQL; the access workers and their drift repair without a secret box).
+ */
+export type WorkerRuntime = JobsByName<ReturnType<typeof jobList>> & {
+  /** The list, in start order. */
+  readonly jobs: ReturnType<typeof jobList>;
+  stop(): Promise<void>;
+};
+
+export async function startWorkerRuntime(c: Container, o: WorkerRuntimeOptions = {}): Promise<WorkerRuntime> {
+  // PostgreSQL without TENURE_ENCRYPTION_KEY: no bot token can be opened, said once per process.
+  if (!c.secretBox) c.logger.warn({ variable: 'TENURE_ENCRYPTION_KEY' }, MISSING_KEY_MESSAGE);
+  const sender = new HttpSender();
+  const jobs = jobList(c, o, sender);
+  const byName = Object.fromEntries(jobs.map((j) => [j.name, j.runs])) as JobsByName<typeof jobs>;
+  const { worker, planner, access, telegram } = byName;
   const unsubscribe: (() => void)[] = [];
   try {
+    checkJobs(JOB_NAMES, jobs);
     // New deliveries committed by any process (a reconnection of the listener wakes it too).
     unsubscribe.push(await c.database.wakeups.subscribe('deliveries', () => worker.wake()));
     // New events committed by any process: the access planner reads them.
@@ -141,46 +200,12 @@ export async function startWorkerRuntime(c: Container, o: WorkerRuntimeOptions =
     await sender.close();
     throw err;
   }
-  worker.start();
-  sweeper.start();
-  pruner.start();
-  vacuumer?.start();
-  payments.start();
-  planner.start();
-  access?.start();
-  // Each Telegram bot's updates, received and handled by the process holding it (src/access/telegram/updates-runner.ts).
-  const telegramUpdates = telegram ? startTelegramUpdates(telegram, telegramUpdatesDeps(c)) : null;
-  telegram?.start();
-  reconciler?.start();
-  telegramReconciler?.start();
-  const bulkResumer = startBulkExtendResumer(c.services.memberships, c.logger);
-  const stopGraceMs = o.stopGraceMs ?? c.config.ops.shutdownTimeoutMs;
+  startJobs(jobs);
   return {
-    worker,
-    sweeper,
-    pruner,
-    vacuumer,
-    payments,
-    planner,
-    access,
-    reconciler,
-    telegram,
-    telegramReconciler,
+    ...byName,
+    jobs,
     async stop() {
-      // Drift repair first: its list calls use the bots' clients, which the access worker closes.
-      await Promise.all([reconciler?.stop(), telegramReconciler?.stop()]);
-      await telegramUpdates?.stop();
-      await Promise.all([
-        worker.stop(stopGraceMs),
-        sweeper.stop(),
-        pruner.stop(),
-        vacuumer?.stop(),
-        payments.stop(),
-        bulkResumer.stop(),
-        planner.stop(),
-        access?.stop(stopGraceMs),
-        telegram?.stop(stopGraceMs),
-      ]);
+      await stopJobs(jobs);
       for (const stop of unsubscribe) stop();
       await sender.close();
     },
@@ -229,6 +254,7 @@ function accessWorkerWith<C>(c: Container, connector: PlatformConnector<C>, o: P
   return new AccessWorker(
     {
       store: c.stores.accessWorker,
+      completions: new AccessCompletions(c.transactor),
       leases: c.stores.botLeases,
       openToken: (sealed) => box.open(sealed),
       connector,

@@ -1,46 +1,40 @@
 import type { Logger } from 'pino';
-import type { MembershipsService } from './memberships.service.js';
+import { WakeLoop } from '../../wake-loop.js';
 
 /**
  * Finishes bulk extends whose runner is gone (docs/memberships.md "Crashes"): at once, then every
- * `intervalMs`. A job is taken only once its last batch is old (MembershipsService.resumeBulkExtends),
+ * `intervalMs` (src/wake-loop.ts). A job is taken only once its last batch is old (MembershipsService.resumeBulkExtends),
  * so a call still running, on this node or another, is left to itself; two resumers polling at
  * once do not take the same job.
  */
 
 export const BULK_RESUME_INTERVAL_MS = 10_000;
 
-export interface BulkExtendResumer {
-  stop(): Promise<void>;
+/** What the resumer calls: finishes the stale jobs, returns how many (MembershipsService.resumeBulkExtends). */
+export interface BulkExtendResumes {
+  resumeBulkExtends(): Promise<number>;
 }
 
-export function startBulkExtendResumer(
-  memberships: MembershipsService,
-  logger: Logger,
-  intervalMs = BULK_RESUME_INTERVAL_MS,
-): BulkExtendResumer {
-  let stopped = false;
-  let timer: NodeJS.Timeout | null = null;
-  let running: Promise<unknown> = Promise.resolve();
-  const schedule = (delayMs: number) => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = memberships
-        .resumeBulkExtends()
-        .then((n) => {
-          if (n > 0) logger.info({ jobs: n }, 'finished interrupted bulk extends');
-        })
-        .catch((err: unknown) => logger.error({ err }, 'resuming bulk extends failed'))
-        .finally(() => schedule(intervalMs));
-    }, delayMs);
-    timer.unref();
-  };
-  schedule(0);
-  return {
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await running;
-    },
-  };
+export class BulkExtendResumer {
+  private readonly loop: WakeLoop;
+
+  constructor(memberships: BulkExtendResumes, logger: Logger, intervalMs = BULK_RESUME_INTERVAL_MS) {
+    this.loop = new WakeLoop(
+      async () => {
+        const n = await memberships.resumeBulkExtends();
+        if (n > 0) logger.info({ jobs: n }, 'finished interrupted bulk extends');
+      },
+      (err) => logger.error({ err }, 'resuming bulk extends failed'),
+      intervalMs,
+    );
+  }
+
+  /** Resumes now, then every `intervalMs`. */
+  start(): void {
+    this.loop.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.loop.stop();
+  }
 }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { ExpiryStore } from '../../store/expiry.store.js';
+import { WakeLoop } from '../../wake-loop.js';
 
 /**
  * Writes the `membership.expired` event of every membership whose end date has passed
@@ -9,8 +10,9 @@ import type { ExpiryStore } from '../../store/expiry.store.js';
  *
  * A sweep drains everything due: a full batch is followed at once by the next, and `lanes`
  * batches run side by side (they claim disjoint rows), so a backlog of 200,000 expiries at one
- * instant is written at the database's pace; `intervalMs` is only the wait after a sweep that
- * found the backlog empty. Batches bound how many row locks one transaction holds.
+ * instant is written at the database's pace; a sweep starts every `intervalMs` (src/wake-loop.ts:
+ * at once on start, then on each tick; a tick during a long sweep makes one more sweep after it).
+ * Batches bound how many row locks one transaction holds.
  */
 
 /** Batches in flight at once unless the options say otherwise (see `lanes`). */
@@ -27,18 +29,23 @@ export interface ExpirySweeperOptions {
 }
 
 export class ExpirySweeper {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> = Promise.resolve();
-  private stopped = true;
-  /** Set by stop(): a running sweep ends after its batches in flight instead of draining the backlog. */
-  private stopping = false;
+  private readonly loop: WakeLoop;
 
   constructor(
     private readonly store: ExpiryStore,
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly options: ExpirySweeperOptions,
-  ) {}
+  ) {
+    this.loop = new WakeLoop(
+      async () => {
+        const n = await this.sweepOnce();
+        if (n > 0) this.logger.info({ expired: n }, 'expired memberships');
+      },
+      (err) => this.logger.error({ err }, 'expiry sweep failed'),
+      options.intervalMs,
+    );
+  }
 
   /** One sweep: expires everything due now, batch after batch. Returns how many expired. */
   async sweepOnce(): Promise<number> {
@@ -48,37 +55,20 @@ export class ExpirySweeper {
         const n = await this.store.expireDue(this.clock.now(), this.options.batchSize);
         total += n;
         // A short batch: nothing left that this lane could claim (what another lane holds, it writes).
-        if (n < this.options.batchSize || this.stopping) return total;
+        // Stopping: the sweep ends after its batches in flight instead of draining the backlog.
+        if (n < this.options.batchSize || this.loop.isStopped) return total;
       }
     };
     const counts = await Promise.all(Array.from({ length: Math.max(1, this.options.lanes ?? DEFAULT_SWEEP_LANES) }, lane));
     return counts.reduce((a, b) => a + b, 0);
   }
 
+  /** Sweeps now, then every `intervalMs`. */
   start(): void {
-    this.stopped = false;
-    this.stopping = false;
-    this.schedule(0);
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    this.stopping = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
-  }
-
-  private schedule(delayMs: number): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.sweepOnce()
-        .then((n) => {
-          if (n > 0) this.logger.info({ expired: n }, 'expired memberships');
-        })
-        .catch((err: unknown) => this.logger.error({ err }, 'expiry sweep failed'))
-        .finally(() => this.schedule(this.options.intervalMs));
-    }, delayMs);
-    this.timer.unref();
+    await this.loop.stop();
   }
 }
