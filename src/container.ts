@@ -232,7 +232,7 @@ function createServices(
     ),
     merchantAccounts: new MerchantAccountsService(stores.merchantAccounts, secretBox, stripe, clock),
     checkout: new CheckoutService(stores.merchantAccounts, stores.payments, plans, secretBox, stripe, new CheckoutCoupons(stores.coupons, stripe, clock)),
-    stripeEvents: new StripeEventsService(stores.merchantAccounts, stores.stripeEvents, secretBox, stripe, { graceMs: config.payments.gracePeriodMs }),
+    stripeEvents: new StripeEventsService(stores.merchantAccounts, transactor, secretBox, stripe, clock, { graceMs: config.payments.gracePeriodMs }),
     payments: new PaymentsService(stores.payments),
     coupons: new CouponsService(stores.coupons, clock),
   };

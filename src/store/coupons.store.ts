@@ -10,8 +10,6 @@ import { iso } from './memberships.store.js';
  * max_uses`), so two checkouts racing for the last use cannot both get it, on either storage.
  */
 
-type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
-
 /** The coupon object of a relation `alias` with the coupons columns, as the API shows it. */
 const couponJson = (alias: string) => {
   const c = (name: string) => sql.raw(`${alias}.${name}`);
@@ -211,32 +209,32 @@ export class CouponsStore {
   async release(couponId: string, checkoutKey: string, now: Date): Promise<void> {
     await this.db.execute(releaseUse(sql`coupon_id = ${couponId} AND checkout_key = ${checkoutKey}`, now));
   }
+
+  /** For the payment of a session: its reserved use becomes a redemption; returns the coupon codes. */
+  async redeemSessionUse(projectId: string, sessionId: string, now: Date): Promise<string[]> {
+    const result = await this.db.execute(sql`
+      UPDATE coupon_redemptions r SET status = 'redeemed', updated_at = ${now.toISOString()}::timestamptz
+      FROM coupons c WHERE c.id = r.coupon_id AND r.project_id = ${projectId} AND r.checkout_session_id = ${sessionId} AND r.status = 'reserved'
+      RETURNING c.code`);
+    return rowsOf<{ code: string }>(result).map((r) => r.code);
+  }
+
+  /** For a session that expired unpaid: its reserved use goes back to the coupon; returns the coupon codes. */
+  async releaseSessionUse(projectId: string, sessionId: string, now: Date): Promise<string[]> {
+    const result = await this.db.execute(releaseUse(sql`project_id = ${projectId} AND checkout_session_id = ${sessionId}`, now));
+    return rowsOf<{ code: string }>(result).map((r) => r.code);
+  }
 }
 
 /** `ids` as a uuid[] parameter (both drivers take the array literal). */
 const uuidArray = (ids: readonly string[]) => sql`${`{${ids.join(',')}}`}::uuid[]`;
 
 /** Releases the reserved use(s) matching `where` and gives them back to their coupon; returns the coupon codes. */
-export function releaseUse(where: SQL, now: Date): SQL {
+function releaseUse(where: SQL, now: Date): SQL {
   return sql`
     WITH released AS (
       UPDATE coupon_redemptions SET status = 'released', updated_at = ${now.toISOString()}::timestamptz
       WHERE ${where} AND status = 'reserved' RETURNING coupon_id
     )
     UPDATE coupons c SET uses = c.uses - 1 FROM released WHERE c.id = released.coupon_id RETURNING c.code`;
-}
-
-/** For the payment of a session: its reserved use becomes a redemption; returns the coupon codes. */
-export async function redeemSessionUse(tx: Tx, projectId: string, sessionId: string, now: Date): Promise<string[]> {
-  const result = await tx.execute(sql`
-    UPDATE coupon_redemptions r SET status = 'redeemed', updated_at = ${now.toISOString()}::timestamptz
-    FROM coupons c WHERE c.id = r.coupon_id AND r.project_id = ${projectId} AND r.checkout_session_id = ${sessionId} AND r.status = 'reserved'
-    RETURNING c.code`);
-  return rowsOf<{ code: string }>(result).map((r) => r.code);
-}
-
-/** For a session that expired unpaid: its reserved use goes back to the coupon; returns the coupon codes. */
-export async function releaseSessionUse(tx: Tx, projectId: string, sessionId: string, now: Date): Promise<string[]> {
-  const result = await tx.execute(releaseUse(sql`project_id = ${projectId} AND checkout_session_id = ${sessionId}`, now));
-  return rowsOf<{ code: string }>(result).map((r) => r.code);
 }

@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { fractionDigits } from '../domain/payments/checkout-rules.js';
+import type { Failed, Paid, PaymentOf, PaymentStatements } from '../domain/payments/payment-statements.js';
 import type { PaymentView } from '../domain/payments/payment.view.js';
 import { rowsOf, type Db } from './db.js';
 import { iso } from './memberships.store.js';
@@ -7,8 +8,8 @@ import { insertEvent } from './outbox.js';
 
 /**
  * Payments (docs/payments.md): what a checkout reads of the project, the payments as the API
- * lists them, and the payment object the API and the `payment.*` events show;
- * src/store/stripe-events.store.ts writes them from the provider's events.
+ * lists them, the payment object the API and the `payment.*` events show, and the statements that
+ * record them from the provider's events (StripeEventsService runs them in an event's transaction).
  */
 
 /** Currencies by their number of fraction digits, for the decimal amount (Intl's table, as checkout counts them). */
@@ -33,7 +34,7 @@ export const paymentJson = (alias: string) => {
 export const paymentEvent = (type: 'payment.succeeded' | 'payment.refunded' | 'payment.disputed' | 'payment.failed', source: string) =>
   insertEvent(type, { projectId: sql`project_id`, data: { payment: paymentJson(source) }, from: sql.raw(`FROM ${source}`) });
 
-export class PaymentsStore {
+export class PaymentsStore implements PaymentStatements {
   constructor(private readonly db: Db) {}
 
   /** A banned user (docs/api-keys-settings-users.md, "Bans") can get no new membership, so no checkout either. */
@@ -53,5 +54,62 @@ export class PaymentsStore {
       this.db.execute(sql`SELECT count(*)::int AS total FROM payments p WHERE ${where}`),
     ]);
     return { items: rowsOf<{ payment: PaymentView }>(page).map((r) => r.payment), total: rowsOf<{ total: number }>(count)[0]?.total ?? 0 };
+  }
+
+  /** The status guard lets one event do it when two race. */
+  async succeedFailed(projectId: string, p: Paid, now: Date): Promise<boolean> {
+    const retried = rowsOf<{ n: number }>(
+      await this.db.execute(sql`
+        WITH upd AS (
+          UPDATE payments AS p SET status = 'succeeded', amount_minor = ${p.amountMinor}, updated_at = ${now.toISOString()}::timestamptz,
+            checkout_session_id = coalesce(p.checkout_session_id, ${p.checkoutSessionId}),
+            payment_intent_id = coalesce(p.payment_intent_id, ${p.paymentIntentId}),
+            customer_id = coalesce(p.customer_id, ${p.customerId})
+          WHERE p.project_id = ${projectId}::uuid AND p.provider = 'stripe' AND p.payment_key = ${p.key} AND p.status = 'failed'
+          RETURNING p.*
+        ), ev AS (${paymentEvent('payment.succeeded', 'upd')})
+        SELECT count(*)::int AS n FROM upd`),
+    );
+    return (retried[0]?.n ?? 0) > 0;
+  }
+
+  /** Its `payment.succeeded` is written only by the insert; the plan is kept only if it is the project's. */
+  async recordSucceeded(of: PaymentOf, p: Paid, now: Date): Promise<boolean> {
+    const at = sql`${now.toISOString()}::timestamptz`;
+    const recorded = rowsOf<{ inserted: boolean }>(
+      await this.db.execute(sql`
+        WITH ins AS (
+          INSERT INTO payments AS p (project_id, merchant_account_id, provider, payment_key, user_id, plan_id, amount_minor, currency, status,
+            checkout_session_id, payment_intent_id, invoice_id, subscription_id, customer_id, created_at, updated_at)
+          SELECT ${of.projectId}::uuid, ${of.merchantAccountId}::uuid, 'stripe', ${p.key}, ${of.buyer.userId},
+            (SELECT id FROM plans WHERE id = ${of.buyer.planId}::uuid AND project_id = ${of.projectId}::uuid), ${p.amountMinor}, ${p.currency}, 'succeeded',
+            ${p.checkoutSessionId}, ${p.paymentIntentId}, ${p.invoiceId}, ${p.subscriptionId}, ${p.customerId}, ${at}, ${at}
+          ON CONFLICT (project_id, provider, payment_key) DO UPDATE SET
+            checkout_session_id = coalesce(p.checkout_session_id, excluded.checkout_session_id),
+            payment_intent_id = coalesce(p.payment_intent_id, excluded.payment_intent_id),
+            customer_id = coalesce(p.customer_id, excluded.customer_id)
+          RETURNING p.*, (xmax = 0) AS inserted
+        ), ev AS (${insertEvent('payment.succeeded', { projectId: sql`project_id`, data: { payment: paymentJson('ins') }, from: sql`FROM ins WHERE inserted` })})
+        SELECT inserted FROM ins`),
+    );
+    return recorded[0]?.inserted ?? false;
+  }
+
+  async recordFailed(of: PaymentOf, f: Failed, now: Date): Promise<boolean> {
+    const at = sql`${now.toISOString()}::timestamptz`;
+    const rows = rowsOf(
+      await this.db.execute(sql`
+        WITH ins AS (
+          INSERT INTO payments (project_id, merchant_account_id, provider, payment_key, user_id, plan_id, amount_minor, currency, status,
+            invoice_id, subscription_id, customer_id, created_at, updated_at)
+          SELECT ${of.projectId}::uuid, ${of.merchantAccountId}::uuid, 'stripe', ${f.key}, ${of.buyer.userId},
+            (SELECT id FROM plans WHERE id = ${of.buyer.planId}::uuid AND project_id = ${of.projectId}::uuid), ${f.amountMinor}, ${f.currency}, 'failed',
+            ${f.invoiceId}, ${f.subscriptionId}, ${f.customerId}, ${at}, ${at}
+          ON CONFLICT (project_id, provider, payment_key) DO NOTHING
+          RETURNING *
+        ), ev AS (${paymentEvent('payment.failed', 'ins')})
+        SELECT id FROM ins`),
+    );
+    return rows.length > 0;
   }
 }

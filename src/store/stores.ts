@@ -20,6 +20,8 @@ import { MaintenanceStore } from './maintenance.store.js';
 import { MembershipImportStore } from './membership-import.store.js';
 import { EXTEND_IN_FLIGHT, MembershipsStore } from './memberships.store.js';
 import { MerchantAccountsStore } from './merchant-accounts.store.js';
+import { PaidMembershipsStore } from './paid-memberships.store.js';
+import { PaymentReversalsStore } from './payment-reversals.store.js';
 import { PaymentsStore } from './payments.store.js';
 import { StripeEventsStore } from './stripe-events.store.js';
 import { PlansStore } from './plans.store.js';
@@ -77,7 +79,11 @@ export interface Stores {
   /** The projects' merchant accounts, their secrets sealed (docs/payments.md). */
   merchantAccounts: MerchantAccountsStore;
   payments: PaymentsStore;
-  /** Stripe's events applied once each to payments and memberships (docs/payments.md). */
+  /** Refunds and disputes: payments marked, reversals held for payments not recorded yet (docs/payments.md, "Out of order"). */
+  paymentReversals: PaymentReversalsStore;
+  /** The membership statements of payments: grants by a plan, subscription statuses (docs/payments.md). */
+  paidMemberships: PaidMembershipsStore;
+  /** Stripe's events, each recorded once (docs/payments.md). */
   stripeEvents: StripeEventsStore;
   /** Coupons, their Stripe coupons and the uses checkouts reserve (docs/payments.md, "Coupons"). */
   coupons: CouponsStore;
@@ -116,7 +122,9 @@ function storeFactories(database: Database, clock: Clock): { [K in keyof Stores]
     telegramReconcile: (db) => new TelegramReconcileStore(db),
     merchantAccounts: (db) => new MerchantAccountsStore(db),
     payments: (db) => new PaymentsStore(db),
-    stripeEvents: (db) => new StripeEventsStore(db, clock),
+    paymentReversals: (db) => new PaymentReversalsStore(db),
+    paidMemberships: (db) => new PaidMembershipsStore(db),
+    stripeEvents: (db) => new StripeEventsStore(db),
     coupons: (db) => new CouponsStore(db),
   };
 }

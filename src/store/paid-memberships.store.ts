@@ -1,0 +1,148 @@
+import { sql } from 'drizzle-orm';
+import type { Grant, PaidMembershipStatements } from '../domain/payments/payment-statements.js';
+import type { Db } from './db.js';
+import { rowsOf } from './db.js';
+import { extendedEvent, membershipEvent, withPlan } from './memberships.store.js';
+
+/**
+ * The membership statements of payments (docs/payments.md, "What each Stripe event does"): grants
+ * by a plan's duration, a subscription's status and its instant, ends and grace periods. Each write
+ * carries its `membership.*` event; StripeEventsService runs them in an event's transaction and
+ * decides which.
+ */
+export class PaidMembershipsStore implements PaidMembershipStatements {
+  constructor(private readonly db: Db) {}
+
+  async holderOf(projectId: string, subscriptionId: string): Promise<{ userId: string; planId: string | null } | null> {
+    const rows = rowsOf<{ userId: string; planId: string | null }>(
+      await this.db.execute(sql`SELECT user_id AS "userId", plan_id AS "planId" FROM memberships WHERE project_id = ${projectId} AND subscription_id = ${subscriptionId}`),
+    );
+    return rows[0] ?? null;
+  }
+
+  async planExists(projectId: string, planId: string): Promise<boolean> {
+    return rowsOf(await this.db.execute(sql`SELECT id FROM plans WHERE id = ${planId} AND project_id = ${projectId}`)).length > 0;
+  }
+
+  async statusSetAfter(q: { projectId: string; userId: string; subscriptionId: string; statuses: readonly string[]; after: Date }): Promise<boolean> {
+    const rows = rowsOf(
+      await this.db.execute(sql`
+        SELECT 1 FROM memberships WHERE project_id = ${q.projectId} AND user_id = ${q.userId} AND subscription_id = ${q.subscriptionId}
+          AND subscription_status IN (${sql.join(q.statuses.map((s) => sql`${s}`), sql`, `)}) AND subscription_status_at > ${q.after.toISOString()}::timestamptz`),
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * A subscription's id goes with the grant, and its status becomes `active` unless a later event
+   * set it; the row is locked first so the new end date counts from the one it replaces.
+   */
+  async extendByPlan(g: Grant, now: Date): Promise<boolean> {
+    const at = sql`${now.toISOString()}::timestamptz`;
+    const eventAt = sql`${g.eventAt.toISOString()}::timestamptz`;
+    const status = g.subscriptionId ? sql`'active'` : sql`NULL`;
+    const extended = rowsOf(
+      await this.db.execute(sql`
+        WITH old AS (
+          SELECT id, end_date FROM memberships WHERE project_id = ${g.projectId} AND user_id = ${g.userId} FOR UPDATE
+        ), upd AS (
+          UPDATE memberships m SET end_date = greatest(m.end_date, ${at}) + (SELECT duration FROM plans WHERE id = ${g.planId})::interval,
+            status = 'active', plan_id = ${g.planId}, updated_at = ${at},
+            subscription_id = coalesce(${g.subscriptionId}, m.subscription_id),
+            subscription_status = CASE WHEN ${g.subscriptionId}::text IS NOT NULL AND (m.subscription_status_at IS NULL OR m.subscription_status_at <= ${eventAt})
+              THEN ${status} ELSE m.subscription_status END,
+            subscription_status_at = CASE WHEN ${g.subscriptionId}::text IS NOT NULL THEN greatest(m.subscription_status_at, ${eventAt}) ELSE m.subscription_status_at END
+          FROM old WHERE m.id = old.id
+          RETURNING m.*, old.end_date AS previous_end_date
+        ), full_row AS (${withPlan('upd')}), ev AS (${extendedEvent(now)})
+        SELECT id FROM full_row`),
+    );
+    return extended.length > 0;
+  }
+
+  /** With the user's row; nothing is written when the user is banned or has a membership (made concurrently). */
+  async createForPlan(g: Grant, now: Date): Promise<{ created: boolean; banned: boolean }> {
+    const at = sql`${now.toISOString()}::timestamptz`;
+    const eventAt = sql`${g.eventAt.toISOString()}::timestamptz`;
+    const status = g.subscriptionId ? sql`'active'` : sql`NULL`;
+    const row = rowsOf<{ banned: boolean; id: string | null }>(
+      await this.db.execute(sql`
+        WITH banned AS (
+          SELECT EXISTS (SELECT 1 FROM bans WHERE project_id = ${g.projectId} AND user_id = ${g.userId}) AS yes
+        ), ins AS (
+          INSERT INTO memberships (project_id, user_id, plan_id, start_date, end_date, subscription_id, subscription_status, subscription_status_at, created_at, updated_at)
+          SELECT ${g.projectId}::uuid, ${g.userId}::text, ${g.planId}::uuid, ${at}, ${at} + (SELECT duration FROM plans WHERE id = ${g.planId})::interval,
+            ${g.subscriptionId}::text, ${status}, CASE WHEN ${g.subscriptionId}::text IS NOT NULL THEN ${eventAt} END, ${at}, ${at}
+          FROM banned WHERE NOT banned.yes
+          ON CONFLICT (project_id, user_id) DO NOTHING
+          RETURNING *
+        ), usr AS (
+          INSERT INTO users (project_id, user_id) SELECT project_id, user_id FROM ins
+          ON CONFLICT (project_id, user_id) DO UPDATE SET last_seen = now()
+          RETURNING project_id, user_id, first_name, username
+        ), full_row AS (${withPlan('ins', 'usr')}), ev AS (${membershipEvent('membership.created', now)})
+        SELECT (SELECT yes FROM banned) AS banned, (SELECT id FROM full_row) AS id`),
+    )[0]!;
+    return { created: Boolean(row.id), banned: row.banned };
+  }
+
+  async setSubscriptionStatus(s: { projectId: string; subscriptionId: string; userId: string | null; status: string; eventAt: Date }, now: Date): Promise<string[]> {
+    const eventAt = sql`${s.eventAt.toISOString()}::timestamptz`;
+    const rows = rowsOf<{ id: string }>(
+      await this.db.execute(sql`
+        UPDATE memberships SET subscription_id = ${s.subscriptionId}, subscription_status = ${s.status}, subscription_status_at = ${eventAt}, updated_at = ${now.toISOString()}::timestamptz
+        WHERE project_id = ${s.projectId}
+          AND (subscription_id = ${s.subscriptionId} OR (subscription_id IS NULL AND user_id = ${s.userId}::text))
+          AND (subscription_status_at IS NULL OR subscription_status_at <= ${eventAt})
+        RETURNING id`),
+    );
+    return rows.map((r) => r.id);
+  }
+
+  async endNow(ids: readonly string[], now: Date): Promise<boolean> {
+    if (ids.length === 0) return false;
+    const at = sql`${now.toISOString()}::timestamptz`;
+    const ended = rowsOf(
+      await this.db.execute(sql`
+        WITH upd AS (
+          UPDATE memberships m SET end_date = ${at}, status = 'expired', updated_at = ${at}
+          WHERE m.id IN (${sql.join(ids.map((id) => sql`${id}::uuid`), sql`, `)}) AND m.end_date > ${at}
+          RETURNING m.*
+        ), full_row AS (${withPlan('upd')}), ev AS (${membershipEvent('membership.expired', now)})
+        SELECT id FROM full_row`),
+    );
+    return ended.length > 0;
+  }
+
+  async endMemberNow(projectId: string, userId: string, now: Date): Promise<boolean> {
+    const at = sql`${now.toISOString()}::timestamptz`;
+    const ended = rowsOf(
+      await this.db.execute(sql`
+        WITH upd AS (
+          UPDATE memberships m SET end_date = ${at}, status = 'expired', updated_at = ${at}
+          WHERE m.project_id = ${projectId} AND m.user_id = ${userId} AND m.end_date > ${at}
+          RETURNING m.*
+        ), full_row AS (${withPlan('upd')}), ev AS (${membershipEvent('membership.expired', now)})
+        SELECT id FROM full_row`),
+    );
+    return ended.length > 0;
+  }
+
+  /** Locks the rows it keeps, so their previous end date (in the `membership.extended` event) is the one replaced. */
+  async keepUntil(ids: readonly string[], until: Date, now: Date): Promise<boolean> {
+    if (ids.length === 0) return false;
+    const at = sql`${now.toISOString()}::timestamptz`;
+    const to = sql`${until.toISOString()}::timestamptz`;
+    const kept = rowsOf(
+      await this.db.execute(sql`
+        WITH old AS (SELECT id, end_date FROM memberships WHERE id IN (${sql.join(ids.map((id) => sql`${id}::uuid`), sql`, `)}) AND end_date < ${to} FOR UPDATE
+        ), upd AS (
+          UPDATE memberships m SET end_date = ${to}, status = 'active', updated_at = ${at}
+          FROM old WHERE m.id = old.id
+          RETURNING m.*, old.end_date AS previous_end_date
+        ), full_row AS (${withPlan('upd')}), ev AS (${extendedEvent(now)})
+        SELECT id FROM full_row`),
+    );
+    return kept.length > 0;
+  }
+}
