@@ -6,7 +6,7 @@ import { Alarm } from '../wake-loop.js';
 import { BotLeases, type HeldBot } from './bot-leases.js';
 import { BotCalls } from './bot-calls.js';
 import { BotWork } from './bot-work.js';
-import { CompletionRecorder } from './completion-recorder.js';
+import { CompletionRecorder, type CompletionWriter } from './completion-recorder.js';
 import type { PlatformConnector } from './connector.js';
 
 /**
@@ -44,7 +44,10 @@ export interface AccessWorkerOptions {
 export const DEFAULT_ACCESS_WORKER_OPTIONS = { leaseMs: 30_000, pollMs: 5_000, maxBots: 100 } as const;
 
 export interface AccessWorkerDeps<C> {
-  store: AccessWorkerStore;
+  /** Claims of due rows, and when the next one is due. */
+  store: Pick<AccessWorkerStore, 'claim' | 'nextDueAt'>;
+  /** Records the calls' outcomes, a batch a transaction (src/domain/access/access-completions.ts). */
+  completions: CompletionWriter;
   /** The bots' leases (one holder per bot). */
   leases: BotLeasesStore;
   /** Opens a sealed bot token (the instance's secret box). */
@@ -240,7 +243,7 @@ export class AccessWorker<C = unknown> {
 
   private workOf(bot: HeldBot<C>): BotWork {
     let work = this.work.get(bot.projectId);
-    if (!work) this.work.set(bot.projectId, (work = new BotWork(new CompletionRecorder(this.deps.store, this.id, bot.key, this.deps.clock))));
+    if (!work) this.work.set(bot.projectId, (work = new BotWork(new CompletionRecorder(this.deps.completions, this.id, bot.key, this.deps.clock))));
     // The client's bucket waits (listened to once per client; a reconnection swaps it): a call
     // held back for a bucket frees its slot, and when the guild has room its rows go out again.
     const { connector } = this.deps;

@@ -27,7 +27,7 @@ const UNWRITTEN_PER_SLOT = 2;
 
 /** What the calls need of the access worker's store, platform and clocks (AccessWorkerDeps). */
 export interface BotCallsDeps<C> {
-  store: AccessWorkerStore;
+  store: Pick<AccessWorkerStore, 'claim'>;
   connector: PlatformConnector<C>;
   clock: Clock;
   random: () => number;

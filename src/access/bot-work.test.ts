@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ClaimedAccess } from '../store/access-worker.store.js';
-import { BotWork, guildOf, type Call } from './bot-work.js';
-import type { CompletionRecorder } from './completion-recorder.js';
+import { BotWork, guildOf, type Call, type OutcomeRecorder } from './bot-work.js';
 
 const G1 = '111111111111111111';
 const G2 = '222222222222222222';
@@ -20,7 +19,12 @@ const row = (targetId: string, guildId = G1, kind: 'role' | 'guild' = 'role'): C
   membershipId: null,
   banned: false,
 });
-const work = () => new BotWork(null as unknown as CompletionRecorder);
+/** The choice of what to call next writes nothing. */
+const noWrites: OutcomeRecorder = {
+  record: () => Promise.reject(new Error('BotWork does not write outcomes')),
+  unwritten: 0,
+};
+const work = () => new BotWork(noWrites);
 const out = (w: BotWork, r: ClaimedAccess, path: string | null = null) =>
   w.calls.set(`${r.targetId}:${r.userId}`, { row: r, path, controller: new AbortController(), promise: Promise.resolve(), waitingUntil: 0 } satisfies Call);
 

@@ -2,6 +2,9 @@ import type { ClaimedAccess } from '../store/access-worker.store.js';
 import type { CompletionRecorder } from './completion-recorder.js';
 import type { BucketWait } from './connector.js';
 
+/** What a bot's calls need of its outcomes' writer: hand one in, and how many are not written yet. */
+export type OutcomeRecorder = Pick<CompletionRecorder, 'record' | 'unwritten'>;
+
 /**
  * The access worker's state for one bot it holds, and which claimed rows to call next. Kept apart
  * from the worker's loop so the rules of "what next" read in one place:
@@ -59,7 +62,7 @@ export class BotWork {
   private roomTimer: NodeJS.Timeout | undefined;
   private onRoom: () => void = () => undefined;
 
-  constructor(readonly recorder: CompletionRecorder) {}
+  constructor(readonly recorder: OutcomeRecorder) {}
 
   /** Calls that take a slot: out, and not known to be waiting for a bucket. */
   active(now: number): number {

@@ -1,18 +1,21 @@
+import type { AccessCompletion, AccessCompletions, CompleteResult } from '../domain/access/access-completions.js';
 import type { Clock } from '../domain/clock.js';
-import type { AccessCompletion, CompleteResult } from '../store/access-completions.js';
-import type { AccessWorkerStore, ClaimedAccess } from '../store/access-worker.store.js';
+import type { ClaimedAccess } from '../store/access-worker.store.js';
 import type { IntegrationKey } from '../store/bot-leases.store.js';
 import type { CallResult } from './connector.js';
 import { nextAccessAttemptAt } from './retry-schedule.js';
 
-/** Outcomes written per statement at most. */
+/** Outcomes written per transaction at most. */
 const RECORD_BATCH = 500;
+
+/** What the recorder needs to write a batch: the use case recording it (src/domain/access/access-completions.ts). */
+export type CompletionWriter = Pick<AccessCompletions, 'record'>;
 
 /**
  * Writes one bot's call outcomes with group commit, as the webhook worker's AttemptRecorder does:
- * outcomes that arrive while a write is under way go together in the next one, one statement per
- * batch (AccessWorkerStore.complete, its events included), with no timer, so an idle worker adds
- * no latency and a burst of thousands costs a few dozen statements. `record` resolves once the
+ * outcomes that arrive while a write is under way go together in the next one, one transaction per
+ * batch (AccessCompletions.record, its events included), with no timer, so an idle worker adds
+ * no latency and a burst of thousands costs a few dozen transactions. `record` resolves once the
  * outcome's batch is written (with whether the lease was still held), or rejects when the write
  * failed: the row keeps its claim, falls due again when the claim runs out, and is called again
  * (at least once).
@@ -20,11 +23,11 @@ const RECORD_BATCH = 500;
 export class CompletionRecorder {
   private unrecorded: { completion: AccessCompletion; done: (result: CompleteResult | null, err?: unknown) => void }[] = [];
   private writing: Promise<void> | null = null;
-  /** Outcomes in the statement under way. */
+  /** Outcomes in the write under way. */
   private inWrite = 0;
 
   constructor(
-    private readonly store: AccessWorkerStore,
+    private readonly writer: CompletionWriter,
     private readonly owner: string,
     private readonly key: IntegrationKey,
     private readonly clock: Clock,
@@ -37,7 +40,7 @@ export class CompletionRecorder {
     });
   }
 
-  /** Outcomes handed in and not written yet (waiting, or in the statement under way): what a crash now would call again. */
+  /** Outcomes handed in and not written yet (waiting, or in the write under way): what a crash now would call again. */
   get unwritten(): number {
     return this.unrecorded.length + this.inWrite;
   }
@@ -54,7 +57,7 @@ export class CompletionRecorder {
       const batch = this.unrecorded.splice(0, RECORD_BATCH);
       this.inWrite = batch.length;
       try {
-        const result = await this.store.complete(this.owner, this.key, this.clock.now(), batch.map((b) => b.completion));
+        const result = await this.writer.record(this.owner, this.key, this.clock.now(), batch.map((b) => b.completion));
         this.inWrite = 0;
         for (const b of batch) b.done(result);
       } catch (err) {

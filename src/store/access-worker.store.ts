@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { completeAccess, type AccessCompletion, type CompleteResult } from './access-completions.js';
+import type { AccessCompletionStatements, OutcomeWrite, TargetFault } from '../domain/access/access-completions.js';
+import { failTargets, flagRefusedBot, recordOutcomes } from './access-completions.js';
 import { rowsOf, type Db } from './db.js';
 import { iso } from './memberships.store.js';
 import type { OnExpiry, Platform, TargetKind } from '../domain/targets/target.view.js';
@@ -7,9 +8,10 @@ import { at, type IntegrationKey } from './bot-leases.store.js';
 
 /**
  * The access worker's SQL (src/access/README.md, docs/access-discord.md, "How tenure calls Discord"):
- * claims of due pending access rows, and the outcomes of platform calls (their statement is in
- * access-completions.ts). Every write made on behalf of a bot is fenced by its lease
- * (src/store/bot-leases.store.ts): it happens only while `lease_owner` is still the writer and the
+ * claims of due pending access rows, and the statements recording the outcomes of platform calls
+ * (access-completions.ts; what each outcome writes is decided in
+ * src/domain/access/access-completions.ts). Every write made on behalf of a bot is fenced by its
+ * lease (src/store/bot-leases.store.ts): it happens only while `lease_owner` is still the writer and the
  * lease has not run out at `now` (the app clock), so a worker that stalled past its lease and was
  * taken over writes nothing.
  *
@@ -45,9 +47,9 @@ export interface AccessError {
   message: string;
 }
 
-export const accessKey = (targetId: string, userId: string): string => `${targetId}:${userId}`;
+export { accessKey } from '../domain/access/access-completions.js';
 
-export class AccessWorkerStore {
+export class AccessWorkerStore implements AccessCompletionStatements {
   constructor(private readonly db: Db) {}
 
   /**
@@ -154,9 +156,19 @@ export class AccessWorkerStore {
     }));
   }
 
-  /** Records a batch of call outcomes of one bot, with their events, while `owner` holds the bot's lease (`completeAccess`). */
-  complete(owner: string, key: IntegrationKey, now: Date, batch: readonly AccessCompletion[]): Promise<CompleteResult> {
-    return completeAccess(this.db, owner, key, now, batch);
+  /** A batch of one bot's outcomes written to their rows, with their events, under its lease (access-completions.ts). */
+  recordOutcomes(owner: string, key: IntegrationKey, now: Date, writes: readonly OutcomeWrite[]): Promise<{ generation: number | null; recorded: string[] }> {
+    return recordOutcomes(this.db, owner, key, now, writes);
+  }
+
+  /** Faulted targets flagged unhealthy, their pending rows but `spared` failed, with events (access-completions.ts). */
+  failTargets(projectId: string, generation: number, faults: readonly TargetFault[], spared: readonly string[]): Promise<{ flagged: string[]; cascaded: number }> {
+    return failTargets(this.db, projectId, generation, faults, spared);
+  }
+
+  /** The bot flagged unhealthy after a refused token, under its lease (access-completions.ts). */
+  flagRefusedBot(owner: string, key: IntegrationKey, now: Date, error: AccessError): Promise<void> {
+    return flagRefusedBot(this.db, owner, key, now, error);
   }
 
   /** The earliest `next_attempt_at` of a pending row of a bot `owner` holds (null: none), for the worker's sleep. */

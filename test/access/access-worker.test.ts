@@ -2,8 +2,10 @@ import type { REST } from '@discordjs/rest';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AccessWorker, type AccessWorkerOptions } from '../../src/access/access.worker.js';
+import type { CompletionWriter } from '../../src/access/completion-recorder.js';
 import { AUDIT_REASON } from '../../src/access/discord/discord.connector.js';
 import { discordConnector } from '../../src/access/discord/discord.connector.js';
+import { AccessCompletions } from '../../src/domain/access/access-completions.js';
 import { AccessWorkerStore } from '../../src/store/access-worker.store.js';
 import { BotLeasesStore } from '../../src/store/bot-leases.store.js';
 import { startWorkerRuntime } from '../../src/worker-runtime.js';
@@ -43,11 +45,12 @@ beforeEach(async () => {
 });
 
 /** An access worker wired as the worker runtime wires it, pointed at `on` (default: the shared fake). */
-function worker(o: Partial<AccessWorkerOptions> & { on?: FakeDiscord; globalRequestsPerSecond?: number; store?: AccessWorkerStore } = {}): AccessWorker<REST> {
-  const { on = fake, globalRequestsPerSecond, store = new AccessWorkerStore(h.database.db), ...options } = o;
+function worker(o: Partial<AccessWorkerOptions> & { on?: FakeDiscord; globalRequestsPerSecond?: number; completions?: CompletionWriter } = {}): AccessWorker<REST> {
+  const { on = fake, globalRequestsPerSecond, completions = new AccessCompletions(h.container.transactor), ...options } = o;
   const w = new AccessWorker(
     {
-      store,
+      store: new AccessWorkerStore(h.database.db),
+      completions,
       leases: new BotLeasesStore(h.database.db),
       openToken: (sealed) => h.container.secretBox!.open(sealed),
       connector: discordConnector(on.url, { globalRequestsPerSecond }),
@@ -286,18 +289,19 @@ describe('access worker against the fake Discord', () => {
     let written = 0;
     let mostAhead = 0;
     const sample = () => (mostAhead = Math.max(mostAhead, callsOf(w.bot.id, fast).length - written));
-    class SlowStore extends AccessWorkerStore {
-      override async complete(...args: Parameters<AccessWorkerStore['complete']>) {
+    const completions = new AccessCompletions(h.container.transactor);
+    const slow: CompletionWriter = {
+      async record(...args) {
         sample();
         await new Promise((resolve) => setTimeout(resolve, 100));
-        const result = await super.complete(...args);
+        const result = await completions.record(...args);
         written += args[3].length;
         return result;
-      }
-    }
+      },
+    };
     const sampler = setInterval(sample, 2);
     try {
-      worker({ on: fast, globalRequestsPerSecond: 2_000, concurrency: 4, store: new SlowStore(h.database.db) }).start();
+      worker({ on: fast, globalRequestsPerSecond: 2_000, concurrency: 4, completions: slow }).start();
       await eventually(async () => (await accessRows(h, w.projectId)).every((r) => r.state === 'synced'), 'every grant synced', 20_000);
     } finally {
       clearInterval(sampler);

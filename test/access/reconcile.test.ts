@@ -3,6 +3,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { AccessWorker } from '../../src/access/access.worker.js';
 import { discordConnector } from '../../src/access/discord/discord.connector.js';
 import { Reconciler } from '../../src/access/reconciler.js';
+import { AccessCompletions } from '../../src/domain/access/access-completions.js';
 import { AccessWorkerStore } from '../../src/store/access-worker.store.js';
 import { BotLeasesStore } from '../../src/store/bot-leases.store.js';
 import { accessRows, targetHealth } from '../support/access-seed.js';
@@ -76,6 +77,7 @@ async function world(o: { guildOnExpiry?: 'kick' | 'none'; grantGuild?: boolean 
   const worker = new AccessWorker(
     {
       store: new AccessWorkerStore(h.database.db),
+      completions: new AccessCompletions(h.container.transactor),
       leases: new BotLeasesStore(h.database.db),
       openToken: (sealed) => h.container.secretBox!.open(sealed),
       connector: discordConnector(h.discord.url),

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { AccessCompletion } from '../../src/store/access-completions.js';
+import { AccessCompletions, type AccessCompletion } from '../../src/domain/access/access-completions.js';
 import { AccessWorkerStore } from '../../src/store/access-worker.store.js';
 import { BotLeasesStore, type IntegrationKey } from '../../src/store/bot-leases.store.js';
 import { eventRows } from '../support/api.js';
@@ -35,11 +35,13 @@ describe(`access worker store (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => 
   let clock: ManualClock;
   let store: AccessWorkerStore;
   let leases: BotLeasesStore;
+  let completions: AccessCompletions;
   beforeAll(async () => {
     clock = new ManualClock(new Date(Date.now() + 10 * 60_000));
     h = await createHarness({ clock });
     store = new AccessWorkerStore(h.database.db);
     leases = new BotLeasesStore(h.database.db);
+    completions = new AccessCompletions(h.container.transactor);
   });
   afterAll(() => h.close());
   beforeEach(() => h.reset());
@@ -85,7 +87,7 @@ describe(`access worker store (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => 
       // A, back from a stall, renews nothing, claims nothing, records nothing, releases nothing.
       expect(await leases.renew('worker-a', [key], clock.now(), until())).toStrictEqual([]);
       expect(await store.claim({ owner: 'worker-a', key, now: clock.now(), until: until(), limit: 10 })).toStrictEqual([]);
-      const late = await store.complete('worker-a', key, clock.now(), [
+      const late = await completions.record('worker-a', key, clock.now(), [
         { targetId: role.id, userId: users[0]!, desired: 'granted', outcome: 'failed', targetFault: true, error: { code: '50013', message: 'Missing Permissions' } },
         { targetId: role.id, userId: users[0]!, desired: 'granted', outcome: 'unauthorized', error: { code: 'unauthorized', message: 'x' } },
       ]);
@@ -268,7 +270,7 @@ describe(`access worker store (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => 
       ]);
       await insertAccess(h, t.projectId, guild, [{ userId: u3, desired: 'revoked', applied: 'granted' }]);
       const { of } = await claimAll(key);
-      const result = await store.complete('w', key, clock.now(), [
+      const result = await completions.record('w', key, clock.now(), [
         { ...of(role, u1), outcome: 'applied' },
         { ...of(role, u2), outcome: 'applied' },
         { ...of(guild, u3), outcome: 'applied' },
@@ -296,7 +298,7 @@ describe(`access worker store (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => 
       const done = [{ ...of(role, raced), outcome: 'applied' as const }, { ...of(role, failedRaced), outcome: 'retry' as const, error: { code: 'server_error', message: '502' }, nextAttemptAt: until(5_000) }];
       // The membership ended while the grants were out: the planner wants them revoked now.
       await h.database.db.execute(sql`UPDATE access SET desired = 'revoked', attempts = 0, next_attempt_at = now() WHERE project_id = ${t.projectId}`);
-      const result = await store.complete('w', key, clock.now(), done);
+      const result = await completions.record('w', key, clock.now(), done);
       expect([...result.recorded]).toStrictEqual([`${role.id}:${raced}`]);
       const rows = await accessRows(h, t.projectId);
       expect(rows.find((r) => r.user_id === raced)).toMatchObject({ desired: 'revoked', applied: 'granted', state: 'pending', attempts: 0, synced_at: null, last_error: null });
@@ -313,7 +315,7 @@ describe(`access worker store (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => 
       const { of } = await claimAll(key);
       const [hit, okBefore] = users as [string, string, string];
       const error = { code: '50013', message: 'Missing Permissions' };
-      const result = await store.complete('w', key, clock.now(), [
+      const result = await completions.record('w', key, clock.now(), [
         { ...of(role, okBefore), outcome: 'applied' },
         { ...of(role, hit), outcome: 'failed', targetFault: true, error },
       ]);
@@ -333,7 +335,7 @@ describe(`access worker store (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => 
       await insertAccess(h, t.projectId, other, [{ userId: solo, desired: 'granted' }]);
       const again = await claimAll(key);
       const own = { code: '50035', message: 'Invalid Form Body' };
-      await store.complete('w', key, clock.now(), [{ ...again.of(other, solo), outcome: 'failed', targetFault: false, error: own }]);
+      await completions.record('w', key, clock.now(), [{ ...again.of(other, solo), outcome: 'failed', targetFault: false, error: own }]);
       expect(await targetHealth(h, other.id)).toStrictEqual({ health: 'ok', health_error: null });
       expect((await accessRows(h, t.projectId)).find((r) => r.user_id === solo)).toMatchObject({ state: 'failed', last_error: own });
       expect((await accessRows(h, t.projectId)).find((r) => r.user_id === bystander)).toMatchObject({ state: 'pending' });
@@ -345,7 +347,7 @@ describe(`access worker store (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => 
       const [flaky, hit, raced] = users as [string, string, string];
       const error = { code: '10011', message: 'Unknown Role' };
       await h.database.db.execute(sql`UPDATE access SET desired = 'revoked', attempts = 0, next_attempt_at = now() WHERE user_id = ${raced}`);
-      const result = await store.complete('w', key, clock.now(), [
+      const result = await completions.record('w', key, clock.now(), [
         { ...of(role, flaky), outcome: 'retry', error: { code: 'server_error', message: '502' }, nextAttemptAt: until(1_000) },
         { ...of(role, hit), outcome: 'failed', targetFault: true, error },
         { ...of(role, raced), outcome: 'retry', error: { code: 'timeout', message: 'no answer' }, nextAttemptAt: until(1_000) },
@@ -378,7 +380,7 @@ describe(`access worker store (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => 
         { ...of(role, kept), outcome: 'unchanged' },
         { ...of(role, refused), outcome: 'unauthorized', error: { code: 'unauthorized', message: '401: Unauthorized' } },
       ];
-      await store.complete('w', key, clock.now(), batch);
+      await completions.record('w', key, clock.now(), batch);
       const rows = await accessRows(h, t.projectId);
       const row = (u: string) => rows.find((r) => r.user_id === u)!;
       expect(row(absent)).toMatchObject({ state: 'waiting_for_member', applied: 'revoked', last_error: { code: '10007', message: 'Unknown Member' } });
