@@ -2,8 +2,9 @@
  * The loop of a background pass that drains work until none is left: woken after commits (a
  * wake-up topic, src/store/wakeups.ts) and by a slow safety poll. Wake-ups during a pass cause one
  * more pass, never one per wake-up; a failed pass is reported and left for the next wake-up. The
- * live-update broadcaster, the access planner, drift repair (Discord and Telegram), the Stripe
- * reconciliation, the history pruner and embedded storage's vacuumer run on it.
+ * one loop style of tenure's timed and woken passes: the live-update broadcaster, the access
+ * planner, drift repair (Discord and Telegram), the Stripe reconciliation, the expiry sweeper, the
+ * history pruner, embedded storage's vacuumer and the bulk-extend resumer run on it.
  */
 export class WakeLoop {
   private pending = false;
