@@ -39,7 +39,7 @@ export class StripeEventsService {
     private readonly accounts: MerchantAccountSecretsReader,
     private readonly transactor: Transactor<StripeEventStores>,
     private readonly box: SecretBox | null,
-    private readonly stripe: StripeApi,
+    private readonly stripe: Pick<StripeApi, 'verifyEvent'>,
     private readonly clock: Clock,
     private readonly options: { graceMs: number },
   ) {}
