@@ -1,5 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
+import { desiredAccessSql } from '../domain/access/access-rules.js';
 import { MANAGED_KINDS } from '../domain/targets/target-rules.js';
+import { activeAt } from './active-at.js';
 import { effectiveOnExpiry } from './catalogue.views.js';
 import { rowsOf, type Db } from './db.js';
 import { markWrites } from './wakeups.js';
@@ -66,10 +68,10 @@ export function rangeScope(projectId: string, range: SQL): Scope {
  * million rows the statistics have not seen), and an anti-join against a CTE believed to hold one
  * row ran as a nested loop: 20,000 members took 80 s instead of 0.1 s.
  *
- * `at` is the app clock's now: a membership grants while its end date is after it.
+ * `desired` is the rule of src/domain/access/access-rules.ts (desiredAccessSql), a membership
+ * active at `at`, the app clock's now (activeAt).
  */
 export async function replan(tx: Executor, projectId: string, scope: Scope, at: Date): Promise<number> {
-  const now = at.toISOString();
   const result = await tx.execute(
     markWrites(
       sql`
@@ -84,9 +86,11 @@ export async function replan(tx: Executor, projectId: string, scope: Scope, at: 
       ), want AS MATERIALIZED (
         SELECT m.user_id, t.id AS target_id, t.platform, t.kind, t.external_id, t.guild_id, t.on_expiry,
                -- The ban looked up per member (its primary key), never a join the statistics could misjudge.
-               CASE WHEN m.end_date > ${now}::timestamptz AND t.is_enabled
-                         AND NOT EXISTS (SELECT 1 FROM bans b WHERE b.project_id = m.project_id AND b.user_id = m.user_id)
-                    THEN 'granted' ELSE 'revoked' END AS desired
+               ${desiredAccessSql({
+                 active: activeAt(sql`m.end_date`, at),
+                 enabled: sql`t.is_enabled`,
+                 banned: sql`EXISTS (SELECT 1 FROM bans b WHERE b.project_id = m.project_id AND b.user_id = m.user_id)`,
+               })} AS desired
         FROM ${scope.memberships} m
         JOIN plan_targets pt ON pt.plan_id = m.plan_id
         JOIN tgt t ON t.id = pt.target_id

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { PlanView } from '../domain/plans/plan.view.js';
 import { ON_EXPIRY_BY_KIND } from '../domain/targets/target-rules.js';
 import type { OnExpiry, TargetView } from '../domain/targets/target.view.js';
+import { activeAt } from './active-at.js';
 
 /**
  * The plan and target objects as the API and events show them, built in SQL. A write inserts its
@@ -12,18 +13,19 @@ import type { OnExpiry, TargetView } from '../domain/targets/target.view.js';
 
 /**
  * `SELECT` of `source` (a table or CTE with the targets columns) plus its two computed counts.
- * plan_count: plans not deleted that grant it. participant_count: distinct users with an active
- * membership (end date ahead: the stored `status` is the expiry sweeper's marker, never read) on any
- * plan granting it: a deleted plan's members keep their access until their end date, so they still count.
+ * plan_count: plans not deleted that grant it. participant_count: distinct users with a membership
+ * active at `at` (activeAt, the app's clock as for the memberships' own status; the stored
+ * `status` is the expiry sweeper's marker, never read) on any plan granting it: a deleted plan's
+ * members keep their access until their end date, so they still count.
  */
-export const withCounts = (source: string) =>
-  sql.raw(`SELECT s.*,
+export const withCounts = (source: string, at: Date) =>
+  sql`SELECT s.*,
     (SELECT count(*) FROM plan_targets c_pt JOIN plans c_p ON c_p.id = c_pt.plan_id
       WHERE c_pt.target_id = s.id AND c_p.deleted_at IS NULL)::int AS plan_count,
     (SELECT count(DISTINCT c_m.user_id) FROM plan_targets c_pt JOIN memberships c_m ON c_m.plan_id = c_pt.plan_id
       WHERE c_pt.target_id = s.id AND c_m.project_id = s.project_id
-        AND c_m.end_date > now())::int AS participant_count
-    FROM ${source} s`);
+        AND ${activeAt(sql`c_m.end_date`, at)})::int AS participant_count
+    FROM ${sql.raw(source)} s`;
 
 /**
  * The `on_expiry` in effect on the target row `alias`: its own, or its kind's default
@@ -49,9 +51,9 @@ export const targetJson = (alias: string) => {
 
 /**
  * The plan object of a relation `alias` with the plans columns. `plan_targets` holds the target
- * objects it grants, in the order they were added.
+ * objects it grants, in the order they were added, their participants counted at `at` (withCounts).
  */
-export const planJson = (alias: string) => {
+export const planJson = (alias: string, at: Date) => {
   const c = (name: string) => sql.raw(`${alias}.${name}`);
   return sql<PlanView>`jsonb_build_object(
     'plan_id', ${c('id')}, 'plan_name', ${c('name')}, 'plan_price', ${c('price')}::text, 'plan_currency', ${c('currency')},
@@ -59,6 +61,6 @@ export const planJson = (alias: string) => {
     'plan_data', jsonb_build_object('plan_recurring', ${c('recurring')}, 'plan_one_time', ${c('one_time')}),
     'plan_targets', (
       SELECT coalesce(jsonb_agg(${targetJson('pj_t')} ORDER BY pj_pt.created_at, pj_t.id), '[]'::jsonb)
-      FROM plan_targets pj_pt JOIN (${withCounts('targets')}) pj_t ON pj_t.id = pj_pt.target_id
+      FROM plan_targets pj_pt JOIN (${withCounts('targets', at)}) pj_t ON pj_t.id = pj_pt.target_id
       WHERE pj_pt.plan_id = ${c('id')}))`;
 };

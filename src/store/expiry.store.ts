@@ -1,4 +1,5 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
+import { activeAt } from './active-at.js';
 import { rowsOf, type Db } from './db.js';
 import { membershipEvent, withPlanPerRow } from './memberships.store.js';
 
@@ -26,17 +27,18 @@ export class ExpiryStore {
 
   /** Expires up to `limit` memberships ended by `now`, oldest end dates first; returns how many. */
   async expireDue(now: Date, limit: number): Promise<number> {
-    const at = sql`${now.toISOString()}::timestamptz`;
+    // Ended: no longer active at `now` (activeAt, planned as `end_date <= now` on the sweeper's index).
+    const ended = (endDate: SQL) => sql`NOT ${activeAt(endDate, now)}`;
     const result = await this.db.execute(sql`
       WITH due AS (
         SELECT ctid FROM memberships
-        WHERE status = 'active' AND end_date <= ${at}
+        WHERE status = 'active' AND ${ended(sql`end_date`)}
         ORDER BY end_date
         LIMIT ${limit}
         FOR UPDATE SKIP LOCKED
       ), upd AS (
         UPDATE memberships m SET status = 'expired', updated_at = now()
-        WHERE m.ctid = ANY (ARRAY(SELECT ctid FROM due)) AND m.status = 'active' AND m.end_date <= ${at}
+        WHERE m.ctid = ANY (ARRAY(SELECT ctid FROM due)) AND m.status = 'active' AND ${ended(sql`m.end_date`)}
         RETURNING m.*
       ), full_row AS (${withPlanPerRow('upd')}), ev AS (${membershipEvent('membership.expired', now)})
       SELECT count(*)::int AS n FROM full_row`);

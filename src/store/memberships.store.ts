@@ -1,6 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { systemClock, type Clock } from '../domain/clock.js';
 import type { MembershipView } from '../domain/memberships/membership.view.js';
+import { statusAt } from './active-at.js';
 import { rowsOf, type Db } from './db.js';
 import { insertEvent } from './outbox.js';
 import { preparedStatement } from './prepared.js';
@@ -26,10 +27,10 @@ export const iso = (column: SQL) => sql<string>`to_char(${column} AT TIME ZONE '
  * `alias` names a relation with the memberships columns plus plan_name, plan_duration,
  * user_first_name and user_username (see withPlan). `user_name` is null when neither is known.
  *
- * `status` is derived from the end date against `now`, the app's clock (docs/memberships.md
- * "Status and expiry"): a membership reads `expired` from the instant its end date passes, whether
- * or not the sweeper has written its `membership.expired` event yet. The stored `status` column is
- * the sweeper's marker only and is never shown.
+ * `status` is derived from the end date against `now`, the app's clock (statusAt, src/store/active-at.ts;
+ * docs/memberships.md "Status and expiry"): a membership reads `expired` from the instant its end
+ * date passes, whether or not the sweeper has written its `membership.expired` event yet. The
+ * stored `status` column is the sweeper's marker only and is never shown.
  */
 export const membershipJson = (alias: string, now: Date | SQL) => {
   const c = (name: string) => sql.raw(`${alias}.${name}`);
@@ -40,16 +41,8 @@ export const membershipJson = (alias: string, now: Date | SQL) => {
                  ELSE jsonb_build_object('first_name', ${c('user_first_name')}, 'username', ${c('user_username')}) END,
     'plan_name', ${c('plan_name')}, 'plan_duration', ${c('plan_duration')},
     'subscription_id', ${c('subscription_id')}, 'subscription_status', ${c('subscription_status')},
-    'status', ${membershipStatus(c('end_date'), now)})`;
+    'status', ${statusAt(c('end_date'), now)})`;
 };
-
-/**
- * `active` while the end date is ahead of `now`, `expired` from the end date on (the sweeper's
- * `end_date <= now`). `now` is an instant, or an SQL text parameter holding one (a prepared
- * statement's placeholder).
- */
-export const membershipStatus = (endDate: SQL, now: Date | SQL) =>
-  sql<MembershipView['status']>`CASE WHEN ${endDate} > ${now instanceof Date ? now.toISOString() : now}::timestamptz THEN 'active' ELSE 'expired' END`;
 
 /**
  * Joins the plan and user columns the view copies onto rows of the CTE `source`. `users` names the

@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import { systemClock, type Clock } from '../domain/clock.js';
 import type { PlanFields } from '../domain/plans/plan-rules.js';
 import type { PlanView } from '../domain/plans/plan.view.js';
 import type { Platform } from '../domain/targets/target.view.js';
@@ -27,26 +28,34 @@ const live = (projectId: string, planId: string) =>
   sql`project_id = ${projectId} AND id = ${planId} AND deleted_at IS NULL`;
 
 /** One event of `type` per row of `source` (a relation with the plans columns), carrying that plan. */
-const planEvent = (type: 'plan.created' | 'plan.updated' | 'plan.deleted', source: string) =>
-  insertEvent(type, { projectId: sql`project_id`, data: { plan: planJson(source) }, from: sql`FROM ${sql.raw(source)}` });
+const planEvent = (type: 'plan.created' | 'plan.updated' | 'plan.deleted', source: string, at: Date) =>
+  insertEvent(type, { projectId: sql`project_id`, data: { plan: planJson(source, at) }, from: sql`FROM ${sql.raw(source)}` });
 
+/**
+ * The store is given the app's clock: a plan shows its targets' participants, the members active
+ * at that clock's now (src/domain/memberships/active.ts), as memberships show their status.
+ */
 export class PlansStore {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   async create(projectId: string, f: PlanFields): Promise<PlanView> {
+    const at = this.clock.now();
     const result = await this.db.execute(sql`
       WITH ins AS (
         INSERT INTO plans (project_id, name, price, currency, duration, price_formatted, recurring, one_time)
         VALUES (${projectId}, ${f.name}, ${f.price}::numeric, ${f.currency}, ${f.duration}, ${f.priceFormatted},
                 ${f.recurring}, ${f.oneTime})
         RETURNING *
-      ), ev AS (${planEvent('plan.created', 'ins')})
-      SELECT ${planJson('ins')} AS plan FROM ins`);
+      ), ev AS (${planEvent('plan.created', 'ins', at)})
+      SELECT ${planJson('ins', at)} AS plan FROM ins`);
     return rowsOf<{ plan: PlanView }>(result)[0]!.plan;
   }
 
   async get(projectId: string, planId: string): Promise<PlanView | null> {
-    const result = await this.db.execute(sql`SELECT ${planJson('p')} AS plan FROM plans p WHERE ${live(projectId, planId)}`);
+    const result = await this.db.execute(sql`SELECT ${planJson('p', this.clock.now())} AS plan FROM plans p WHERE ${live(projectId, planId)}`);
     return rowsOf<{ plan: PlanView }>(result)[0]?.plan ?? null;
   }
 
@@ -55,7 +64,7 @@ export class PlansStore {
     const where = sql`project_id = ${projectId} AND deleted_at IS NULL`;
     const [items, count] = await Promise.all([
       this.db.execute(sql`
-        SELECT ${planJson('p')} AS plan FROM (
+        SELECT ${planJson('p', this.clock.now())} AS plan FROM (
           SELECT * FROM plans WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ${page.limit} OFFSET ${page.offset}
         ) p ORDER BY p.created_at DESC, p.id DESC`),
       this.db.execute(sql`SELECT count(*)::int AS total FROM plans WHERE ${where}`),
@@ -91,7 +100,7 @@ export class PlansStore {
     const result = await this.db.execute(sql`
       WITH del AS (
         UPDATE plans SET deleted_at = now(), updated_at = now() WHERE ${live(projectId, planId)} RETURNING *
-      ), ev AS (${planEvent('plan.deleted', 'del')})
+      ), ev AS (${planEvent('plan.deleted', 'del', this.clock.now())})
       SELECT id FROM del`);
     return rowsOf(result).length > 0;
   }
@@ -118,7 +127,7 @@ export class PlansStore {
         INSERT INTO plan_targets (plan_id, target_id) VALUES (${planId}, ${targetId})
         ON CONFLICT (plan_id, target_id) DO NOTHING RETURNING plan_id`);
       if (rowsOf(linked).length === 0) {
-        const unchanged = await tx.execute(sql`SELECT ${planJson('p')} AS plan FROM plans p WHERE p.id = ${planId}`);
+        const unchanged = await tx.execute(sql`SELECT ${planJson('p', this.clock.now())} AS plan FROM plans p WHERE p.id = ${planId}`);
         return { plan: rowsOf<{ plan: PlanView }>(unchanged)[0]!.plan };
       }
       return { plan: await this.touch(tx, planId, sql`updated_at = now()`) };
@@ -146,11 +155,12 @@ export class PlansStore {
 
   /** Sets `assignments` (updated_at among them) on a plan locked by `tx` and writes its `plan.updated` event. */
   private async touch(tx: Tx, planId: string, assignments: ReturnType<typeof sql>): Promise<PlanView> {
+    const at = this.clock.now();
     const result = await tx.execute(sql`
       WITH upd AS (
         UPDATE plans SET ${assignments} WHERE id = ${planId} RETURNING *
-      ), ev AS (${planEvent('plan.updated', 'upd')})
-      SELECT ${planJson('upd')} AS plan FROM upd`);
+      ), ev AS (${planEvent('plan.updated', 'upd', at)})
+      SELECT ${planJson('upd', at)} AS plan FROM upd`);
     return rowsOf<{ plan: PlanView }>(result)[0]!.plan;
   }
 }

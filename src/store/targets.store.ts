@@ -1,4 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
+import { systemClock, type Clock } from '../domain/clock.js';
 import type { OnExpiry, Platform, TargetKind, TargetView } from '../domain/targets/target.view.js';
 import { planJson, targetJson, withCounts } from './catalogue.views.js';
 import { rowsOf, type Db } from './db.js';
@@ -36,8 +37,15 @@ export type DeleteOutcome = 'deleted' | 'missing' | 'has_children';
 const targetEvent = (type: 'target.added' | 'target.updated' | 'target.removed', orderBy = sql``) =>
   insertEvent(type, { projectId: sql`project_id`, data: { target: targetJson('full_row') }, from: sql`FROM full_row ${orderBy}` });
 
+/**
+ * The store is given the app's clock: a target shows its participants, the members active at that
+ * clock's now (src/domain/memberships/active.ts), as memberships show their status.
+ */
 export class TargetsStore {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   /**
    * Inserts a target with its `target.added` event. The parent is locked (FOR KEY SHARE) in the same
@@ -54,7 +62,7 @@ export class TargetsStore {
         WHERE ${input.parentTargetId}::uuid IS NULL OR EXISTS (SELECT 1 FROM parent)
         ON CONFLICT (project_id, platform, external_id) DO NOTHING
         RETURNING *
-      ), full_row AS (${withCounts('ins')}), ev AS (${targetEvent('target.added')})
+      ), full_row AS (${withCounts('ins', this.clock.now())}), ev AS (${targetEvent('target.added')})
       SELECT (SELECT ${targetJson('full_row')} FROM full_row) AS target, EXISTS (SELECT 1 FROM parent) AS parent_found`);
     const row = rowsOf<{ target: TargetView | null; parent_found: boolean }>(result)[0]!;
     if (row.target) return { target: row.target };
@@ -63,7 +71,7 @@ export class TargetsStore {
 
   async get(projectId: string, targetId: string): Promise<TargetView | null> {
     const result = await this.db.execute(sql`
-      SELECT ${targetJson('t')} AS target FROM (${withCounts('targets')}) t
+      SELECT ${targetJson('t')} AS target FROM (${withCounts('targets', this.clock.now())}) t
       WHERE t.project_id = ${projectId} AND t.id = ${targetId}`);
     return rowsOf<{ target: TargetView }>(result)[0]?.target ?? null;
   }
@@ -76,7 +84,7 @@ export class TargetsStore {
           SELECT * FROM targets WHERE project_id = ${projectId}
           ORDER BY created_at DESC, id DESC LIMIT ${page.limit} OFFSET ${page.offset}
         )
-        SELECT ${targetJson('t')} AS target FROM (${withCounts('page')}) t ORDER BY t.created_at DESC, t.id DESC`),
+        SELECT ${targetJson('t')} AS target FROM (${withCounts('page', this.clock.now())}) t ORDER BY t.created_at DESC, t.id DESC`),
       this.db.execute(sql`SELECT count(*)::int AS total FROM targets WHERE project_id = ${projectId}`),
     ]);
     return {
@@ -126,7 +134,7 @@ export class TargetsStore {
                 failed_generation = NULL, updated_at = now()
               FROM upd WHERE a.target_id = upd.id AND a.state = 'failed'`,
           ['access'],
-        )}), full_row AS (${withCounts('upd')}), ev AS (${targetEvent('target.updated', sql`ORDER BY ord`)})
+        )}), full_row AS (${withCounts('upd', this.clock.now())}), ev AS (${targetEvent('target.updated', sql`ORDER BY ord`)})
         SELECT ${targetJson('full_row')} AS target FROM full_row ORDER BY ord`);
       return { updated: rowsOf<{ target: TargetView }>(result).map((r) => r.target) };
     });
@@ -145,8 +153,9 @@ export class TargetsStore {
       if (rowsOf(locked).length === 0) return 'missing';
       const children = await tx.execute(sql`SELECT 1 FROM targets WHERE parent_target_id = ${targetId} LIMIT 1`);
       if (rowsOf(children).length > 0) return 'has_children';
+      const at = this.clock.now();
       const plans = await tx.execute(sql`
-        WITH del AS (SELECT * FROM targets WHERE id = ${targetId}), full_row AS (${withCounts('del')}), ev AS (${targetEvent('target.removed')})
+        WITH del AS (SELECT * FROM targets WHERE id = ${targetId}), full_row AS (${withCounts('del', at)}), ev AS (${targetEvent('target.removed')})
         SELECT pt.plan_id FROM plan_targets pt JOIN plans p ON p.id = pt.plan_id
         WHERE pt.target_id = ${targetId} AND p.deleted_at IS NULL`);
       const planIds = rowsOf<{ plan_id: string }>(plans).map((r) => r.plan_id);
@@ -155,7 +164,7 @@ export class TargetsStore {
         await tx.execute(
           insertEvent('plan.updated', {
             projectId: sql`project_id`,
-            data: { plan: planJson('p') },
+            data: { plan: planJson('p', at) },
             from: sql`FROM plans p WHERE p.id = ANY(${sql.param(planIds)}::uuid[]) ORDER BY p.created_at, p.id`,
           }),
         );
