@@ -11,6 +11,12 @@ import type { StripeApi } from './stripe-api.js';
  * a use of it reserved for the checkout, and the Stripe coupon the session is discounted by.
  */
 
+/** The coupon statements a checkout runs: reads, a use reserved (race-safe) and released, Stripe coupons remembered. */
+export type CheckoutCouponStatements = Pick<
+  CouponsStore,
+  'byCode' | 'hasMembership' | 'autoApplied' | 'reserve' | 'release' | 'attachSession' | 'stripeCouponOf' | 'rememberStripeCoupon'
+>;
+
 export interface CouponChoice {
   /** The coupons to try, in order: the one named, or the auto-applied ones that fit, best first. */
   candidates: CouponCandidate[];
@@ -20,8 +26,8 @@ export interface CouponChoice {
 
 export class CheckoutCoupons {
   constructor(
-    private readonly store: CouponsStore,
-    private readonly stripe: StripeApi,
+    private readonly store: CheckoutCouponStatements,
+    private readonly stripe: Pick<StripeApi, 'createCoupon'>,
     private readonly clock: Clock,
   ) {}
 

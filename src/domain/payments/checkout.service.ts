@@ -38,6 +38,12 @@ export interface CheckoutView {
   coupon_code: string | null;
 }
 
+/** The merchant account a checkout charges with. */
+export type CheckoutAccounts = Pick<MerchantAccountsStore, 'forCheckout'>;
+
+/** Whether the user is banned: a banned user gets no membership, so no checkout either. */
+export type BanCheck = Pick<PaymentsStore, 'isBanned'>;
+
 /** What checkout reads of a plan: the plans service's `get`. */
 export interface PlanReader {
   get(projectId: string, planId: string): Promise<Result<PlanView>>;
@@ -50,11 +56,11 @@ const usedUp = (c: CouponCandidate) =>
 
 export class CheckoutService {
   constructor(
-    private readonly accounts: MerchantAccountsStore,
-    private readonly payments: PaymentsStore,
+    private readonly accounts: CheckoutAccounts,
+    private readonly payments: BanCheck,
     private readonly plans: PlanReader,
     private readonly box: SecretBox | null,
-    private readonly stripe: StripeApi,
+    private readonly stripe: Pick<StripeApi, 'createCheckoutSession'>,
     private readonly coupons: CheckoutCoupons,
   ) {}
 

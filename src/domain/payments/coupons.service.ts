@@ -27,12 +27,15 @@ const CHANGEABLE = ['code', 'auto_apply', 'invitee_mode', 'plan_scope', 'plan_id
 
 export type CouponPatch = Partial<Pick<CouponInput, (typeof CHANGEABLE)[number]>> & Partial<Record<(typeof TERMS)[number], unknown>>;
 
+/** The coupon statements the API's coupon routes run. */
+export type CouponStatements = Pick<CouponsStore, 'create' | 'list' | 'get' | 'update' | 'delete' | 'missingPlans'>;
+
 const COUPON_NOT_FOUND = 'Coupon not found';
 const duplicate = (code: string) => fail<never>('CONFLICT', `A coupon with code ${code} already exists in this project (codes are matched whatever their case)`);
 
 export class CouponsService {
   constructor(
-    private readonly store: CouponsStore,
+    private readonly store: CouponStatements,
     private readonly clock: Clock,
   ) {}
 

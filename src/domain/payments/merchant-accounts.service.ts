@@ -25,6 +25,9 @@ export interface MerchantAccountInput {
   webhook_secret?: string;
 }
 
+/** The merchant account statements the API's routes run (never a secret read). */
+export type MerchantAccountStatements = Pick<MerchantAccountsStore, 'upsert' | 'list' | 'get' | 'delete'>;
+
 /** Key checks a project may make a minute, per process: each is a call to Stripe, which limits an account's requests. */
 export const KEY_CHECKS_PER_MINUTE = 10;
 
@@ -42,9 +45,9 @@ export class MerchantAccountsService {
   private readonly budget: SlidingBudget;
 
   constructor(
-    private readonly store: MerchantAccountsStore,
+    private readonly store: MerchantAccountStatements,
     private readonly box: SecretBox | null,
-    private readonly stripe: StripeApi,
+    private readonly stripe: Pick<StripeApi, 'account'>,
     private readonly clock: Clock,
   ) {
     this.budget = new SlidingBudget(KEY_CHECKS_PER_MINUTE, 60_000, clock);

@@ -1,11 +1,14 @@
 import type { PaymentsStore } from '../../store/payments.store.js';
 import type { PaymentView } from './payment.view.js';
 
+/** What listing payments reads. */
+export type PaymentsReader = Pick<PaymentsStore, 'list'>;
+
 export const PAYMENT_STATUSES = ['succeeded', 'refunded', 'disputed', 'failed'] as const;
 
 /** The payments recorded from the providers' events (docs/payments.md, "Payments"): read only. */
 export class PaymentsService {
-  constructor(private readonly store: PaymentsStore) {}
+  constructor(private readonly store: PaymentsReader) {}
 
   list(projectId: string, filter: { user_id?: string; status?: string; limit: number; offset: number }): Promise<{ items: PaymentView[]; total: number }> {
     return this.store.list(projectId, {

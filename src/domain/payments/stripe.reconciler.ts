@@ -37,6 +37,9 @@ const PAGE = 100;
 const MAX_PAGES = 100;
 const ACCOUNTS_PER_CLAIM = 20;
 
+/** The reconciler's accounts: claimed when due, marked once their events are listed and applied. */
+export type ReconciledAccounts = Pick<MerchantAccountsStore, 'claimDueForReconcile' | 'markReconciled'>;
+
 export interface ReconcileOutcome {
   accounts: number;
   listed: number;
@@ -47,9 +50,9 @@ export class StripeReconciler {
   private readonly loop: WakeLoop;
 
   constructor(
-    private readonly accounts: MerchantAccountsStore,
-    private readonly events: StripeEventsService,
-    private readonly stripe: StripeApi,
+    private readonly accounts: ReconciledAccounts,
+    private readonly events: Pick<StripeEventsService, 'apply'>,
+    private readonly stripe: Pick<StripeApi, 'listEvents'>,
     private readonly box: SecretBox | null,
     private readonly clock: Clock,
     private readonly logger: Logger,
