@@ -9,7 +9,7 @@ import { telegramConnector } from './access/telegram/telegram.connector.js';
 import type { ChatMemberReader } from './access/telegram/chat-members.js';
 import { TelegramReconciler, type TelegramReconcilerOptions } from './access/telegram/telegram.reconciler.js';
 import { startTelegramUpdates, telegramUpdatesDeps, type TelegramUpdatesHandle } from './access/telegram/updates-runner.js';
-import { checkJobs, job, startJobs, stopJobs, type JobsByName } from './background-jobs.js';
+import { checkJobs, job, startJobs, stopJobs, type JobEntry, type JobsByName } from './background-jobs.js';
 import type { Container } from './container.js';
 import { AccessCompletions } from './domain/access/access-completions.js';
 import { MISSING_KEY_MESSAGE } from './domain/integrations/encryption-key.js';
@@ -59,8 +59,8 @@ export interface WorkerRuntimeOptions {
 
 /**
  * Every job a worker process runs, each under the name the runtime exposes it by. Each is in
- * `jobList` once, null where it is off in this process; a name without a job, or twice, stops the
- * start (checkJobs).
+ * `jobList` once, null where it is off in this process: a job under another name does not compile,
+ * and a name without a job, or with two, stops the start (checkJobs).
  */
 export const JOB_NAMES = [
   'worker',
@@ -141,7 +141,7 @@ function jobList(c: Container, o: WorkerRuntimeOptions, sender: HttpSender) {
     job('reconciler', access ? createReconciler(c, access) : null, { stopStage: STOP.driftRepair }),
     job('telegramReconciler', telegram ? createTelegramReconciler(c, telegram) : null, { stopStage: STOP.driftRepair }),
     job('bulkResumer', new BulkExtendResumer(c.services.memberships, c.logger), { stopStage: STOP.rest }),
-  ] as const;
+  ] as const satisfies readonly JobEntry<(typeof JOB_NAMES)[number]>[];
 }
 
 /** The updates runner of the Telegram bots `telegram` holds, as a job: the runner is made on start. */
