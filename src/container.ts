@@ -231,7 +231,7 @@ function createServices(
       clock,
     ),
     merchantAccounts: new MerchantAccountsService(stores.merchantAccounts, secretBox, stripe, clock),
-    checkout: new CheckoutService(stores.merchantAccounts, stores.payments, plans, secretBox, stripe, new CheckoutCoupons(stores.coupons, stripe, clock)),
+    checkout: new CheckoutService(stores.merchantAccounts, stores.payments, plans, secretBox, stripe, new CheckoutCoupons(stores.coupons, transactor, stripe, clock)),
     stripeEvents: new StripeEventsService(stores.merchantAccounts, transactor, secretBox, stripe, clock, { graceMs: config.payments.gracePeriodMs }),
     payments: new PaymentsService(stores.payments),
     coupons: new CouponsService(stores.coupons, clock),

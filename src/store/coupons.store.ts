@@ -50,9 +50,6 @@ const isDuplicate = (err: unknown) => {
   return e.code === '23505' || e.cause?.code === '23505';
 };
 
-/** Rolls back a reservation whose use was not there. */
-class NoUseLeft extends Error {}
-
 export class CouponsStore {
   constructor(private readonly db: Db) {}
 
@@ -159,36 +156,36 @@ export class CouponsStore {
   }
 
   /**
-   * Takes a use of the coupon for the checkout `checkoutKey`: `reserved` when one was left (and the
-   * coupon is still there and unexpired at `now`), `already` when this checkout holds one (a retry),
-   * `none` otherwise. The redemption row goes first: its unique key makes a concurrent retry of the
-   * same checkout wait and then find it; the conditional UPDATE then takes the use, and when none is
-   * left the whole reservation rolls back.
+   * The checkout's redemption row, reserved: false when the coupon is not the project's or the
+   * checkout holds a use already (a released one is reserved again). Its unique key makes a
+   * concurrent retry of the same checkout wait for this one's transaction and then find the row.
    */
-  async reserve(r: { projectId: string; couponId: string; checkoutKey: string; userId: string; planId: string }, now: Date): Promise<'reserved' | 'already' | 'none'> {
+  async claimRedemption(r: { projectId: string; couponId: string; checkoutKey: string; userId: string; planId: string }, now: Date): Promise<boolean> {
     const at = sql`${now.toISOString()}::timestamptz`;
-    try {
-      return await this.db.transaction(async (tx) => {
-        const claimed = await tx.execute(sql`
-          INSERT INTO coupon_redemptions AS r (coupon_id, project_id, checkout_key, user_id, plan_id, status, created_at, updated_at)
-          SELECT id, project_id, ${r.checkoutKey}, ${r.userId}, ${r.planId}, 'reserved', ${at}, ${at} FROM coupons WHERE id = ${r.couponId} AND project_id = ${r.projectId}
-          ON CONFLICT (coupon_id, checkout_key) DO UPDATE SET status = 'reserved', updated_at = excluded.updated_at WHERE r.status = 'released'
-          RETURNING r.id`);
-        if (rowsOf(claimed).length === 0) {
-          const held = await tx.execute(sql`SELECT 1 FROM coupon_redemptions WHERE coupon_id = ${r.couponId} AND checkout_key = ${r.checkoutKey}`);
-          return rowsOf(held).length > 0 ? 'already' : 'none';
-        }
-        const taken = await tx.execute(sql`
-          UPDATE coupons SET uses = uses + 1
-          WHERE id = ${r.couponId} AND (max_uses IS NULL OR uses < max_uses) AND (expires_at IS NULL OR expires_at > ${at})
-          RETURNING id`);
-        if (rowsOf(taken).length === 0) throw new NoUseLeft();
-        return 'reserved';
-      });
-    } catch (err) {
-      if (err instanceof NoUseLeft) return 'none';
-      throw err;
-    }
+    const claimed = await this.db.execute(sql`
+      INSERT INTO coupon_redemptions AS r (coupon_id, project_id, checkout_key, user_id, plan_id, status, created_at, updated_at)
+      SELECT id, project_id, ${r.checkoutKey}, ${r.userId}, ${r.planId}, 'reserved', ${at}, ${at} FROM coupons WHERE id = ${r.couponId} AND project_id = ${r.projectId}
+      ON CONFLICT (coupon_id, checkout_key) DO UPDATE SET status = 'reserved', updated_at = excluded.updated_at WHERE r.status = 'released'
+      RETURNING r.id`);
+    return rowsOf(claimed).length > 0;
+  }
+
+  /** Whether the checkout has a redemption row of the coupon, in any status. */
+  async hasRedemption(couponId: string, checkoutKey: string): Promise<boolean> {
+    const held = await this.db.execute(sql`SELECT 1 FROM coupon_redemptions WHERE coupon_id = ${couponId} AND checkout_key = ${checkoutKey}`);
+    return rowsOf(held).length > 0;
+  }
+
+  /**
+   * Takes one use if one is left and the coupon is unexpired at `now`; whether it did. A conditional
+   * UPDATE: two checkouts racing for the last use cannot both get it, on either storage.
+   */
+  async takeUse(couponId: string, now: Date): Promise<boolean> {
+    const taken = await this.db.execute(sql`
+      UPDATE coupons SET uses = uses + 1
+      WHERE id = ${couponId} AND (max_uses IS NULL OR uses < max_uses) AND (expires_at IS NULL OR expires_at > ${now.toISOString()}::timestamptz)
+      RETURNING id`);
+    return rowsOf(taken).length > 0;
   }
 
   /**

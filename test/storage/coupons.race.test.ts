@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { CheckoutCoupons } from '../../src/domain/payments/checkout-coupons.js';
 import { rowsOf } from '../../src/store/db.js';
 import { createPlan } from '../support/catalogue.js';
 import { checkoutWith, createCoupon, getCoupon, redemptionRows } from '../support/coupons.js';
@@ -34,12 +35,13 @@ describe('coupon uses under concurrent checkouts', () => {
     expect(discounted).toHaveLength(3);
   });
 
-  it('the store alone: twelve reservations with distinct checkouts at once take exactly max_uses; the same checkout twice at once takes one', async () => {
+  it('the reservation alone: twelve reservations with distinct checkouts at once take exactly max_uses; the same checkout twice at once takes one', async () => {
     const t = await h.tenant();
     const plan = await createPlan(t);
     const coupon = await createCoupon(t, { max_uses: 5 });
-    const store = h.container.stores.coupons;
-    const reserve = (key: string) => store.reserve({ projectId: t.projectId, couponId: coupon.coupon_id, checkoutKey: key, userId: userId(), planId: plan.plan_id }, new Date());
+    const { stores, transactor, stripe, clock } = h.container;
+    const coupons = new CheckoutCoupons(stores.coupons, transactor, stripe, clock);
+    const reserve = (key: string) => coupons.reserve({ projectId: t.projectId, couponId: coupon.coupon_id, checkoutKey: key, userId: userId(), planId: plan.plan_id });
     const outcomes = await Promise.all(Array.from({ length: 12 }, (_, i) => reserve(`checkout-${i}`)));
     expect(outcomes.filter((o) => o === 'reserved')).toHaveLength(5);
     expect(outcomes.filter((o) => o === 'none')).toHaveLength(7);
@@ -51,7 +53,7 @@ describe('coupon uses under concurrent checkouts', () => {
     expect(counts).toStrictEqual({ uses: 5, held: 5 });
 
     const roomy = await createCoupon(t, { max_uses: 10 });
-    const again = (key: string) => store.reserve({ projectId: t.projectId, couponId: roomy.coupon_id, checkoutKey: key, userId: userId(), planId: plan.plan_id }, new Date());
+    const again = (key: string) => coupons.reserve({ projectId: t.projectId, couponId: roomy.coupon_id, checkoutKey: key, userId: userId(), planId: plan.plan_id });
     const twice = await Promise.all([again('same'), again('same'), again('same')]);
     expect([...twice].sort()).toStrictEqual(['already', 'already', 'reserved']);
     expect((await getCoupon(t, roomy.coupon_id)).uses).toBe(1);

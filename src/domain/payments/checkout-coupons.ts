@@ -2,6 +2,7 @@ import type { CouponsStore } from '../../store/coupons.store.js';
 import type { MerchantAccountSecrets } from '../../store/merchant-accounts.store.js';
 import type { Clock } from '../clock.js';
 import { fail, ok, type Result } from '../errors.js';
+import type { Transactor } from '../transactions.js';
 import { couponProblem, rankAutoApplied, stripeCouponIdOf, stripeDurationOf, type CheckoutContext, type CouponCandidate } from './coupon-rules.js';
 import { errorOfRefusal } from './merchant-accounts.service.js';
 import type { StripeApi } from './stripe-api.js';
@@ -11,11 +12,18 @@ import type { StripeApi } from './stripe-api.js';
  * a use of it reserved for the checkout, and the Stripe coupon the session is discounted by.
  */
 
-/** The coupon statements a checkout runs: reads, a use reserved (race-safe) and released, Stripe coupons remembered. */
-export type CheckoutCouponStatements = Pick<
-  CouponsStore,
-  'byCode' | 'hasMembership' | 'autoApplied' | 'reserve' | 'release' | 'attachSession' | 'stripeCouponOf' | 'rememberStripeCoupon'
->;
+/** The coupon statements a checkout runs outside the reservation: reads, a use released, Stripe coupons remembered. */
+export type CheckoutCouponStatements = Pick<CouponsStore, 'byCode' | 'hasMembership' | 'autoApplied' | 'release' | 'attachSession' | 'stripeCouponOf' | 'rememberStripeCoupon'>;
+
+/** The statements of a reservation, run in one transaction. */
+export interface ReservationStores {
+  coupons: Pick<CouponsStore, 'claimRedemption' | 'hasRedemption' | 'takeUse'>;
+}
+
+export type Reservation = 'reserved' | 'already' | 'none';
+
+/** Rolls back a redemption claimed for a use that was not there. */
+class NoUseLeft extends Error {}
 
 export interface CouponChoice {
   /** The coupons to try, in order: the one named, or the auto-applied ones that fit, best first. */
@@ -27,6 +35,7 @@ export interface CouponChoice {
 export class CheckoutCoupons {
   constructor(
     private readonly store: CheckoutCouponStatements,
+    private readonly transactor: Transactor<ReservationStores>,
     private readonly stripe: Pick<StripeApi, 'createCoupon'>,
     private readonly clock: Clock,
   ) {}
@@ -47,9 +56,24 @@ export class CheckoutCoupons {
     return ok({ candidates: rankAutoApplied(auto, { ...ctx, hasMembership, now }), named: false });
   }
 
-  /** Takes a use for the checkout `checkoutKey` (race-safe: CouponsStore.reserve). */
-  reserve(r: { projectId: string; couponId: string; checkoutKey: string; userId: string; planId: string }) {
-    return this.store.reserve(r, this.clock.now());
+  /**
+   * Takes a use of the coupon for the checkout `checkoutKey`: `reserved` when one was left (and the
+   * coupon is still there and unexpired), `already` when this checkout holds one (a retry), `none`
+   * otherwise. The redemption row goes first, so a concurrent retry of the same checkout waits and
+   * then finds it; the use is taken next, and when none is left the claim rolls back with it.
+   */
+  async reserve(r: { projectId: string; couponId: string; checkoutKey: string; userId: string; planId: string }): Promise<Reservation> {
+    const now = this.clock.now();
+    try {
+      return await this.transactor.run(async ({ coupons }) => {
+        if (!(await coupons.claimRedemption(r, now))) return (await coupons.hasRedemption(r.couponId, r.checkoutKey)) ? 'already' : 'none';
+        if (!(await coupons.takeUse(r.couponId, now))) throw new NoUseLeft();
+        return 'reserved';
+      });
+    } catch (err) {
+      if (err instanceof NoUseLeft) return 'none';
+      throw err;
+    }
   }
 
   release(couponId: string, checkoutKey: string): Promise<void> {
