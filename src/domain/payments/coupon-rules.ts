@@ -115,7 +115,7 @@ export interface CheckoutContext {
 
 /**
  * Why `coupon` cannot be used for this checkout (the 422's message), or null when it can. Uses
- * left are not judged here but when one is reserved (CouponsStore.reserve), race-safe, and where a
+ * left are not judged here but when one is reserved (CheckoutCoupons.reserve), race-safe, and where a
  * retried checkout finds the use it holds already: judged from the count, its own use would
  * refuse it.
  */

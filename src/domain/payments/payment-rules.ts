@@ -4,8 +4,8 @@ import type { Buyer } from './stripe-events.js';
  * What a provider's event does to payments and memberships once it is read (docs/payments.md,
  * "What each Stripe event does"): who paid, whether a payment may grant, what a subscription's
  * status does to access, and the outcome of applying an event in words (kept in
- * `payment_events.outcome` and answered to the webhook). Pure: the store runs the reads and the
- * guarded writes in one transaction, asks here what to do, and reports back what its writes found.
+ * `payment_events.outcome` and answered to the webhook). Pure: StripeEventsService runs the reads
+ * and the guarded writes in one transaction and asks here what to do between them.
  */
 
 /**
@@ -22,7 +22,7 @@ export function buyerIn(projectId: string, buyer: Buyer | null): Buyer | null {
 
 /**
  * Who paid: the buyer the event names (none, if of another project), else, for a renewal's invoice
- * without metadata, whoever holds the subscription (the store looks the holder up); null: no one.
+ * without metadata, whoever holds the subscription (looked up in the event's transaction); null: no one.
  */
 export function payerOf(projectId: string, buyer: Buyer | null, subscriptionId: string | null): { buyer: Buyer } | { holderOf: string } | null {
   if (buyer) return buyer.projectId === projectId ? { buyer } : null;
@@ -47,8 +47,8 @@ export function grantRefusal(found: { planExists: boolean; endedAfterPayment: bo
 export type ReversalStatus = 'refunded' | 'disputed';
 
 /**
- * What a refund or dispute does once the store tried to mark its payment (a succeeded payment of
- * its payment intent): a payment marked ends its member's membership now; none recorded yet
+ * What a refund or dispute does once the service tried to mark its payment (a succeeded payment
+ * of its payment intent): a payment marked ends its member's membership now; none recorded yet
  * (Stripe does not promise order: the reversal came first) holds the reversal for the payment to
  * meet when it arrives; one recorded but not succeeded (reversed already) changes nothing.
  */
@@ -80,7 +80,7 @@ export function statusAction(status: string, now: Date, graceMs: number): Status
   return { kind: 'record' };
 }
 
-/** What applying an event did, as the store's reads and guarded writes found it. */
+/** What applying an event did, as its reads and guarded writes found it. */
 export type Outcome =
   | { kind: 'ignored'; reason: string }
   /** A session expired unpaid: the coupons whose use it held were given back (none: it held none). */
