@@ -182,6 +182,19 @@ export class TelegramInvitesStore {
     return rows.flatMap((r) => (r.invite ? [r.invite] : []));
   }
 
+  /**
+   * A link someone joined through (an update's effect): used, the first use kept, and revoked too
+   * when `revoked` (the bot revoked it on Telegram).
+   */
+  async markLinkUsed(projectId: string, now: Date, link: { inviteLink: string; usedBy: string; revoked: boolean }): Promise<void> {
+    await this.db.execute(sql`
+      UPDATE telegram_invites SET
+        used_at = coalesce(used_at, ${at(now)}),
+        used_by = CASE WHEN used_at IS NULL THEN ${link.usedBy} ELSE used_by END,
+        revoked_at = CASE WHEN ${link.revoked}::boolean THEN coalesce(revoked_at, ${at(now)}) ELSE revoked_at END
+      WHERE invite_link = ${link.inviteLink} AND project_id = ${projectId}`);
+  }
+
   private async select(where: SQL): Promise<TelegramInvite[]> {
     const result = await this.db.execute(sql`
       SELECT ${COLUMNS} FROM telegram_invites WHERE ${where} ORDER BY created_at DESC, id DESC`);

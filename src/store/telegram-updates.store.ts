@@ -1,9 +1,9 @@
 import { sql, type SQL } from 'drizzle-orm';
+import { outcomeData } from './access-completions.js';
 import type { AccessError, Desired } from './access-worker.store.js';
 import { at } from './bot-leases.store.js';
 import { rowsOf, type Db } from './db.js';
-import { insertEvents, type EventRows } from './outbox.js';
-import { effectWrites, type UpdateEffects } from './telegram-update-effects.js';
+import { eventRows, insertEvents } from './outbox.js';
 import { markWrites } from './wakeups.js';
 
 /**
@@ -11,8 +11,8 @@ import { markWrites } from './wakeups.js';
  * requests), at least once and only once. Long polling and the webhook route only insert them
  * (a repeat is a no-op: the primary key is the bot's `update_id`); the worker holding the bot's
  * lease reads the unhandled ones in `update_id` order and writes each one's effects in the same
- * statement that marks it handled, so a crash leaves an update either unhandled, to be handled
- * again, or handled with all its effects.
+ * transaction that marks it handled (src/domain/access/telegram-update-effects.ts), so a crash
+ * leaves an update either unhandled, to be handled again, or handled with all its effects.
  *
  * Every write made for the holder (a polled batch with the next offset, an update handled) is
  * fenced by its lease (src/store/bot-leases.store.ts): nothing is written once `lease_owner` is
@@ -52,15 +52,6 @@ export interface UpdateContext {
   invite: { targetId: string; userId: string; chatId: string } | null;
   /** The access row of the member the link was made for, on the link's target. */
   inviteOwner: AccessAt | null;
-}
-
-export interface HandledResult {
-  /** False when the lease was not held (or the bot changed): nothing was written. */
-  held: boolean;
-  /** False when it was handled already (or not held). */
-  handled: boolean;
-  /** `access.granted` events written. */
-  granted: number;
 }
 
 /** NUL and lone surrogates: jsonb refuses the one and cannot hold the other. */
@@ -163,29 +154,87 @@ export class TelegramUpdatesStore {
   }
 
   /**
-   * Marks update `updateId` handled with its `effects`, in one statement, while `owner` holds the
-   * bot; an update handled already changes nothing (`handled` false). See UpdateEffects.
+   * Marks update `updateId` handled while `owner` holds the bot at `now`: `generation` is the
+   * lease's (null: not held, nothing written), `handled` false when it was handled already. Its
+   * effects are written after it in the same transaction (src/domain/access/telegram-update-effects.ts).
    */
-  async handled(o: { owner: string; bot: TelegramBotKey; now: Date; updateId: number; effects: UpdateEffects }): Promise<HandledResult> {
-    const { bot, now, effects: e } = o;
-    const p = bot.projectId;
-    const ctes: SQL[] = [
-      sql`lease AS (${lease(o.owner, bot, now)})`,
-      sql`marked AS (
-        UPDATE telegram_updates SET handled_at = ${at(now)}
-        WHERE project_id = ${p} AND bot_id = ${bot.botId} AND update_id = ${o.updateId}::bigint AND handled_at IS NULL
-          AND EXISTS (SELECT 1 FROM lease)
-        RETURNING update_id)`,
-    ];
-    const { ctes: writes, events } = effectWrites(p, now, e);
-    ctes.push(...writes);
-    if (events.length > 0) ctes.push(sql`announced AS (${insertEvents(events as [EventRows, ...EventRows[]])})`);
+  async markHandled(owner: string, bot: TelegramBotKey, now: Date, updateId: number): Promise<{ generation: number | null; handled: boolean }> {
     const result = await this.db.execute(sql`
-      WITH ${sql.join(ctes, sql`, `)}
-      SELECT (SELECT count(*) FROM lease)::int AS held, (SELECT count(*) FROM marked)::int AS handled,
-             ${e.joined ? sql`(SELECT count(*) FROM joined WHERE desired = 'granted')::int` : sql`0`} AS granted`);
-    const row = rowsOf<{ held: number; handled: number; granted: number }>(result)[0]!;
-    return { held: row.held > 0, handled: row.handled > 0, granted: row.granted };
+      WITH lease AS (${lease(owner, bot, now)}), marked AS (
+        UPDATE telegram_updates SET handled_at = ${at(now)}
+        WHERE project_id = ${bot.projectId} AND bot_id = ${bot.botId} AND update_id = ${updateId}::bigint AND handled_at IS NULL
+          AND EXISTS (SELECT 1 FROM lease)
+        RETURNING update_id)
+      SELECT (SELECT generation FROM lease) AS generation, (SELECT count(*) FROM marked)::int AS handled`);
+    const row = rowsOf<{ generation: number | string | null; handled: number }>(result)[0]!;
+    return { generation: row.generation === null ? null : Number(row.generation), handled: row.handled > 0 };
+  }
+
+  /**
+   * The user is in the chat. A granted row is synced (true: with `access.granted`), unless it was
+   * synced already; a revoked one records them in and, when it was at rest, is due at once for the
+   * worker to remove them (a failed one stays failed).
+   */
+  async memberJoined(projectId: string, now: Date, joined: { targetId: string; userId: string }): Promise<boolean> {
+    const result = await this.db.execute(sql`
+      WITH joined AS (${markWrites(
+        sql`UPDATE access a SET
+              state = CASE WHEN a.desired = 'granted' THEN 'synced' WHEN a.state = 'failed' THEN 'failed' ELSE 'pending' END,
+              applied = 'granted',
+              last_error = CASE WHEN a.desired = 'granted' THEN NULL ELSE a.last_error END,
+              failed_generation = CASE WHEN a.desired = 'granted' THEN NULL ELSE a.failed_generation END,
+              synced_at = CASE WHEN a.desired = 'granted' THEN ${at(now)} ELSE a.synced_at END,
+              attempts = CASE WHEN a.desired = 'revoked' AND a.state IN ('synced', 'waiting_for_member') THEN 0 ELSE a.attempts END,
+              next_attempt_at = CASE WHEN a.desired = 'revoked' AND a.state IN ('synced', 'waiting_for_member') THEN ${at(now)} ELSE a.next_attempt_at END,
+              updated_at = now()
+            WHERE a.target_id = ${joined.targetId} AND a.user_id = ${joined.userId} AND a.project_id = ${projectId}
+              AND NOT (a.desired = 'granted' AND a.state = 'synced' AND a.applied = 'granted')
+              AND NOT (a.desired = 'revoked' AND a.applied = 'granted' AND a.state IN ('pending', 'failed'))
+            RETURNING a.target_id, a.user_id, a.platform, a.desired`,
+        ['access'],
+      )}), announced AS (
+        ${insertEvents([
+          eventRows('access.granted', { projectId: sql`${projectId}::uuid`, data: outcomeData('j'), from: sql`FROM joined j WHERE j.desired = 'granted'` }),
+        ])}
+      )
+      SELECT (SELECT count(*) FROM joined WHERE desired = 'granted')::int AS granted`);
+    return rowsOf<{ granted: number }>(result)[0]!.granted > 0;
+  }
+
+  /** The member whose link someone else used: their row waiting for them is pending again, due at once, for a fresh link. */
+  async relinkMember(projectId: string, now: Date, relink: { targetId: string; userId: string; error: AccessError }): Promise<void> {
+    await this.db.execute(markWrites(
+      sql`UPDATE access a SET state = 'pending', attempts = 0, next_attempt_at = ${at(now)}, last_error = ${JSON.stringify(relink.error)}::jsonb, updated_at = now()
+          WHERE a.target_id = ${relink.targetId} AND a.user_id = ${relink.userId} AND a.project_id = ${projectId}
+            AND a.desired = 'granted' AND a.state = 'waiting_for_member'`,
+      ['access'],
+    ));
+  }
+
+  /** The user left or was removed: their granted synced row waits for them again. */
+  async memberLeft(projectId: string, left: { targetId: string; userId: string; error: AccessError }): Promise<void> {
+    await this.db.execute(sql`
+      UPDATE access a SET state = 'waiting_for_member', applied = 'revoked', last_error = ${JSON.stringify(left.error)}::jsonb, updated_at = now()
+      WHERE a.target_id = ${left.targetId} AND a.user_id = ${left.userId} AND a.project_id = ${projectId}
+        AND a.desired = 'granted' AND a.state = 'synced'`);
+  }
+
+  /**
+   * The bot has its rights in the chat again: an unhealthy target is healthy, and, as an owner's
+   * update of the target does (TargetsStore.updateMany), its failed rows are pending again.
+   */
+  async healTarget(projectId: string, now: Date, targetId: string): Promise<void> {
+    await this.db.execute(sql`
+      WITH healed AS (
+        UPDATE targets SET health = 'ok', health_error = NULL, updated_at = now()
+        WHERE id = ${targetId} AND project_id = ${projectId} AND health <> 'ok'
+        RETURNING id
+      ), retried AS (${markWrites(
+        sql`UPDATE access a SET state = 'pending', attempts = 0, next_attempt_at = ${at(now)}, last_error = NULL, failed_generation = NULL, updated_at = now()
+            FROM healed h WHERE a.target_id = h.id AND a.project_id = ${projectId} AND a.state = 'failed'`,
+        ['access'],
+      )})
+      SELECT 1`);
   }
 
   /**

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BotLeasesStore } from '../../src/store/bot-leases.store.js';
-import type { UpdateEffects } from '../../src/store/telegram-update-effects.js';
+import { TelegramUpdateHandling, type UpdateEffects } from '../../src/domain/access/telegram-update-effects.js';
 import { TelegramUpdatesStore, type TelegramBotKey } from '../../src/store/telegram-updates.store.js';
 import { eventRows } from '../support/api.js';
 import { accessRows, integrationRow, targetHealth } from '../support/access-seed.js';
@@ -60,7 +60,7 @@ describe(`telegram updates store (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () 
   }
   const batch = (ids: number[]) => ids.map((id) => ({ updateId: id, payload: { update_id: id, ...chatMemberUpdate(-1, 5, 'left', 'member') } }));
   const handle = (bot: TelegramBotKey, updateId: number, effects: UpdateEffects = {}, owner = OWNER) =>
-    store.handled({ owner, bot, now: clock.now(), updateId, effects });
+    new TelegramUpdateHandling(h.container.transactor).handled({ owner, bot, now: clock.now(), updateId, effects });
   const row = async (projectId: string, chat: SeededChat, userId: string) =>
     (await accessRows(h, projectId)).find((r) => r.target_id === chat.id && r.user_id === userId);
 

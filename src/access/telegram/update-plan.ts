@@ -1,7 +1,7 @@
 import type { ChatMember } from 'grammy/types';
 import type { AccessError } from '../../store/access-worker.store.js';
 import type { UpdateContext } from '../../store/telegram-updates.store.js';
-import type { UpdateEffects } from '../../store/telegram-update-effects.js';
+import type { UpdateEffects } from '../../domain/access/telegram-update-effects.js';
 import type { TelegramFailure } from './api.js';
 import { rightsOf } from './chat-rights.js';
 import { KICK_BAN_SECONDS, resultOfFailure } from './telegram-decisions.js';

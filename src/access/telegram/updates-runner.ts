@@ -1,4 +1,5 @@
 import type { Container } from '../../container.js';
+import { TelegramUpdateHandling } from '../../domain/access/telegram-update-effects.js';
 import { TelegramWebhookSecrets } from '../../domain/integrations/telegram-webhook-secret.js';
 import type { BotLeases, HeldBot } from '../bot-leases.js';
 import type { TelegramClient } from './client.js';
@@ -15,6 +16,7 @@ export function telegramUpdatesDeps(c: Container): TelegramUpdatesDeps {
   const { access } = c.config;
   return {
     store: c.stores.telegramUpdates,
+    handling: new TelegramUpdateHandling(c.transactor),
     apiUrl: access.telegramApiUrl,
     mode: access.telegram.updates,
     webhookUrl: access.telegram.webhookUrl,

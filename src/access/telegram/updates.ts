@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../domain/clock.js';
 import { TELEGRAM_UPDATE_KINDS } from '../../domain/integrations/telegram-webhook.service.js';
 import type { TelegramWebhookSecrets } from '../../domain/integrations/telegram-webhook-secret.js';
+import type { TelegramUpdateHandling } from '../../domain/access/telegram-update-effects.js';
 import type { AccessError } from '../../store/access-worker.store.js';
 import type { ReceivedUpdate, TelegramBotKey, TelegramUpdatesStore } from '../../store/telegram-updates.store.js';
 import type { WakeTopic } from '../../store/wakeups.js';
@@ -27,14 +28,16 @@ import { effectsAfter, eventOf, lookupOf, outcomeOf, planOf, type CallOutcome, t
  *
  * Either way the holder then handles the bot's unhandled updates in update_id order, each one:
  * the calls it needs (update-plan.ts), made first (each harmless to repeat), then its effects
- * written with its handled mark in one statement. A passing failure (429, 5xx, no answer) stops
+ * written with its handled mark in one transaction. A passing failure (429, 5xx, no answer) stops
  * the round and the same update is handled again after a pause, so the order holds.
  *
  * Nothing here logs a grammY error or the Api (they carry the token): only `telegramFailure`.
  */
 
 export interface TelegramUpdatesDeps {
-  store: TelegramUpdatesStore;
+  store: Pick<TelegramUpdatesStore, 'receivePolled' | 'offset' | 'unhandled' | 'withUnhandled' | 'context' | 'flagUnauthorized'>;
+  /** Marks an update handled with its effects, in one transaction (src/domain/access/telegram-update-effects.ts). */
+  handling: Pick<TelegramUpdateHandling, 'handled'>;
   /** TENURE_TELEGRAM_API_URL: the long poll has a client of its own, whose timeout outlasts the poll. */
   apiUrl: string;
   /** TENURE_TELEGRAM_UPDATES. */
@@ -218,7 +221,7 @@ export class TelegramUpdates {
     const plan = planOf(event, context);
     const { outcomes, fault } = await this.perform(client, plan);
     const effects = effectsAfter(plan, outcomes, fault);
-    const result = await store.handled({ owner: this.owner, bot: this.key, now: clock.now(), updateId: update.updateId, effects });
+    const result = await this.deps.handling.handled({ owner: this.owner, bot: this.key, now: clock.now(), updateId: update.updateId, effects });
     if (!result.held) throw new Stop();
     const changed = plan.calls.length > 0 || Object.keys(effects).length > 0;
     logger[changed ? 'info' : 'debug'](
