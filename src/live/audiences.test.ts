@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../logger.js';
-import type { LiveEventsStore } from '../store/live-events.store.js';
-import { LiveAudiences } from './audiences.js';
+import { LiveAudiences, type AudienceStore } from './audiences.js';
 
 /** The store's audience calls, recorded; `rows` stands for the projects that are live audiences. */
 function fakeStore() {
@@ -9,8 +8,8 @@ function fakeStore() {
   const rows = new Set<string>();
   let failNext = false;
   let release: (() => void) | null = null;
-  const store = {
-    holdAudience: async (projectId: string) => {
+  const store: AudienceStore = {
+    holdAudience: async (projectId) => {
       calls.push(`hold ${projectId}`);
       if (failNext) {
         failNext = false;
@@ -20,11 +19,11 @@ function fakeStore() {
       rows.add(projectId);
       return true;
     },
-    refreshAudiences: async (projectIds: readonly string[]) => {
+    refreshAudiences: async (projectIds) => {
       calls.push(`refresh ${projectIds.join(',')}`);
       return projectIds.filter((id) => rows.has(id));
     },
-  } as unknown as LiveEventsStore;
+  };
   const settle = async () => {
     for (let i = 0; i < 10 && !release; i++) await Promise.resolve();
     release?.();

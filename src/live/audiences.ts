@@ -17,7 +17,8 @@ import type { LiveEventsStore } from '../store/live-events.store.js';
 export const AUDIENCE_REFRESH_MS = 60_000;
 export const AUDIENCE_EXPIRY_MS = 10 * 60_000;
 
-type AudienceStore = Pick<LiveEventsStore, 'holdAudience' | 'refreshAudiences'>;
+/** What the audiences need of the store: a project's hold written and refreshed. */
+export type AudienceStore = Pick<LiveEventsStore, 'holdAudience' | 'refreshAudiences'>;
 
 interface Audience {
   sockets: Set<string>;

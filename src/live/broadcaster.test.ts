@@ -1,18 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../logger.js';
-import type { LiveEventsStore } from '../store/live-events.store.js';
-import { Broadcaster, UNHEARD_MARK_MS } from './broadcaster.js';
+import { Broadcaster, UNHEARD_MARK_MS, type EventClaims } from './broadcaster.js';
 
 /** A store that counts claims (each finds nothing left), recording whether each had an audience. */
 function countingStore() {
   const claims: boolean[] = [];
-  const store = {
-    claim: async (_limit: number, _emit: unknown, audience: () => boolean) => {
+  const store: EventClaims = {
+    claim: async (_limit, _emit, audience = () => true) => {
       claims.push(audience());
       return 0;
     },
-  } as unknown as LiveEventsStore;
+  };
   return { store, claims };
 }
 

@@ -3,6 +3,9 @@ import type { TenureEvent } from '../domain/events.js';
 import type { LiveEventsStore } from '../store/live-events.store.js';
 import { WakeLoop } from '../wake-loop.js';
 
+/** What the broadcaster needs of the outbox: claims of unbroadcast events (LiveEventsStore.claim). */
+export type EventClaims = Pick<LiveEventsStore, 'claim'>;
+
 /**
  * Broadcasts each committed event once, cluster-wide. Every node runs one; it is woken by the
  * `events` wake-up (src/store/wakeups.ts: after the commit of events written by any process, at
@@ -42,7 +45,7 @@ export class Broadcaster {
   private deferred: NodeJS.Timeout | null = null;
 
   constructor(
-    private readonly store: LiveEventsStore,
+    private readonly store: EventClaims,
     private readonly emit: (event: TenureEvent) => void,
     logger: Logger,
     options: BroadcasterOptions,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Connection, IntegrationRecord, IntegrationsStore } from '../../store/integrations.store.js';
-import { IntegrationsService, type BotTokenCheck, type TokenVerdict } from './integrations.service.js';
+import type { Connection, IntegrationRecord } from '../../store/integrations.store.js';
+import { IntegrationsService, type BotTokenCheck, type IntegrationStatements, type TokenVerdict } from './integrations.service.js';
 import { SecretBox } from './secret-box.js';
 
 /**
@@ -13,17 +13,23 @@ const PROJECT = '7c1f6a7e-2d1b-4a59-8a55-3a7c9a6b8e10';
 const TOKEN = 'MTA5ODc2NTQzMjEwOTg3NjU0.GAbCdE.abcdefghijklmnop';
 const clock = { now: () => new Date('2026-01-12T10:32:27.560Z') };
 
+/** A store twin with the statements a case uses; any other one fails the case. */
+function storeWith(used: Partial<IntegrationStatements>): IntegrationStatements {
+  const unexpected = (name: string) => () => Promise.reject(new Error(`unexpected ${name}`));
+  return { connect: unexpected('connect'), status: unexpected('status'), delete: unexpected('delete'), chatsToCheck: unexpected('chatsToCheck'), ...used };
+}
+
 function setup(o: { verdict?: TokenVerdict; stored?: boolean; box?: SecretBox | null } = {}) {
   const log: string[] = [];
   const connections: Connection[] = [];
-  const store = {
+  const store = storeWith({
     async connect(c: Connection, now: Date): Promise<IntegrationRecord | null> {
       log.push('store');
       connections.push(c);
       if (o.stored === false) return null;
       return { platform: c.platform, botId: c.botId, botName: c.botName, connectedAt: now.toISOString(), health: 'ok', lastError: null, generation: 1 };
     },
-  } as unknown as IntegrationsStore;
+  });
   const check: BotTokenCheck = {
     label: 'Discord',
     normalize: (raw) => (raw.trim() === '' ? { problem: 'bot_token must not be empty' } : { token: raw.trim() }),
@@ -106,7 +112,7 @@ describe('IntegrationsService.status', () => {
   function setupStatus(o: { withRights: boolean; sealedBy?: SecretBox }) {
     const box = SecretBox.ephemeral();
     const asked: unknown[] = [];
-    const store = {
+    const store = storeWith({
       async status() {
         return { ...record, unhealthyTargets: [], accessByState: {} };
       },
@@ -114,7 +120,7 @@ describe('IntegrationsService.status', () => {
         asked.push(['chatsToCheck', projectId, platform, limit]);
         return { botId: '42', botTokenSealed: (o.sealedBy ?? box).seal(TOKEN), chats };
       },
-    } as unknown as IntegrationsStore;
+    });
     const check: BotTokenCheck = {
       label: 'Telegram',
       normalize: (raw) => ({ token: raw }),

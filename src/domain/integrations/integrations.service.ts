@@ -74,11 +74,14 @@ export const TOKEN_CHECKS_PER_MINUTE = 10;
  */
 export const MAX_CHATS_CHECKED = 50;
 
+/** What the service needs of the connections' store (src/store/integrations.store.ts). */
+export type IntegrationStatements = Pick<IntegrationsStore, 'connect' | 'status' | 'delete' | 'chatsToCheck'>;
+
 export class IntegrationsService {
   private readonly budget: SlidingBudget;
 
   constructor(
-    private readonly store: IntegrationsStore,
+    private readonly store: IntegrationStatements,
     private readonly box: SecretBox | null,
     private readonly checks: Partial<Record<Platform, BotTokenCheck>>,
     private readonly planner: ProjectPlanner,
