@@ -100,6 +100,7 @@ export class PaidMembershipsStore implements PaidMembershipStatements {
   }
 
   async endNow(ids: readonly string[], now: Date): Promise<boolean> {
+    // `IN ()` is no SQL: no ids, no statement.
     if (ids.length === 0) return false;
     const at = sql`${now.toISOString()}::timestamptz`;
     const ended = rowsOf(
@@ -130,6 +131,7 @@ export class PaidMembershipsStore implements PaidMembershipStatements {
 
   /** Locks the rows it keeps, so their previous end date (in the `membership.extended` event) is the one replaced. */
   async keepUntil(ids: readonly string[], until: Date, now: Date): Promise<boolean> {
+    // `IN ()` is no SQL: no ids, no statement.
     if (ids.length === 0) return false;
     const at = sql`${now.toISOString()}::timestamptz`;
     const to = sql`${until.toISOString()}::timestamptz`;
