@@ -196,7 +196,11 @@ export async function runImportBench(options: ImportBenchOptions): Promise<Impor
     const cpu0 = cpuSeconds();
     const db0 = databaseCpuSeconds();
     const t0 = performance.now();
-    const report = await importMemberships(container.stores.membershipImport, projectId, createReadStream(file));
+    const report = await importMemberships(
+      { chunks: container.stores.membershipImport, clock: container.clock },
+      projectId,
+      createReadStream(file),
+    );
     const seconds = (performance.now() - t0) / 1000;
     const cpu = cpuSeconds() - cpu0;
     const dbCpu = databaseCpuSeconds() - db0;

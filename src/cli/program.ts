@@ -172,7 +172,7 @@ function buildProgram(io: Pick<CliIo, 'env'> & Required<Pick<CliIo, 'stdout' | '
         throw new CliError(`Cannot read ${opts.file}`);
       });
       print(
-        await withContainer(async ({ services, stores }) => {
+        await withContainer(async ({ services, stores, clock }) => {
           if (!isUuid(opts.project) || (await services.projects.get(opts.project)) === null) {
             throw new CliError(`Project not found: ${opts.project}`);
           }
@@ -187,7 +187,7 @@ function buildProgram(io: Pick<CliIo, 'env'> & Required<Pick<CliIo, 'stdout' | '
               })
             : null;
           let last = { rows: 0, inserted: 0 };
-          const report = await importMemberships(stores.membershipImport, opts.project, input, {
+          const report = await importMemberships({ chunks: stores.membershipImport, clock }, opts.project, input, {
             batchSize,
             onProgress: (rows, inserted) => {
               last = { rows, inserted };

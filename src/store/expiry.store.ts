@@ -27,7 +27,8 @@ export class ExpiryStore {
 
   /** Expires up to `limit` memberships ended by `now`, oldest end dates first; returns how many. */
   async expireDue(now: Date, limit: number): Promise<number> {
-    // Ended: no longer active at `now` (activeAt, planned as `end_date <= now` on the sweeper's index).
+    // Ended: no longer active at `now` (activeAt), planned as `end_date <= now` on the sweeper's
+    // index.
     const ended = (endDate: SQL) => sql`NOT ${activeAt(endDate, now)}`;
     const result = await this.db.execute(sql`
       WITH due AS (

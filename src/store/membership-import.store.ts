@@ -5,7 +5,12 @@ import { sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { systemClock, type Clock } from '../domain/clock.js';
+import type {
+  ImportChunks,
+  ImportChunkStatements,
+  MergeOutcome,
+  StagedMembership,
+} from '../domain/memberships/membership-import.js';
 import type { MembershipView } from '../domain/memberships/membership.view.js';
 import type { Database } from './db.js';
 import { iso } from './memberships.store.js';
@@ -13,48 +18,39 @@ import { orderedId } from './ordered-ids.js';
 import { insertEvent } from './outbox.js';
 
 /**
- * The CSV import's writes (docs/configuration.md "Importing memberships"). One chunk of validated
- * rows is one transaction: the rows are streamed with COPY into a temporary staging table (COPY
- * FROM STDIN on PostgreSQL, COPY FROM '/dev/blob' on PGlite), then one set-based statement inserts
- * the memberships (status from the end date), records their users and writes one
- * `membership.created` event per membership through the outbox, so the fan-out trigger sees the
- * whole chunk as one batch. COPY instead of parameters: a chunk of 20,000 rows costs one round
+ * The CSV import's statements (docs/configuration.md "Importing memberships"); the import itself,
+ * its rules and its chunks, is src/domain/memberships/membership-import.ts. A chunk of validated
+ * rows is one transaction, opened by `run` on a connection of its own (COPY needs the driver's
+ * client): the rows are streamed with COPY into a temporary staging table (`stage`: COPY FROM
+ * STDIN on PostgreSQL, COPY FROM '/dev/blob' on PGlite), then one set-based statement (`merge`)
+ * inserts the memberships with the status the domain gave them, records their users and writes
+ * one `membership.created` event per membership through the outbox, so the fan-out trigger sees
+ * the whole chunk as one batch. COPY instead of parameters: a chunk of 20,000 rows costs one round
  * trip and no parameter parsing, and the statement reads a real table the planner can hash-join.
  */
 
-export interface ImportRow {
-  line: number;
-  userId: string;
-  endDate: Date;
-}
-
-export interface ChunkOutcome {
-  inserted: number;
-  /** Lines of the rows not inserted: the user already has a membership in the project, or is banned from it. */
-  skippedLines: number[];
-}
-
 const dialect = new PgDialect();
 
-/** Room for a row of a 20-digit user id (~130 bytes) and then some; a buffer too small for longer ones grows. */
-const ROW_BYTES = 160;
+/** Room for a row of a 20-digit user id (~140 bytes) and then some; a buffer too small for longer ones grows. */
+const ROW_BYTES = 168;
 
 /**
  * Staging rows in COPY's text format (user ids are digits and ISO instants need no escaping). The
  * end date travels twice: as epoch milliseconds for the column (a number converts for a fraction
  * of what parsing a timestamptz costs) and as the ISO text the event shows. Each row brings the ids
- * of its membership and its event, time-ordered (ordered-ids.ts).
+ * of its membership and its event, time-ordered (ordered-ids.ts), and the status the domain
+ * decided.
  *
  * Each row is written into one buffer as it is made (latin1: every character is ASCII, one byte
  * each). Appending the rows to one string instead cost ~5 µs of CPU a row more, in a process that
  * shares two cores with the database (the import's own CPU 15-17 → 10-12 µs a row, side by side,
  * 300,000 rows): the string is a rope of 20,000 pieces, flattened and encoded again when sent.
  */
-export function copyBuffer(rows: readonly ImportRow[]): Buffer {
+export function copyBuffer(rows: readonly StagedMembership[]): Buffer {
   let buffer = Buffer.allocUnsafe(rows.length * ROW_BYTES);
   let length = 0;
   for (const r of rows) {
-    const row = `${r.line}\t${r.userId}\t${r.endDate.getTime()}\t${r.endDate.toISOString()}\t${orderedId()}\t${orderedId()}\n`;
+    const row = `${r.line}\t${r.userId}\t${r.endDate.getTime()}\t${r.endDate.toISOString()}\t${r.status}\t${orderedId()}\t${orderedId()}\n`;
     if (length + row.length > buffer.length) {
       const larger = Buffer.allocUnsafe(2 * (length + row.length));
       buffer.copy(larger, 0, 0, length);
@@ -68,18 +64,20 @@ export function copyBuffer(rows: readonly ImportRow[]): Buffer {
 const STAGE = sql.raw('tenure_import_stage');
 // ON COMMIT DROP: nothing outlives the chunk, on a pooled connection the app reuses afterwards.
 const CREATE_STAGE =
-  'CREATE TEMP TABLE tenure_import_stage (line int NOT NULL, user_id text NOT NULL, end_ms bigint NOT NULL, end_iso text NOT NULL, membership_id uuid NOT NULL, event_id uuid NOT NULL) ON COMMIT DROP';
+  'CREATE TEMP TABLE tenure_import_stage (line int NOT NULL, user_id text NOT NULL, end_ms bigint NOT NULL, end_iso text NOT NULL, status text NOT NULL, membership_id uuid NOT NULL, event_id uuid NOT NULL) ON COMMIT DROP';
 
 /**
  * The chunk's statement. The event's object is membershipJson's (memberships.store.ts), with its
  * two instants as text made once per chunk (start: the transaction's now()) or once per row in
  * the caller (the end date's ISO form, identical to `iso()` for the years parseInstant accepts):
- * to_char per row was a third of the statement's CPU. Its status is read against the app's clock,
- * as every membership object is (membershipStatus); the stored status column stays the sweeper's
- * marker, set from the database's clock as on every insert. test/storage/membership-import.test.ts
- * checks the event against the API's view of the same membership.
+ * to_char per row was a third of the statement's CPU. Its status, and the stored one (expired:
+ * no `membership.expired` will be written for it), is the staged row's, decided by the domain
+ * against the app's clock. Rows of a banned user, or of one who already has a membership in the
+ * project, are not inserted: their lines come back (`refused`).
+ * test/storage/membership-import.test.ts checks the event against the API's view of the same
+ * membership.
  */
-function chunkStatement(projectId: string, now: Date) {
+function mergeStatement(projectId: string) {
   const json = sql<MembershipView>`jsonb_build_object(
     'membership_id', f.id, 'user_id', f.user_id, 'plan_id', NULL,
     'membership_start_date', f.start_iso, 'membership_end_date', f.end_iso,
@@ -87,13 +85,13 @@ function chunkStatement(projectId: string, now: Date) {
                  ELSE jsonb_build_object('first_name', f.first_name, 'username', f.username) END,
     'plan_name', NULL, 'plan_duration', NULL,
     'subscription_id', NULL, 'subscription_status', NULL,
-    'status', CASE WHEN f.end_ms > ${now.getTime()}::bigint THEN 'active' ELSE 'expired' END)`;
+    'status', f.status)`;
   return sql`
     WITH clock AS (SELECT ${iso(sql`now()::timestamptz(3)`)} AS start_iso),
     stage AS (SELECT t.*, to_timestamp(t.end_ms::float8 / 1000) AS end_date FROM ${STAGE} t),
     ins AS (
       INSERT INTO memberships (id, project_id, user_id, end_date, status)
-      SELECT t.membership_id, ${projectId}::uuid, t.user_id, t.end_date, CASE WHEN t.end_date > now() THEN 'active' ELSE 'expired' END
+      SELECT t.membership_id, ${projectId}::uuid, t.user_id, t.end_date, t.status
       FROM stage t
       WHERE NOT EXISTS (SELECT 1 FROM bans b WHERE b.project_id = ${projectId}::uuid AND b.user_id = t.user_id)
       ON CONFLICT (project_id, user_id) DO NOTHING
@@ -106,7 +104,7 @@ function chunkStatement(projectId: string, now: Date) {
       -- the whole users table for that join, every chunk (1 s a chunk at 600,000 users).
       RETURNING user_id, first_name, username
     ), full_row AS (
-      SELECT i.id, i.project_id, i.user_id, t.end_ms, t.end_iso, t.event_id, clock.start_iso, u.first_name, u.username
+      SELECT i.id, i.project_id, i.user_id, t.end_ms, t.end_iso, t.status, t.event_id, clock.start_iso, u.first_name, u.username
       FROM ins i JOIN ${STAGE} t ON t.user_id = i.user_id JOIN usr u ON u.user_id = i.user_id CROSS JOIN clock
     ), ev AS (${insertEvent('membership.created', {
       id: sql`f.event_id`,
@@ -116,27 +114,45 @@ function chunkStatement(projectId: string, now: Date) {
     })})
     SELECT (SELECT count(*)::int FROM ins) AS inserted,
            coalesce((SELECT array_agg(t.line ORDER BY t.line) FROM ${STAGE} t
-                     WHERE NOT EXISTS (SELECT 1 FROM ins i WHERE i.user_id = t.user_id)), '{}') AS skipped`;
+                     WHERE NOT EXISTS (SELECT 1 FROM ins i WHERE i.user_id = t.user_id)), '{}') AS refused`;
 }
 
 // The chunk's joins hash in memory (the default 4 MB spills 20,000 rows to disk); JIT compiles
 // for longer than the statement runs at this size.
 const CHUNK_SETTINGS = ["SET LOCAL work_mem = '64MB'", 'SET LOCAL jit = off'];
 
-type Outcome = { inserted: number; skipped: number[] | string };
+type Outcome = { inserted: number; refused: number[] | string };
 
-function outcomeOf(row: Outcome | undefined): ChunkOutcome {
-  if (!row) throw new Error('import chunk returned no row');
+function outcomeOf(row: Outcome | undefined): MergeOutcome {
+  if (!row) throw new Error('import merge returned no row');
   // node-postgres parses int[]; PGlite does too, but keep the text form working.
-  const skipped = typeof row.skipped === 'string' ? row.skipped.replace(/[{}]/g, '').split(',').filter(Boolean).map(Number) : row.skipped;
-  return { inserted: row.inserted, skippedLines: skipped.map(Number) };
+  const refused = typeof row.refused === 'string' ? row.refused.replace(/[{}]/g, '').split(',').filter(Boolean).map(Number) : row.refused;
+  return { inserted: row.inserted, refusedLines: refused.map(Number) };
 }
 
-export class MembershipImportStore {
-  constructor(
-    private readonly database: Database,
-    private readonly clock: Clock = systemClock,
-  ) {}
+/** The statements of one chunk's transaction, on the driver's client that `run` holds. */
+interface ChunkClient {
+  query(text: string, params?: unknown[]): Promise<{ rows: unknown[] }>;
+  copy(staged: Buffer): Promise<void>;
+}
+
+class ChunkStatements implements ImportChunkStatements {
+  constructor(private readonly client: ChunkClient) {}
+
+  async stage(rows: readonly StagedMembership[]): Promise<void> {
+    await this.client.query(CREATE_STAGE);
+    await this.client.copy(copyBuffer(rows));
+  }
+
+  async merge(projectId: string): Promise<MergeOutcome> {
+    const query = dialect.sqlToQuery(mergeStatement(projectId));
+    const result = await this.client.query(query.sql, query.params);
+    return outcomeOf(result.rows[0] as Outcome | undefined);
+  }
+}
+
+export class MembershipImportStore implements ImportChunks {
+  constructor(private readonly database: Database) {}
 
   /**
    * How many chunks may be written at once: two on PostgreSQL (the database works on one while
@@ -147,26 +163,26 @@ export class MembershipImportStore {
     return this.database.kind === 'postgres' ? 2 : 1;
   }
 
-  /** Writes one chunk in its own transaction (see the file comment); `rows` hold distinct user ids. */
-  async insertChunk(projectId: string, rows: readonly ImportRow[]): Promise<ChunkOutcome> {
-    if (rows.length === 0) return { inserted: 0, skippedLines: [] };
-    const query = dialect.sqlToQuery(chunkStatement(projectId, this.clock.now()));
-    const staged = copyBuffer(rows);
-    return this.database.kind === 'postgres' ? this.onPostgres(query, staged) : this.onPglite(query, staged);
+  /** One chunk's transaction, on a connection of its own: `work` returning commits, throwing rolls back. */
+  run<T>(work: (chunk: ImportChunkStatements) => Promise<T>): Promise<T> {
+    return this.database.kind === 'postgres' ? this.onPostgres(work) : this.onPglite(work);
   }
 
-  private async onPostgres(query: { sql: string; params: unknown[] }, staged: Buffer): Promise<ChunkOutcome> {
+  private async onPostgres<T>(work: (chunk: ImportChunkStatements) => Promise<T>): Promise<T> {
     const pool = (this.database.db as unknown as { $client: pg.Pool }).$client;
     const client = await pool.connect();
     let broken = false;
     try {
       await client.query('BEGIN');
       for (const setting of CHUNK_SETTINGS) await client.query(setting);
-      await client.query(CREATE_STAGE);
-      await pipeline(Readable.from([staged]), client.query(copyFrom('COPY tenure_import_stage FROM STDIN')));
-      const result = await client.query<Outcome>(query.sql, query.params);
+      const done = await work(
+        new ChunkStatements({
+          query: (text, params) => client.query(text, params),
+          copy: (staged) => pipeline(Readable.from([staged]), client.query(copyFrom('COPY tenure_import_stage FROM STDIN'))),
+        }),
+      );
       await client.query('COMMIT');
-      return outcomeOf(result.rows[0]);
+      return done;
     } catch (err) {
       await client.query('ROLLBACK').catch(() => {
         broken = true;
@@ -177,14 +193,18 @@ export class MembershipImportStore {
     }
   }
 
-  private async onPglite(query: { sql: string; params: unknown[] }, staged: Buffer): Promise<ChunkOutcome> {
+  private async onPglite<T>(work: (chunk: ImportChunkStatements) => Promise<T>): Promise<T> {
     const client = (this.database.db as unknown as { $client: PGlite }).$client;
     return client.transaction(async (tx: Transaction) => {
       for (const setting of CHUNK_SETTINGS) await tx.query(setting);
-      await tx.query(CREATE_STAGE);
-      await tx.query(`COPY tenure_import_stage FROM '/dev/blob'`, [], { blob: new Blob([staged]) });
-      const result = await tx.query<Outcome>(query.sql, query.params);
-      return outcomeOf(result.rows[0]);
+      return work(
+        new ChunkStatements({
+          query: (text, params) => tx.query(text, params),
+          copy: async (staged) => {
+            await tx.query(`COPY tenure_import_stage FROM '/dev/blob'`, [], { blob: new Blob([staged]) });
+          },
+        }),
+      );
     });
   }
 }

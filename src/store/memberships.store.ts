@@ -27,10 +27,11 @@ export const iso = (column: SQL) => sql<string>`to_char(${column} AT TIME ZONE '
  * `alias` names a relation with the memberships columns plus plan_name, plan_duration,
  * user_first_name and user_username (see withPlan). `user_name` is null when neither is known.
  *
- * `status` is derived from the end date against `now`, the app's clock (statusAt, src/store/active-at.ts;
- * docs/memberships.md "Status and expiry"): a membership reads `expired` from the instant its end
- * date passes, whether or not the sweeper has written its `membership.expired` event yet. The
- * stored `status` column is the sweeper's marker only and is never shown.
+ * `status` is derived from the end date against `now`, the app's clock (statusAt,
+ * src/store/active-at.ts; docs/memberships.md "Status and expiry"): a membership reads `expired`
+ * from the instant its end date passes, whether or not the sweeper has written its
+ * `membership.expired` event yet. The stored `status` column is the sweeper's marker only and is
+ * never shown.
  */
 export const membershipJson = (alias: string, now: Date | SQL) => {
   const c = (name: string) => sql.raw(`${alias}.${name}`);

@@ -98,7 +98,7 @@ function storeFactories(database: Database, clock: Clock): { [K in keyof Stores]
     users: (db) => new UsersStore(db),
     memberships: (db) => new MembershipsStore(db, clock, EXTEND_IN_FLIGHT[database.kind]),
     // The import streams rows over a connection of its own (COPY), whatever handle it is given.
-    membershipImport: () => new MembershipImportStore(database, clock),
+    membershipImport: () => new MembershipImportStore(database),
     bulkExtend: (db) => new BulkExtendStore(db),
     expiry: (db) => new ExpiryStore(db),
     retention: (db) => new RetentionStore(db),

@@ -1,9 +1,8 @@
 import { Readable } from 'node:stream';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importMemberships } from '../../src/domain/memberships/membership-import.js';
+import { importMemberships, type ImportChunks } from '../../src/domain/memberships/membership-import.js';
 import { rowsOf } from '../../src/store/db.js';
-import type { ImportRow, MembershipImportStore } from '../../src/store/membership-import.store.js';
 import { createMembership, eventRows, membershipRows } from '../support/api.js';
 import { future, onPostgres, userId } from '../support/harness.js';
 import { createHook, createWebhookHarness, deliveryRows, webhookBodyOf, type WebhookHarness } from '../support/webhook-harness.js';
@@ -24,6 +23,8 @@ describe(`membership import on ${onPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
   });
   afterAll(() => w.close());
   const store = () => w.h.container.stores.membershipImport;
+  /** The import as the CLI runs it: the container's chunks and clock. */
+  const deps = (chunks: ImportChunks = store()) => ({ chunks, clock: w.h.container.clock });
 
   it('imports in chunks: same rejections, users, statuses, one event per membership equal to the API view, fanned out', async () => {
     const t = await w.tenant();
@@ -47,7 +48,7 @@ describe(`membership import on ${onPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
       `${c},${iso}`, // 11
     ];
     const progress: number[] = [];
-    const report = await importMemberships(store(), t.projectId, csv(lines), { batchSize: 2, onProgress: (_rows, n) => progress.push(n) });
+    const report = await importMemberships(deps(), t.projectId, csv(lines), { batchSize: 2, onProgress: (_rows, n) => progress.push(n) });
 
     expect(report.inserted).toBe(4);
     expect(report.rejections.map((r) => [r.line, r.user_id])).toStrictEqual([
@@ -109,7 +110,7 @@ describe(`membership import on ${onPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
     const del = await t.request({ method: 'DELETE', url: `${t.base}/memberships/${res.json().data.membership_id}` });
     expect(del.statusCode, del.body).toBeLessThan(300);
 
-    const report = await importMemberships(store(), t.projectId, csv([`${user},${future(9).ms}`]));
+    const report = await importMemberships(deps(), t.projectId, csv([`${user},${future(9).ms}`]));
     expect(report).toMatchObject({ inserted: 1, rejected: 0 });
     const created = (await eventRows(w.h, t.projectId)).filter((ev) => ev.type === 'membership.created').at(-1)!;
     expect((created.data.membership as { user_name: unknown }).user_name).toStrictEqual({ first_name: 'Ada', username: 'ada' });
@@ -120,7 +121,7 @@ describe(`membership import on ${onPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
     await createHook(t, 'http://127.0.0.1:9/many');
     const end = future(3).ms;
     const lines = Array.from({ length: 5_000 }, (_, i) => `${10_000_000 + i},${end}`);
-    const report = await importMemberships(store(), t.projectId, csv(lines), { batchSize: 2_000 });
+    const report = await importMemberships(deps(), t.projectId, csv(lines), { batchSize: 2_000 });
     expect(report).toMatchObject({ inserted: 5_000, rejected: 0 });
     const [count] = rowsOf<{ events: number; deliveries: number }>(
       await w.h.database.db.execute(sql`
@@ -135,14 +136,19 @@ describe(`membership import on ${onPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
     const real = store();
     let calls = 0;
     // The second chunk fails inside its transaction (a bad project id after the COPY).
-    const failing = {
+    const failing: ImportChunks = {
       concurrency: 1,
-      insertChunk: (projectId: string, rows: readonly ImportRow[]) =>
-        real.insertChunk(++calls === 2 ? '00000000-0000-4000-8000-000000000000' : projectId, rows),
-    } as unknown as MembershipImportStore;
+      run: (work) =>
+        real.run((chunk) =>
+          work({
+            stage: (rows) => chunk.stage(rows),
+            merge: (projectId) => chunk.merge(++calls === 2 ? '00000000-0000-4000-8000-000000000000' : projectId),
+          }),
+        ),
+    };
     const end = future(3).ms;
     const lines = Array.from({ length: 9 }, (_, i) => `${20_000_000 + i},${end}`);
-    await expect(importMemberships(failing, t.projectId, csv(lines), { batchSize: 3 })).rejects.toThrow();
+    await expect(importMemberships(deps(failing), t.projectId, csv(lines), { batchSize: 3 })).rejects.toThrow();
     const rows = await membershipRows(w.h, t.projectId);
     expect(rows.map((m) => m.user_id)).toStrictEqual(['20000000', '20000001', '20000002']);
     const [none] = rowsOf<{ n: number }>(
@@ -150,7 +156,7 @@ describe(`membership import on ${onPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
     );
     expect(none!.n).toBe(0);
     // A second run completes the file: what was committed is reported as already imported.
-    const again = await importMemberships(real, t.projectId, csv(lines), { batchSize: 3 });
+    const again = await importMemberships(deps(real), t.projectId, csv(lines), { batchSize: 3 });
     expect(again).toMatchObject({ inserted: 6, rejected: 3 });
   });
 });

@@ -10,7 +10,8 @@ export type AccessDesired = AccessView['desired'];
  * src/domain/memberships/active.ts: its end date ahead of the app clock's now), the target is
  * enabled and the user is not banned in the project; `revoked` otherwise. Which targets a member's
  * plan reaches, and which of them get access rows at all (managed kinds, on a connected platform),
- * is the planner's join (src/store/access-replan.ts), which decides `desired` by `desiredAccessSql`.
+ * is the planner's join (src/store/access-replan.ts), which decides `desired` by
+ * `desiredAccessSql`.
  *
  * When the planner looks again is decided before it runs, in two steps. The database queues an
  * event for the planner (table `event_plan_queue`) when it is durable (not live-only) and its

@@ -1,16 +1,21 @@
 import type { Readable } from 'node:stream';
 import { Parser } from 'csv-parse';
-import type { ChunkOutcome, ImportRow, MembershipImportStore } from '../../store/membership-import.store.js';
+import type { Clock } from '../clock.js';
 import { isUserId } from '../ids.js';
 import { parseInstant } from '../instant.js';
+import type { Transactor } from '../transactions.js';
+import { statusAt } from './active.js';
+import type { MembershipView } from './membership.view.js';
 
 /**
  * Bulk import of `user_id,end_date` rows (the CLI's `membership import`). Rows are validated one
- * by one as the file streams in and written in chunks, each one transaction (COPY into a staging
- * table, then one statement for the memberships, their users and their `membership.created`
- * events: membership-import.store.ts); a bad row is reported with its line number and never stops
- * the import. End dates may lie in the past: such members are imported as `expired`, as they would
- * be in the system they come from. While the database writes one chunk, the next is parsed (on
+ * by one as the file streams in and written in chunks, each one transaction opened here (the rows
+ * staged with COPY, then one statement for the memberships, their users and their
+ * `membership.created` events: src/store/membership-import.store.ts); a bad row is reported with
+ * its line number and never stops the import, nor does a row the statement refuses (the user is
+ * banned or already a member). End dates may lie in the past: such members are imported as
+ * `expired` (statusAt, against the app's clock when the chunk is written), as they would be in the
+ * system they come from. While the database writes one chunk, the next is parsed (on
  * PostgreSQL two chunks may be written at once): memory holds at most that many chunks, plus the
  * first line of every user id seen (duplicates within the file are reported as such). A failure
  * stops the import: the chunks committed before it stay (docs/configuration.md).
@@ -36,6 +41,39 @@ export interface ImportOptions {
   onProgress?: (rowsRead: number, inserted: number) => void;
 }
 
+/** A validated row, with the status it is imported with. */
+export interface StagedMembership {
+  line: number;
+  userId: string;
+  endDate: Date;
+  status: MembershipView['status'];
+}
+
+export interface MergeOutcome {
+  inserted: number;
+  /** Lines of the staged rows not inserted: the user already has a membership in the project, or is banned from it. */
+  refusedLines: number[];
+}
+
+/** The statements of one chunk's transaction. */
+export interface ImportChunkStatements {
+  /** Stages the chunk's rows (COPY into a table of the transaction's own). */
+  stage(rows: readonly StagedMembership[]): Promise<void>;
+  /** Inserts the staged memberships, their users and their events, in one statement. */
+  merge(projectId: string): Promise<MergeOutcome>;
+}
+
+/** Where chunks are written: a transaction a chunk, at most `concurrency` at once. */
+export interface ImportChunks extends Transactor<ImportChunkStatements> {
+  readonly concurrency: number;
+}
+
+export interface ImportDeps {
+  chunks: ImportChunks;
+  /** The app's clock: the one every reader asks whether a membership is active (active.ts). */
+  clock: Clock;
+}
+
 export const DEFAULT_BATCH = 20_000;
 const DATE_HINT = 'end_date must be a 13-digit Unix timestamp in milliseconds or YYYY-MM-DDTHH:MM:SS.mmmZ';
 
@@ -57,8 +95,14 @@ class LineNumberedParser extends Parser {
   }
 }
 
+interface ParsedRow {
+  line: number;
+  userId: string;
+  endDate: Date;
+}
+
 export async function importMemberships(
-  store: MembershipImportStore,
+  { chunks, clock }: ImportDeps,
   projectId: string,
   input: Readable,
   options: ImportOptions = {},
@@ -66,33 +110,40 @@ export async function importMemberships(
   const batchSize = options.batchSize ?? DEFAULT_BATCH;
   const rejections: Rejection[] = [];
   const firstLineOf = new Map<string, number>();
-  let batch: ImportRow[] = [];
+  let batch: ParsedRow[] = [];
   let inserted = 0;
   let rowsRead = 0;
 
-  // Chunks being written; at most store.concurrency at once, so parsing runs ahead by that much.
+  // Chunks being written; at most chunks.concurrency at once, so parsing runs ahead by that much.
   const inFlight = new Set<Promise<void>>();
   let failure: { error: unknown } | null = null;
-  const settle = (rows: ImportRow[], outcome: ChunkOutcome) => {
+  const settle = (rows: readonly StagedMembership[], outcome: MergeOutcome) => {
     inserted += outcome.inserted;
     const userOf = new Map(rows.map((r) => [r.line, r.userId]));
-    for (const line of outcome.skippedLines) rejections.push({ line, user_id: userOf.get(line) ?? null, reason: SKIPPED });
+    for (const line of outcome.refusedLines) rejections.push({ line, user_id: userOf.get(line) ?? null, reason: SKIPPED });
     options.onProgress?.(rowsRead, inserted);
   };
+  // One chunk, one transaction: committed whole or not at all (a failure stops the import, the
+  // chunks committed before it stay).
+  const write = (rows: readonly StagedMembership[]) =>
+    chunks.run(async (chunk) => {
+      await chunk.stage(rows);
+      return chunk.merge(projectId);
+    });
   const flush = async () => {
     if (batch.length === 0) return;
-    const rows = batch;
+    const now = clock.now();
+    const rows = batch.map((r): StagedMembership => ({ ...r, status: statusAt(r.endDate, now) }));
     batch = [];
-    while (inFlight.size >= store.concurrency) await Promise.race(inFlight);
+    while (inFlight.size >= chunks.concurrency) await Promise.race(inFlight);
     if (failure) throw failure.error;
-    const write: Promise<void> = store
-      .insertChunk(projectId, rows)
+    const written: Promise<void> = write(rows)
       .then((outcome) => settle(rows, outcome))
       .catch((error: unknown) => {
         failure ??= { error };
       })
-      .finally(() => inFlight.delete(write));
-    inFlight.add(write);
+      .finally(() => inFlight.delete(written));
+    inFlight.add(written);
   };
   const drain = async () => {
     await Promise.all(inFlight);

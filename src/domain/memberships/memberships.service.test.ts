@@ -76,7 +76,8 @@ const noMemberships: MembershipStatements = {
 };
 
 const members = (n: number) => Array.from({ length: n }, (_, i) => String(100_000 + i));
-const serviceOver = (bulk: BulkTwin) => new MembershipsService(noMemberships, systemClock, transactorOver({ bulkExtend: bulk }), bulk);
+const serviceOver = (bulk: BulkTwin) =>
+  new MembershipsService(noMemberships, systemClock, transactorOver({ bulkExtend: bulk }), bulk);
 const later = (days: number) => new Date(Date.now() + days * 86_400_000);
 
 describe('MembershipsService: the bulk extend job', () => {

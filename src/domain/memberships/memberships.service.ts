@@ -57,7 +57,8 @@ export class MembershipsService {
 
   /**
    * Sets the end date of every membership of the project (expired ones become active
-   * again); `total` is how many. Runs as a job of short batches (docs/memberships.md, "Bulk extend"):
+   * again); `total` is how many. Runs as a job of short batches (docs/memberships.md, "Bulk
+   * extend"):
    * the memberships created before the call are covered, one event is written when the last batch
    * commits, and a later call for the project supersedes this one (it then answers with every
    * membership it covered, as if it had finished just before the later call began). If the call
