@@ -11,7 +11,7 @@ import { rowsOf, type Db } from './db.js';
  *
  * A (member, target) is `granted` while the membership's end date is ahead of the app clock's now,
  * the user is not banned in the project, the membership's plan grants the target and the target is
- * enabled; `revoked` otherwise. Only targets tenure manages (MANAGED_KINDS) on a platform the
+ * enabled; `revoked` otherwise (the rule and its SQL: src/domain/access/access-rules.ts). Only targets tenure manages (MANAGED_KINDS) on a platform the
  * project has connected get rows: a row is created when it is first granted, and then kept (with
  * the target's platform ids and on_expiry copied in, so a deleted target's members can still be
  * revoked). Rows of a platform whose bot is disconnected are left as they are: disconnecting stops

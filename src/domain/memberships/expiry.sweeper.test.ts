@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../logger.js';
-import type { ExpiryStore } from '../../store/expiry.store.js';
 import { systemClock } from '../clock.js';
-import { ExpirySweeper } from './expiry.sweeper.js';
+import { ExpirySweeper, type ExpiryStatements } from './expiry.sweeper.js';
 
 /**
  * The sweep's loop on a store twin: a backlog of `due` expiries handed out in batches. The real
@@ -11,7 +10,7 @@ import { ExpirySweeper } from './expiry.sweeper.js';
 function backlog(due: number) {
   const calls: number[] = [];
   let left = due;
-  const store = {
+  const store: ExpiryStatements = {
     async expireDue(_now: Date, limit: number) {
       await Promise.resolve();
       const n = Math.min(limit, left);
@@ -19,11 +18,11 @@ function backlog(due: number) {
       calls.push(n);
       return n;
     },
-  } as unknown as ExpiryStore;
+  };
   return { store, calls, left: () => left };
 }
 
-const sweeper = (store: ExpiryStore, batchSize: number, lanes?: number) =>
+const sweeper = (store: ExpiryStatements, batchSize: number, lanes?: number) =>
   new ExpirySweeper(store, systemClock, createLogger('silent'), { intervalMs: 3_600_000, batchSize, ...(lanes ? { lanes } : {}) });
 
 describe('ExpirySweeper.sweepOnce', () => {

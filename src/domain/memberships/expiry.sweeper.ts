@@ -3,6 +3,9 @@ import type { Clock } from '../clock.js';
 import type { ExpiryStore } from '../../store/expiry.store.js';
 import { WakeLoop } from '../../wake-loop.js';
 
+/** The sweep's one statement (src/store/expiry.store.ts). */
+export type ExpiryStatements = Pick<ExpiryStore, 'expireDue'>;
+
 /**
  * Writes the `membership.expired` event of every membership whose end date has passed
  * (src/store/expiry.store.ts says why each expiry is announced exactly once across nodes).
@@ -32,7 +35,7 @@ export class ExpirySweeper {
   private readonly loop: WakeLoop;
 
   constructor(
-    private readonly store: ExpiryStore,
+    private readonly store: ExpiryStatements,
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly options: ExpirySweeperOptions,
