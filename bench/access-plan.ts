@@ -18,7 +18,7 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { AccessPlanStore, PROJECT_BATCH } from '../src/store/access-plan.store.js';
-import { openDatabase, rowsOf, type Db } from '../src/store/db.js';
+import { openDatabase, rowsOf, type Db } from '../src/database/db.js';
 import { adminQuery } from './lib/admin.js';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

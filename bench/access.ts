@@ -34,7 +34,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
-import { openDatabase, rowsOf, type Database } from '../src/store/db.js';
+import { openDatabase, rowsOf, type Database } from '../src/database/db.js';
 import { fakeSnowflake, startFakeDiscord, type FakeCall, type FakeDiscord } from '../test/support/fake-discord.js';
 import { benchDatabase, pgliteDir, type BenchContext } from './lib/context.js';
 import { isEntryPoint, type PhaseOptions, type PhaseResult, type Ratio } from './lib/phases.js';

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { sql } from 'drizzle-orm';
-import { openDatabase } from '../src/store/db.js';
+import { openDatabase } from '../src/database/db.js';
 import { adminQuery } from './lib/admin.js';
 import { timeBulkExtend } from './lib/load.js';
 import { startServer, stopAll, type Server } from './lib/processes.js';

@@ -25,7 +25,7 @@ import { sql } from 'drizzle-orm';
 import { systemClock } from '../src/domain/clock.js';
 import { DEFAULT_SWEEP_LANES, ExpirySweeper } from '../src/domain/memberships/expiry.sweeper.js';
 import { createLogger } from '../src/logger.js';
-import { openDatabase, rowsOf, type Database } from '../src/store/db.js';
+import { openDatabase, rowsOf, type Database } from '../src/database/db.js';
 import { ExpiryStore } from '../src/store/expiry.store.js';
 import { SWEEP_BATCH } from '../src/worker-runtime.js';
 import { adminQuery } from './lib/admin.js';

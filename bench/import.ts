@@ -40,7 +40,7 @@ import { loadConfig } from '../src/config.js';
 import { createContainer, type Container } from '../src/container.js';
 import { importMemberships } from '../src/domain/memberships/membership-import.js';
 import { createLogger } from '../src/logger.js';
-import { rowsOf } from '../src/store/db.js';
+import { rowsOf } from '../src/database/db.js';
 import { adminQuery } from './lib/admin.js';
 import { databaseCpuSeconds } from './lib/processes.js';
 import { measuredCommit } from './lib/report.js';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { openDatabase } from '../src/store/db.js';
+import { openDatabase } from '../src/database/db.js';
 import { limiterMicroBench } from './lib/limiter-micro.js';
 import { extendOneLoad, type LoadResult } from './lib/load.js';
 import { startServer, stopAll, type Server } from './lib/processes.js';

@@ -19,7 +19,7 @@ import os, { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { openDatabase, type Database } from '../src/store/db.js';
+import { openDatabase, type Database } from '../src/database/db.js';
 import { adminQuery } from './lib/admin.js';
 import { startServer, stopAll, type Server } from './lib/processes.js';
 import { seedTenant, type Tenant } from './lib/seed.js';

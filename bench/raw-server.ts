@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { sql } from 'drizzle-orm';
 import { systemClock } from '../src/domain/clock.js';
-import { affectedOf, openDatabase, type Database } from '../src/store/db.js';
+import { affectedOf, openDatabase, type Database } from '../src/database/db.js';
 import { createStores } from '../src/store/stores.js';
 
 /**

@@ -23,8 +23,8 @@ import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
-import { openDatabase, rowsOf, type Database } from '../src/store/db.js';
-import { markWrites } from '../src/store/wakeups.js';
+import { openDatabase, rowsOf, type Database } from '../src/database/db.js';
+import { markWrites } from '../src/database/wakeups.js';
 import { createContainer } from '../src/container.js';
 import { startWorkerRuntime } from '../src/worker-runtime.js';
 import { askThread } from './lib/threads.js';
@@ -221,7 +221,7 @@ async function measure(backend: Backend, endpoints: number): Promise<Row> {
       if (wait > 0) await sleep(wait);
       const [row] = rowsOf<{ id: string }>(
         // Marked as the outbox marks its inserts: the writer's process wakes the workers after
-        // commit (src/store/wakeups.ts), as it does for every event the API writes.
+        // commit (src/database/wakeups.ts), as it does for every event the API writes.
         await backend.database.db.execute(
           markWrites(
             sql`INSERT INTO events (project_id, type, data) VALUES (${latencyProject}, 'webhook.test', '{"message": "bench"}') RETURNING id`,

@@ -18,7 +18,7 @@
 -- project's webhooks. Being a trigger, it holds for every writer of `events`, present and future.
 -- Waking the broadcasters and the delivery workers is not done here: a pg_notify inside the
 -- writing transaction serialises commits (migration 0004 dropped those triggers); the writer's
--- process signals after commit instead (src/store/wakeups.ts).
+-- process signals after commit instead (src/database/wakeups.ts).
 --
 -- Statements are separated as in the migrations, by the breakpoint marker line.
 

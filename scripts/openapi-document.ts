@@ -3,7 +3,7 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createContainer } from '../src/container.js';
 import { createLogger } from '../src/logger.js';
-import type { Database } from '../src/store/db.js';
+import type { Database } from '../src/database/db.js';
 
 /**
  * The OpenAPI document exactly as a running server serves it at GET /openapi.json, built without

@@ -1,5 +1,5 @@
 import { EnvSchema } from './config-variables.js';
-import type { StorageOptions } from './store/db.js';
+import type { StorageOptions } from './database/db.js';
 
 /**
  * The only reader of `process.env` (docs/configuration.md).

@@ -31,7 +31,7 @@ import { LiveTokenService } from './live/live-tokens.js';
 import { stripeApi } from './payments/stripe/stripe-api.js';
 import { createRateLimiter } from './ratelimit/create-limiter.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
-import { openDatabase, type Database, type OpenOptions, type StorageOptions } from './store/db.js';
+import { openDatabase, type Database, type OpenOptions, type StorageOptions } from './database/db.js';
 import { createStores, type Stores } from './store/stores.js';
 import { StoreTransactor } from './store/transactions.js';
 import type { Transactor } from './domain/transactions.js';

@@ -7,7 +7,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { createContainer, type Container } from './container.js';
 import { createLogger } from './logger.js';
 import { ignoreClosedStdio, shutdownBudget, shutdownRequested } from './shutdown.js';
-import { DataDirLockedError } from './store/data-dir-lock.js';
+import { DataDirLockedError } from './database/data-dir-lock.js';
 import { startLiveUpdates } from './live/live-updates.js';
 import { startWorkerRuntime, type WorkerRuntime } from './worker-runtime.js';
 

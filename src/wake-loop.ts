@@ -1,6 +1,6 @@
 /**
  * The loop of a background pass that drains work until none is left: woken after commits (a
- * wake-up topic, src/store/wakeups.ts) and by a slow safety poll. Wake-ups during a pass cause one
+ * wake-up topic, src/database/wakeups.ts) and by a slow safety poll. Wake-ups during a pass cause one
  * more pass, never one per wake-up; a failed pass is reported and left for the next wake-up. The
  * one loop style of tenure's timed and woken passes: the live-update broadcaster, the access
  * planner, drift repair (Discord and Telegram), the Stripe reconciliation, the expiry sweeper, the

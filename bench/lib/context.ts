@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { cp, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openDatabase, type Database } from '../../src/store/db.js';
+import { openDatabase, type Database } from '../../src/database/db.js';
 import { adminQuery } from './admin.js';
 import { startServer, type Server } from './processes.js';
 

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { openDatabase } from '../../src/store/db.js';
+import { openDatabase } from '../../src/database/db.js';
 import { adminQuery } from './admin.js';
 import { benchDatabase, copyPgliteDir, pgliteDir, startFull, startRaw, type BenchContext } from './context.js';
 import { extendOneLoad } from './load.js';

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { loadConfig } from '../../src/config.js';
 import { createContainer } from '../../src/container.js';
 import { createLogger } from '../../src/logger.js';
-import type { Database } from '../../src/store/db.js';
+import type { Database } from '../../src/database/db.js';
 
 /** A seeded project: its id, an API key for it, and its members' user ids ("1" … String(members)). */
 export interface Tenant {

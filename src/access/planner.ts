@@ -5,7 +5,7 @@ import { WakeLoop } from '../wake-loop.js';
 /**
  * Turns committed changes into desired access (docs/access-planning.md, "Desired state: what each change
  * does"). Every worker runtime runs one (in-process on embedded storage, `npx tenure worker` in
- * the scaled topology); it is woken by the `events` wake-up (src/store/wakeups.ts: after the commit
+ * the scaled topology); it is woken by the `events` wake-up (src/database/wakeups.ts: after the commit
  * of events written by any process, at most once per 25 ms) and by a slow safety poll, and plans
  * batches of unplanned events (AccessPlanStore.planBatch) until none is left. The store's lock
  * makes the planners of a cluster take turns, each event planned once; the access rows it writes

@@ -18,7 +18,7 @@ import { WakeLoop } from '../wake-loop.js';
  * 3. rows of members no longer in the guild wait for them (`waiting_for_member`).
  *
  * A repair only makes rows `pending` with what Discord showed as `applied` (a write that wakes the
- * access worker after commit, src/store/wakeups.ts); the worker makes the calls, so a repair costs the one call that differs, and members tenure does not manage are never
+ * access worker after commit, src/database/wakeups.ts); the worker makes the calls, so a repair costs the one call that differs, and members tenure does not manage are never
  * read past the list. A refused listing (403 Missing Access: the bot is not in the guild, or the
  * Server Members intent is off; 10004 Unknown Guild) flags the guild target unhealthy.
  */

@@ -3,8 +3,8 @@ import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import { ConfigError, loadConfig, storageOf, type Config } from '../config.js';
 import { checkRedis, probeRedisClient, reasonOf } from '../observability/probes.js';
-import { DataDirLockedError } from '../store/data-dir-lock.js';
-import { openDatabase, pendingMigrations, type Database } from '../store/db.js';
+import { DataDirLockedError } from '../database/data-dir-lock.js';
+import { openDatabase, pendingMigrations, type Database } from '../database/db.js';
 
 /**
  * `npx tenure doctor`: what stands between this machine and a running tenure, each finding with

@@ -6,7 +6,7 @@ import type { Container } from '../container.js';
 import { AppError, type Result } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 import { DEFAULT_BATCH, importMemberships } from '../domain/memberships/membership-import.js';
-import { DataDirLockedError } from '../store/data-dir-lock.js';
+import { DataDirLockedError } from '../database/data-dir-lock.js';
 import { COMMAND_HELP, PROGRAM_HELP } from './help.js';
 import { ImportProgress } from './import-progress.js';
 

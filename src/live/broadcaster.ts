@@ -8,7 +8,7 @@ export type EventClaims = Pick<LiveEventsStore, 'claim'>;
 
 /**
  * Broadcasts each committed event once, cluster-wide. Every node runs one; it is woken by the
- * `events` wake-up (src/store/wakeups.ts: after the commit of events written by any process, at
+ * `events` wake-up (src/database/wakeups.ts: after the commit of events written by any process, at
  * most once per 25 ms) and by a slow safety poll, claims unbroadcast rows with SKIP LOCKED (LiveEventsStore.claim), hands them
  * to `emit` and marks them, in one transaction. With the Redis adapter, `emit` reaches the
  * sockets of every node, so whichever node claims an event, every subscriber gets it once.
@@ -19,7 +19,7 @@ const BATCH = 500;
 /**
  * With nobody to emit to (`audience` false) the events are only marked, and a wake-up waits this
  * long first, so one statement marks what a quarter of a second of writes committed instead of a
- * statement every 25 ms (src/store/wakeups.ts). On embedded storage each statement is a turn on
+ * statement every 25 ms (src/database/wakeups.ts). On embedded storage each statement is a turn on
  * the one connection the API's requests wait for: marking on every wake-up cost the full server
  * ~10% of its extends a second on PGlite (side by side, 10 connections: ~495 → ~548 req/s). The
  * price: a longer statement on that connection every quarter second (the ten-endpoint webhook

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
-import { pendingMigrations, type Db } from '../store/db.js';
+import { pendingMigrations, type Db } from '../database/db.js';
 
 /**
  * The checks behind `GET /readyz` and `npx tenure doctor`: is the database reachable, are all

@@ -1,9 +1,10 @@
 import { sql } from 'drizzle-orm';
 import type { OutcomeWrite, TargetFault } from '../domain/access/access-completions.js';
 import type { AccessError } from './access-worker.store.js';
-import { at, type IntegrationKey } from './bot-leases.store.js';
-import { pgArray, rowsOf, type Db } from './db.js';
+import { type IntegrationKey } from './bot-leases.store.js';
+import { pgArray, rowsOf, type Db } from '../database/db.js';
 import { eventRows, insertEvents } from './outbox.js';
+import { at } from '../database/sql.js';
 
 /**
  * The statements that record the access engine's call outcomes (AccessWorkerStore's

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { planScopeOf } from '../domain/access/plan-scopes.js';
 import { systemClock, type Clock } from '../domain/clock.js';
 import { rangeScope, replan, usersScope, type Executor } from './access-replan.js';
-import { rowsOf, type Db } from './db.js';
+import { rowsOf, type Db } from '../database/db.js';
 
 /**
  * The access planner's SQL (docs/access-planning.md, "Desired state: what each change does"): from the
@@ -32,7 +32,7 @@ import { rowsOf, type Db } from './db.js';
  * events (their `event_plan_queue` rows) exclusive without row locks.
  */
 
-/** Any fixed number, distinct from the migration lock (src/store/db.ts): all nodes agree on it. */
+/** Any fixed number, distinct from the migration lock (src/database/db.ts): all nodes agree on it. */
 const PLANNER_LOCK = 7_346_221_002;
 
 /**

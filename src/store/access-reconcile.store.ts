@@ -1,7 +1,8 @@
 import { sql } from 'drizzle-orm';
-import { rowsOf, type Db } from './db.js';
+import { rowsOf, type Db } from '../database/db.js';
 import { healTargets } from './targets.store.js';
-import { markWrites } from './wakeups.js';
+import { markWrites } from '../database/wakeups.js';
+import { at } from '../database/sql.js';
 
 /**
  * Drift repair's SQL (src/access/reconciler.ts, docs/access-discord.md "Drift repair"): which bots are due
@@ -50,7 +51,7 @@ const inGuild = (alias: string, guildId: string) =>
 
 /**
  * The UPDATE of a page's repairs (over `found`), marked as a write of access rows: once it commits,
- * the access workers are woken (src/store/wakeups.ts) and claim the rows made pending.
+ * the access workers are woken (src/database/wakeups.ts) and claim the rows made pending.
  */
 const repairUpdate = (seenAt: Date) =>
   markWrites(
@@ -66,7 +67,7 @@ const repairUpdate = (seenAt: Date) =>
         FROM found f
         WHERE f.repair IS NOT NULL AND a.target_id = f.target_id AND a.user_id = f.user_id
           -- Re-read on the locked row: a worker's completion in between wins.
-          AND a.state IN ('synced', 'waiting_for_member') AND a.updated_at <= ${seenAt.toISOString()}::timestamptz
+          AND a.state IN ('synced', 'waiting_for_member') AND a.updated_at <= ${at(seenAt)}
         RETURNING f.repair`,
     ['access'],
   );
@@ -86,11 +87,11 @@ export class AccessReconcileStore {
    * whose token stopped working waits for a reconnection).
    */
   async due(owner: string, now: Date, everyMs: number): Promise<DueIntegration[]> {
-    const at = sql`${now.toISOString()}::timestamptz`;
+    const nowAt = at(now);
     const result = await this.db.execute(sql`
       SELECT project_id AS "projectId", bot_id AS "botId" FROM integrations
-      WHERE platform = 'discord' AND lease_owner = ${owner} AND lease_expires_at > ${at} AND health = 'ok'
-        AND (reconciled_at IS NULL OR reconciled_at <= ${at} - make_interval(secs => ${everyMs / 1000}))
+      WHERE platform = 'discord' AND lease_owner = ${owner} AND lease_expires_at > ${nowAt} AND health = 'ok'
+        AND (reconciled_at IS NULL OR reconciled_at <= ${nowAt} - make_interval(secs => ${everyMs / 1000}))
       ORDER BY reconciled_at NULLS FIRST`);
     return rowsOf<DueIntegration>(result);
   }
@@ -145,7 +146,7 @@ export class AccessReconcileStore {
         -- A deleted target is not tenure's any more: its rows only wait for their last revoke.
         JOIN targets t ON t.id = a.target_id
         WHERE a.platform = 'discord' AND ${inGuild('a', guildId)}
-          AND a.state IN ('synced', 'waiting_for_member') AND a.updated_at <= ${seenAt.toISOString()}::timestamptz
+          AND a.state IN ('synced', 'waiting_for_member') AND a.updated_at <= ${at(seenAt)}
       ), repaired AS (${repairUpdate(seenAt)})
       SELECT count(*) FILTER (WHERE repair = 'regrant')::int AS regrant,
              count(*) FILTER (WHERE repair IN ('rejoined', 'rejoined_synced'))::int AS rejoined,
@@ -164,7 +165,7 @@ export class AccessReconcileStore {
       WITH gone AS (
         UPDATE access a SET state = 'waiting_for_member', applied = NULL, updated_at = now()
         WHERE a.project_id = ${projectId} AND a.platform = 'discord' AND ${inGuild('a', guildId)}
-          AND a.desired = 'granted' AND a.state = 'synced' AND a.updated_at <= ${seenAt.toISOString()}::timestamptz
+          AND a.desired = 'granted' AND a.state = 'synced' AND a.updated_at <= ${at(seenAt)}
           AND EXISTS (SELECT 1 FROM targets t WHERE t.id = a.target_id)
           AND a.user_id NOT IN (SELECT unnest(${sql.param([...present])}::text[]))
         RETURNING 1
@@ -198,10 +199,10 @@ export class AccessReconcileStore {
     );
   }
 
-  /** The comparison of this project's bot ended at `at` (the app's clock, as `due` reads it). */
-  async markReconciled(projectId: string, at: Date): Promise<void> {
+  /** The comparison of this project's bot ended at `endedAt` (the app's clock, as `due` reads it). */
+  async markReconciled(projectId: string, endedAt: Date): Promise<void> {
     await this.db.execute(sql`
-      UPDATE integrations SET reconciled_at = ${at.toISOString()}::timestamptz
+      UPDATE integrations SET reconciled_at = ${at(endedAt)}
       WHERE project_id = ${projectId} AND platform = 'discord'`);
   }
 }

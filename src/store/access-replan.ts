@@ -1,10 +1,9 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { desiredAccessSql } from '../domain/access/access-rules.js';
 import { MANAGED_KINDS } from '../domain/targets/target-rules.js';
-import { activeAt } from './active-at.js';
+import { activeAt, desiredAccessSql } from './rule-twins.js';
 import { effectiveOnExpiry } from './catalogue.views.js';
-import { rowsOf, type Db } from './db.js';
-import { markWrites } from './wakeups.js';
+import { rowsOf, type Db } from '../database/db.js';
+import { markWrites } from '../database/wakeups.js';
 
 /**
  * The one statement of a re-plan (access-plan.store.ts): the `desired` state of the members a

@@ -1,10 +1,10 @@
 import { sql } from 'drizzle-orm';
 import type { AccessCompletionStatements, OutcomeWrite, TargetFault } from '../domain/access/access-completions.js';
 import { failTargets, flagRefusedBot, recordOutcomes } from './access-completions.js';
-import { rowsOf, type Db } from './db.js';
-import { iso } from './memberships.store.js';
+import { rowsOf, type Db } from '../database/db.js';
 import type { OnExpiry, Platform, TargetKind } from '../domain/targets/target.view.js';
-import { at, type IntegrationKey } from './bot-leases.store.js';
+import { type IntegrationKey } from './bot-leases.store.js';
+import { at, iso } from '../database/sql.js';
 
 /**
  * The access worker's SQL (src/access/README.md, docs/access-discord.md, "How tenure calls Discord"):

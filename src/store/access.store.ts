@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import type { AccessState, AccessView } from '../domain/access/access.view.js';
-import { affectedOf, rowsOf, type Db } from './db.js';
-import { iso } from './memberships.store.js';
-import { markWrites } from './wakeups.js';
+import { affectedOf, rowsOf, type Db } from '../database/db.js';
+import { markWrites } from '../database/wakeups.js';
+import { iso } from '../database/sql.js';
 
 /**
  * The access rows as the API shows them (`GET /access`), and the writes of `POST /access/resync`

@@ -1,7 +1,7 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Platform } from '../domain/targets/target.view.js';
-import { rowsOf, type Db } from './db.js';
-import { iso } from './memberships.store.js';
+import { rowsOf, type Db } from '../database/db.js';
+import { at, iso } from '../database/sql.js';
 
 /**
  * Leases on bots (src/access/README.md): one bot, one budget. A worker process holds a lease on an
@@ -23,8 +23,6 @@ export interface LeasedIntegration extends IntegrationKey {
   leaseExpiresAt: Date;
 }
 
-/** An instant of the app clock as a timestamptz parameter. */
-export const at = (d: Date): SQL => sql`${d.toISOString()}::timestamptz`;
 const keysOf = (keys: readonly IntegrationKey[]) => ({
   projects: sql.param(keys.map((k) => k.projectId)),
   platforms: sql.param(keys.map((k) => k.platform)),

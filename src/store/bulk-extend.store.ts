@@ -5,9 +5,9 @@ import type {
   BulkExtendProgress,
   BulkExtendStatements,
 } from '../domain/memberships/bulk-extend.js';
-import { rowsOf, type Db } from './db.js';
-import { iso } from './memberships.store.js';
+import { rowsOf, type Db } from '../database/db.js';
 import { insertEvent } from './outbox.js';
+import { iso } from '../database/sql.js';
 
 /**
  * Bulk extends as durable jobs (table `bulk_extend_jobs`, docs/memberships.md "Bulk extend"). One

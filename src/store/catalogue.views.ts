@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { PlanView } from '../domain/plans/plan.view.js';
 import { ON_EXPIRY_BY_KIND } from '../domain/targets/target-rules.js';
 import type { OnExpiry, TargetView } from '../domain/targets/target.view.js';
-import { activeAt } from './active-at.js';
+import { activeAt } from './rule-twins.js';
 
 /**
  * The plan and target objects as the API and events show them, built in SQL. A write inserts its

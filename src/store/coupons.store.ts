@@ -1,8 +1,8 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { CouponCandidate, CouponTerms, InviteeMode, PlanScope } from '../domain/payments/coupon-rules.js';
 import type { CouponView } from '../domain/payments/coupon.view.js';
-import { rowsOf, type Db } from './db.js';
-import { iso } from './memberships.store.js';
+import { rowsOf, type Db } from '../database/db.js';
+import { at, iso } from '../database/sql.js';
 
 /**
  * Coupons (docs/payments.md, "Coupons"): the codes, the Stripe coupon each is on a merchant
@@ -55,13 +55,13 @@ export class CouponsStore {
 
   /** The new coupon, or `duplicate` when the project has that code (any case). */
   async create(projectId: string, f: CouponFields, now: Date): Promise<CouponView | 'duplicate'> {
-    const at = sql`${now.toISOString()}::timestamptz`;
+    const nowAt = at(now);
     try {
       const result = await this.db.execute(sql`
         INSERT INTO coupons AS c (project_id, code, coupon_type, amount, currency, renewal_constraint, renewal_months, auto_apply,
           invitee_mode, plan_scope, plan_ids, max_uses, expires_at, created_at, updated_at)
         VALUES (${projectId}, ${f.code}, ${f.couponType}, ${f.amount}, ${f.currency}, ${f.renewalConstraint}, ${f.renewalMonths}, ${f.autoApply},
-          ${f.inviteeMode}, ${f.planScope}, ${uuidArray(f.planIds)}, ${f.maxUses}, ${f.expiresAt?.toISOString() ?? null}::timestamptz, ${at}, ${at})
+          ${f.inviteeMode}, ${f.planScope}, ${uuidArray(f.planIds)}, ${f.maxUses}, ${f.expiresAt?.toISOString() ?? null}::timestamptz, ${nowAt}, ${nowAt})
         RETURNING ${couponJson('c')} AS coupon`);
       return rowsOf<{ coupon: CouponView }>(result)[0]!.coupon;
     } catch (err) {
@@ -88,7 +88,7 @@ export class CouponsStore {
 
   /** The changed coupon; null when there is none; `duplicate` when the new code is taken. */
   async update(projectId: string, id: string, ch: CouponChanges, now: Date): Promise<CouponView | null | 'duplicate'> {
-    const sets: SQL[] = [sql`updated_at = ${now.toISOString()}::timestamptz`];
+    const sets: SQL[] = [sql`updated_at = ${at(now)}`];
     if (ch.code !== undefined) sets.push(sql`code = ${ch.code}`);
     if (ch.autoApply !== undefined) sets.push(sql`auto_apply = ${ch.autoApply}`);
     if (ch.inviteeMode !== undefined) sets.push(sql`invitee_mode = ${ch.inviteeMode}`);
@@ -161,10 +161,10 @@ export class CouponsStore {
    * concurrent retry of the same checkout wait for this one's transaction and then find the row.
    */
   async claimRedemption(r: { projectId: string; couponId: string; checkoutKey: string; userId: string; planId: string }, now: Date): Promise<boolean> {
-    const at = sql`${now.toISOString()}::timestamptz`;
+    const nowAt = at(now);
     const claimed = await this.db.execute(sql`
       INSERT INTO coupon_redemptions AS r (coupon_id, project_id, checkout_key, user_id, plan_id, status, created_at, updated_at)
-      SELECT id, project_id, ${r.checkoutKey}, ${r.userId}, ${r.planId}, 'reserved', ${at}, ${at} FROM coupons WHERE id = ${r.couponId} AND project_id = ${r.projectId}
+      SELECT id, project_id, ${r.checkoutKey}, ${r.userId}, ${r.planId}, 'reserved', ${nowAt}, ${nowAt} FROM coupons WHERE id = ${r.couponId} AND project_id = ${r.projectId}
       ON CONFLICT (coupon_id, checkout_key) DO UPDATE SET status = 'reserved', updated_at = excluded.updated_at WHERE r.status = 'released'
       RETURNING r.id`);
     return rowsOf(claimed).length > 0;
@@ -183,7 +183,7 @@ export class CouponsStore {
   async takeUse(couponId: string, now: Date): Promise<boolean> {
     const taken = await this.db.execute(sql`
       UPDATE coupons SET uses = uses + 1
-      WHERE id = ${couponId} AND (max_uses IS NULL OR uses < max_uses) AND (expires_at IS NULL OR expires_at > ${now.toISOString()}::timestamptz)
+      WHERE id = ${couponId} AND (max_uses IS NULL OR uses < max_uses) AND (expires_at IS NULL OR expires_at > ${at(now)})
       RETURNING id`);
     return rowsOf(taken).length > 0;
   }
@@ -210,7 +210,7 @@ export class CouponsStore {
   /** For the payment of a session: its reserved use becomes a redemption; returns the coupon codes. */
   async redeemSessionUse(projectId: string, sessionId: string, now: Date): Promise<string[]> {
     const result = await this.db.execute(sql`
-      UPDATE coupon_redemptions r SET status = 'redeemed', updated_at = ${now.toISOString()}::timestamptz
+      UPDATE coupon_redemptions r SET status = 'redeemed', updated_at = ${at(now)}
       FROM coupons c WHERE c.id = r.coupon_id AND r.project_id = ${projectId} AND r.checkout_session_id = ${sessionId} AND r.status = 'reserved'
       RETURNING c.code`);
     return rowsOf<{ code: string }>(result).map((r) => r.code);
@@ -230,7 +230,7 @@ const uuidArray = (ids: readonly string[]) => sql`${`{${ids.join(',')}}`}::uuid[
 function releaseUse(where: SQL, now: Date): SQL {
   return sql`
     WITH released AS (
-      UPDATE coupon_redemptions SET status = 'released', updated_at = ${now.toISOString()}::timestamptz
+      UPDATE coupon_redemptions SET status = 'released', updated_at = ${at(now)}
       WHERE ${where} AND status = 'reserved' RETURNING coupon_id
     )
     UPDATE coupons c SET uses = c.uses - 1 FROM released WHERE c.id = released.coupon_id RETURNING c.code`;

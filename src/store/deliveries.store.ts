@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
-import { pgArray, rowsOf, type Db } from './db.js';
+import { pgArray, rowsOf, type Db } from '../database/db.js';
 import { claimDue, type Claim, type ClaimOptions } from './delivery-claim.js';
-import { iso } from './memberships.store.js';
 import { eventRows, insertEvents, type EventData } from './outbox.js';
+import { iso } from '../database/sql.js';
 
 /**
  * Webhook deliveries and their attempts. Deliveries are created by the fan-out trigger on

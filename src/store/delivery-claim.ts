@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { rowsOf, type Db } from './db.js';
+import { rowsOf, type Db } from '../database/db.js';
 import { webhookBody } from './outbox.js';
 
 /**

@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { rowsOf, type Db } from './db.js';
-import { iso } from './memberships.store.js';
-import { markWrites } from './wakeups.js';
+import { rowsOf, type Db } from '../database/db.js';
+import { markWrites } from '../database/wakeups.js';
+import { iso } from '../database/sql.js';
 
 /**
  * The webhook delivery log as the API shows it (each delivery with its attempts), and replays: a

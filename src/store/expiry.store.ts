@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { activeAt } from './active-at.js';
-import { rowsOf, type Db } from './db.js';
+import { activeAt } from './rule-twins.js';
+import { rowsOf, type Db } from '../database/db.js';
 import { membershipEvent, withPlanPerRow } from './memberships.store.js';
 
 /**

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { affectedOf, rowsOf, type Db } from './db.js';
+import { affectedOf, rowsOf, type Db } from '../database/db.js';
 
 /**
  * Idempotency-Key records (docs/idempotency-and-lists.md). A record is `running` from the claim

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { rowsOf, type Db } from './db.js';
+import { rowsOf, type Db } from '../database/db.js';
 
 /**
  * Installation-wide secrets (`instance_secrets`): the first node to need one creates it, every

@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import type { Platform, PlatformError } from '../domain/targets/target.view.js';
-import { rowsOf, type Db } from './db.js';
-import { iso } from './memberships.store.js';
-import { markWrites } from './wakeups.js';
+import { rowsOf, type Db } from '../database/db.js';
+import { markWrites } from '../database/wakeups.js';
+import { at, iso } from '../database/sql.js';
 
 /**
  * A project's bot connections (`integrations`, docs/access.md "Connecting a bot"): one row per
@@ -71,9 +71,9 @@ export class IntegrationsStore {
    * budget is owned by one lease, so one bot serves one project).
    */
   async connect(c: Connection, now: Date): Promise<IntegrationRecord | null> {
-    const at = sql`${now.toISOString()}::timestamptz`;
+    const nowAt = at(now);
     const retried = markWrites(
-      sql`UPDATE access SET state = 'pending', attempts = 0, next_attempt_at = ${at}, last_error = NULL, failed_generation = NULL, updated_at = ${at}
+      sql`UPDATE access SET state = 'pending', attempts = 0, next_attempt_at = ${nowAt}, last_error = NULL, failed_generation = NULL, updated_at = ${nowAt}
           WHERE project_id = ${c.projectId} AND platform = ${c.platform} AND state = 'failed' AND EXISTS (SELECT 1 FROM upsert)`,
       ['access'],
     );
@@ -87,7 +87,7 @@ export class IntegrationsStore {
           SELECT id FROM projects WHERE id = ${c.projectId} FOR UPDATE
         ), upsert AS (
           INSERT INTO integrations (project_id, platform, bot_token_sealed, bot_id, bot_name, connected_at, health, last_error, generation, updated_at)
-          SELECT ${c.projectId}, ${c.platform}, ${c.botTokenSealed}, ${c.botId}, ${c.botName}, ${at}, 'ok', NULL, 1, ${at}
+          SELECT ${c.projectId}, ${c.platform}, ${c.botTokenSealed}, ${c.botId}, ${c.botName}, ${nowAt}, 'ok', NULL, 1, ${nowAt}
           FROM held
           WHERE NOT EXISTS (
             SELECT 1 FROM integrations WHERE platform = ${c.platform} AND bot_id = ${c.botId} AND project_id <> ${c.projectId}
@@ -98,7 +98,7 @@ export class IntegrationsStore {
             generation = integrations.generation + 1, updated_at = excluded.updated_at
           RETURNING *
         ), healed AS (
-          UPDATE targets SET health = 'ok', health_error = NULL, updated_at = ${at}
+          UPDATE targets SET health = 'ok', health_error = NULL, updated_at = ${nowAt}
           WHERE project_id = ${c.projectId} AND platform = ${c.platform} AND health <> 'ok' AND EXISTS (SELECT 1 FROM upsert)
         ), retried AS (${retried})
         SELECT ${RECORD('u')}, ${iso(sql`u.connected_at`)} AS "connectedAt" FROM upsert u`);

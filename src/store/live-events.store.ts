@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { TenureEvent } from '../domain/events.js';
-import { affectedOf, rowsOf, type Db } from './db.js';
+import { affectedOf, rowsOf, type Db } from '../database/db.js';
 import { webhookBody } from './outbox.js';
 
 /**

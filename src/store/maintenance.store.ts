@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { rowsOf, type Db } from './db.js';
+import { rowsOf, type Db } from '../database/db.js';
 
 /** What the database counted of one table since its last vacuum and analyze (`pg_stat_all_tables`). */
 export interface TableActivity {

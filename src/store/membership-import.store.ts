@@ -12,10 +12,10 @@ import type {
   StagedMembership,
 } from '../domain/memberships/membership-import.js';
 import type { MembershipView } from '../domain/memberships/membership.view.js';
-import type { Database } from './db.js';
-import { iso } from './memberships.store.js';
+import type { Database } from '../database/db.js';
 import { orderedId } from './ordered-ids.js';
 import { insertEvent } from './outbox.js';
+import { iso } from '../database/sql.js';
 
 /**
  * The CSV import's statements (docs/configuration.md "Importing memberships"); the import itself,

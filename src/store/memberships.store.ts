@@ -1,11 +1,12 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { systemClock, type Clock } from '../domain/clock.js';
 import type { MembershipView } from '../domain/memberships/membership.view.js';
-import { statusAt } from './active-at.js';
-import { rowsOf, type Db } from './db.js';
+import { statusAt } from './rule-twins.js';
+import { rowsOf, type Db } from '../database/db.js';
 import { insertEvent } from './outbox.js';
-import { preparedStatement } from './prepared.js';
-import { WriteBatcher } from './write-batcher.js';
+import { preparedStatement } from '../database/prepared.js';
+import { WriteBatcher } from '../database/write-batcher.js';
+import { iso } from '../database/sql.js';
 
 /**
  * Memberships and their outbox rows. Every write is one statement (or one transaction) that also
@@ -18,8 +19,6 @@ export interface ExtendedMembership {
   previousEndDate: string;
 }
 
-/** An instant column as the API shows it: `YYYY-MM-DDTHH:MM:SS.mmmZ`. */
-export const iso = (column: SQL) => sql<string>`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
  * A membership as the API and events show it, built in SQL: the event is written in the same
@@ -28,7 +27,7 @@ export const iso = (column: SQL) => sql<string>`to_char(${column} AT TIME ZONE '
  * user_first_name and user_username (see withPlan). `user_name` is null when neither is known.
  *
  * `status` is derived from the end date against `now`, the app's clock (statusAt,
- * src/store/active-at.ts; docs/memberships.md "Status and expiry"): a membership reads `expired`
+ * src/store/rule-twins.ts; docs/memberships.md "Status and expiry"): a membership reads `expired`
  * from the instant its end date passes, whether or not the sweeper has written its
  * `membership.expired` event yet. The stored `status` column is the sweeper's marker only and is
  * never shown.
@@ -91,7 +90,7 @@ export const extendedEvent = (now: Date | SQL) =>
 /**
  * The statement of extendOne, the API's most frequent write, for a batch of members of one project
  * (WriteBatcher, below): `members` is a JSON array of `{ user_id, end_date }`, distinct user ids.
- * Prepared (src/store/prepared.ts), since planning this CTE cost the database about as much as
+ * Prepared (src/database/prepared.ts), since planning this CTE cost the database about as much as
  * running it. The rows are locked in user_id order, the order the bulk extend's batches lock
  * them in, so two statements sharing members wait for each other instead of deadlocking; `= ANY`
  * keeps the lookup an index scan of memberships_project_user_key whatever the batch's size (a
@@ -125,7 +124,7 @@ interface MemberExtend {
 
 /**
  * Extend statements of one project running at once per process, beyond which the project's
- * concurrent extends wait and then go in one statement (src/store/write-batcher.ts): one on
+ * concurrent extends wait and then go in one statement (src/database/write-batcher.ts): one on
  * PGlite, which runs one statement at a time anyway; two on PostgreSQL (docs/memberships.md,
  * "Extending one member").
  */

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { rowsOf, type Db } from './db.js';
-import { iso } from './memberships.store.js';
+import { rowsOf, type Db } from '../database/db.js';
+import { at, iso } from '../database/sql.js';
 
 /**
  * A project's merchant accounts (`merchant_accounts`, docs/payments.md "Connecting Stripe"): one
@@ -59,12 +59,12 @@ export class MerchantAccountsStore {
    * another secret.
    */
   async upsert(a: NewMerchantAccount, now: Date): Promise<{ record: MerchantAccountRecord; created: boolean }> {
-    const at = sql`${now.toISOString()}::timestamptz`;
+    const nowAt = at(now);
     const result = await this.db.execute(sql`
       INSERT INTO merchant_accounts AS m (project_id, provider, environment, secret_key_sealed, webhook_secret_sealed,
         provider_account_id, provider_account_name, created_at, updated_at)
       VALUES (${a.projectId}, ${a.provider}, ${a.environment}, ${a.secretKeySealed}, ${a.webhookSecretSealed},
-        ${a.providerAccountId}, ${a.providerAccountName}, ${at}, ${at})
+        ${a.providerAccountId}, ${a.providerAccountName}, ${nowAt}, ${nowAt})
       ON CONFLICT (project_id, provider, environment) DO UPDATE SET
         secret_key_sealed = excluded.secret_key_sealed,
         webhook_secret_sealed = CASE
@@ -131,14 +131,14 @@ export class MerchantAccountsStore {
    * (SKIP LOCKED) and finds them marked once this commits.
    */
   async claimDueForReconcile(now: Date, intervalMs: number, limit: number): Promise<(MerchantAccountSecrets & { reconciledThrough: Date | null; createdAt: Date })[]> {
-    const at = sql`${now.toISOString()}::timestamptz`;
+    const nowAt = at(now);
     const result = await this.db.execute(sql`
       WITH due AS (
         SELECT id FROM merchant_accounts
-        WHERE provider = 'stripe' AND (reconciled_at IS NULL OR reconciled_at <= ${at} - ${intervalMs} * interval '1 millisecond')
+        WHERE provider = 'stripe' AND (reconciled_at IS NULL OR reconciled_at <= ${nowAt} - ${intervalMs} * interval '1 millisecond')
         ORDER BY reconciled_at NULLS FIRST, id LIMIT ${limit} FOR UPDATE SKIP LOCKED
       )
-      UPDATE merchant_accounts m SET reconciled_at = ${at} FROM due WHERE m.id = due.id
+      UPDATE merchant_accounts m SET reconciled_at = ${nowAt} FROM due WHERE m.id = due.id
       RETURNING m.id, m.project_id AS "projectId", m.provider, m.environment, m.secret_key_sealed AS "secretKeySealed",
         m.webhook_secret_sealed AS "webhookSecretSealed", m.provider_account_id AS "providerAccountId", ${iso(sql`m.reconciled_through`)} AS "reconciledThrough", ${iso(sql`m.created_at`)} AS "createdAt"`);
     return rowsOf<MerchantAccountSecrets & { reconciledThrough: string | null; createdAt: string }>(result).map((r) => ({
@@ -150,6 +150,6 @@ export class MerchantAccountsStore {
 
   /** Stripe's events up to `through` have been listed and applied for the account. */
   async markReconciled(id: string, through: Date): Promise<void> {
-    await this.db.execute(sql`UPDATE merchant_accounts SET reconciled_through = greatest(reconciled_through, ${through.toISOString()}::timestamptz) WHERE id = ${id}`);
+    await this.db.execute(sql`UPDATE merchant_accounts SET reconciled_through = greatest(reconciled_through, ${at(through)}) WHERE id = ${id}`);
   }
 }

@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { EVENT_TYPES, type EventPayloads, type EventType } from '../domain/events.js';
-import { markWrites } from './wakeups.js';
+import { markWrites } from '../database/wakeups.js';
 
 /**
  * The outbox: the one way a store writes to `events`. Each helper returns an `INSERT INTO events`
@@ -8,7 +8,7 @@ import { markWrites } from './wakeups.js';
  * beside the UPDATE it reports), so the change and its event commit together or not at all. The
  * trigger in drizzle/functions.sql then fans the event out to webhooks; the fragment is marked so
  * that, once the statement carrying it commits, the writer's process wakes the live broadcasters
- * and the delivery workers (src/store/wakeups.ts).
+ * and the delivery workers (src/database/wakeups.ts).
  *
  * The payload is keyed on the event catalogue (`EventPayloads`): every key of the event's data
  * must be given, no other key may be, and each value is an `SQL<T>` of the catalogue's type for

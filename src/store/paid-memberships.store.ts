@@ -1,8 +1,9 @@
 import { sql } from 'drizzle-orm';
 import type { Grant, PaidMembershipStatements } from '../domain/payments/payment-statements.js';
-import type { Db } from './db.js';
-import { rowsOf } from './db.js';
+import type { Db } from '../database/db.js';
+import { rowsOf } from '../database/db.js';
 import { extendedEvent, membershipEvent, withPlan } from './memberships.store.js';
+import { at } from '../database/sql.js';
 
 /**
  * The membership statements of payments (docs/payments.md, "What each Stripe event does"): grants
@@ -28,7 +29,7 @@ export class PaidMembershipsStore implements PaidMembershipStatements {
     const rows = rowsOf(
       await this.db.execute(sql`
         SELECT 1 FROM memberships WHERE project_id = ${q.projectId} AND user_id = ${q.userId} AND subscription_id = ${q.subscriptionId}
-          AND subscription_status IN (${sql.join(q.statuses.map((s) => sql`${s}`), sql`, `)}) AND subscription_status_at > ${q.after.toISOString()}::timestamptz`),
+          AND subscription_status IN (${sql.join(q.statuses.map((s) => sql`${s}`), sql`, `)}) AND subscription_status_at > ${at(q.after)}`),
     );
     return rows.length > 0;
   }
@@ -38,16 +39,16 @@ export class PaidMembershipsStore implements PaidMembershipStatements {
    * set it; the row is locked first so the new end date counts from the one it replaces.
    */
   async extendByPlan(g: Grant, now: Date): Promise<boolean> {
-    const at = sql`${now.toISOString()}::timestamptz`;
-    const eventAt = sql`${g.eventAt.toISOString()}::timestamptz`;
+    const nowAt = at(now);
+    const eventAt = sql`${at(g.eventAt)}`;
     const status = g.subscriptionId ? sql`'active'` : sql`NULL`;
     const extended = rowsOf(
       await this.db.execute(sql`
         WITH old AS (
           SELECT id, end_date FROM memberships WHERE project_id = ${g.projectId} AND user_id = ${g.userId} FOR UPDATE
         ), upd AS (
-          UPDATE memberships m SET end_date = greatest(m.end_date, ${at}) + (SELECT duration FROM plans WHERE id = ${g.planId})::interval,
-            status = 'active', plan_id = ${g.planId}, updated_at = ${at},
+          UPDATE memberships m SET end_date = greatest(m.end_date, ${nowAt}) + (SELECT duration FROM plans WHERE id = ${g.planId})::interval,
+            status = 'active', plan_id = ${g.planId}, updated_at = ${nowAt},
             subscription_id = coalesce(${g.subscriptionId}, m.subscription_id),
             subscription_status = CASE WHEN ${g.subscriptionId}::text IS NOT NULL AND (m.subscription_status_at IS NULL OR m.subscription_status_at <= ${eventAt})
               THEN ${status} ELSE m.subscription_status END,
@@ -62,8 +63,8 @@ export class PaidMembershipsStore implements PaidMembershipStatements {
 
   /** With the user's row; nothing is written when the user is banned or has a membership (made concurrently). */
   async createForPlan(g: Grant, now: Date): Promise<{ created: boolean; banned: boolean }> {
-    const at = sql`${now.toISOString()}::timestamptz`;
-    const eventAt = sql`${g.eventAt.toISOString()}::timestamptz`;
+    const nowAt = at(now);
+    const eventAt = sql`${at(g.eventAt)}`;
     const status = g.subscriptionId ? sql`'active'` : sql`NULL`;
     const row = rowsOf<{ banned: boolean; id: string | null }>(
       await this.db.execute(sql`
@@ -71,8 +72,8 @@ export class PaidMembershipsStore implements PaidMembershipStatements {
           SELECT EXISTS (SELECT 1 FROM bans WHERE project_id = ${g.projectId} AND user_id = ${g.userId}) AS yes
         ), ins AS (
           INSERT INTO memberships (project_id, user_id, plan_id, start_date, end_date, subscription_id, subscription_status, subscription_status_at, created_at, updated_at)
-          SELECT ${g.projectId}::uuid, ${g.userId}::text, ${g.planId}::uuid, ${at}, ${at} + (SELECT duration FROM plans WHERE id = ${g.planId})::interval,
-            ${g.subscriptionId}::text, ${status}, CASE WHEN ${g.subscriptionId}::text IS NOT NULL THEN ${eventAt} END, ${at}, ${at}
+          SELECT ${g.projectId}::uuid, ${g.userId}::text, ${g.planId}::uuid, ${nowAt}, ${nowAt} + (SELECT duration FROM plans WHERE id = ${g.planId})::interval,
+            ${g.subscriptionId}::text, ${status}, CASE WHEN ${g.subscriptionId}::text IS NOT NULL THEN ${eventAt} END, ${nowAt}, ${nowAt}
           FROM banned WHERE NOT banned.yes
           ON CONFLICT (project_id, user_id) DO NOTHING
           RETURNING *
@@ -87,10 +88,10 @@ export class PaidMembershipsStore implements PaidMembershipStatements {
   }
 
   async setSubscriptionStatus(s: { projectId: string; subscriptionId: string; userId: string | null; status: string; eventAt: Date }, now: Date): Promise<string[]> {
-    const eventAt = sql`${s.eventAt.toISOString()}::timestamptz`;
+    const eventAt = sql`${at(s.eventAt)}`;
     const rows = rowsOf<{ id: string }>(
       await this.db.execute(sql`
-        UPDATE memberships SET subscription_id = ${s.subscriptionId}, subscription_status = ${s.status}, subscription_status_at = ${eventAt}, updated_at = ${now.toISOString()}::timestamptz
+        UPDATE memberships SET subscription_id = ${s.subscriptionId}, subscription_status = ${s.status}, subscription_status_at = ${eventAt}, updated_at = ${at(now)}
         WHERE project_id = ${s.projectId}
           AND (subscription_id = ${s.subscriptionId} OR (subscription_id IS NULL AND user_id = ${s.userId}::text))
           AND (subscription_status_at IS NULL OR subscription_status_at <= ${eventAt})
@@ -102,12 +103,12 @@ export class PaidMembershipsStore implements PaidMembershipStatements {
   async endNow(ids: readonly string[], now: Date): Promise<boolean> {
     // `IN ()` is no SQL: no ids, no statement.
     if (ids.length === 0) return false;
-    const at = sql`${now.toISOString()}::timestamptz`;
+    const nowAt = at(now);
     const ended = rowsOf(
       await this.db.execute(sql`
         WITH upd AS (
-          UPDATE memberships m SET end_date = ${at}, status = 'expired', updated_at = ${at}
-          WHERE m.id IN (${sql.join(ids.map((id) => sql`${id}::uuid`), sql`, `)}) AND m.end_date > ${at}
+          UPDATE memberships m SET end_date = ${nowAt}, status = 'expired', updated_at = ${nowAt}
+          WHERE m.id IN (${sql.join(ids.map((id) => sql`${id}::uuid`), sql`, `)}) AND m.end_date > ${nowAt}
           RETURNING m.*
         ), full_row AS (${withPlan('upd')}), ev AS (${membershipEvent('membership.expired', now)})
         SELECT id FROM full_row`),
@@ -116,12 +117,12 @@ export class PaidMembershipsStore implements PaidMembershipStatements {
   }
 
   async endMemberNow(projectId: string, userId: string, now: Date): Promise<boolean> {
-    const at = sql`${now.toISOString()}::timestamptz`;
+    const nowAt = at(now);
     const ended = rowsOf(
       await this.db.execute(sql`
         WITH upd AS (
-          UPDATE memberships m SET end_date = ${at}, status = 'expired', updated_at = ${at}
-          WHERE m.project_id = ${projectId} AND m.user_id = ${userId} AND m.end_date > ${at}
+          UPDATE memberships m SET end_date = ${nowAt}, status = 'expired', updated_at = ${nowAt}
+          WHERE m.project_id = ${projectId} AND m.user_id = ${userId} AND m.end_date > ${nowAt}
           RETURNING m.*
         ), full_row AS (${withPlan('upd')}), ev AS (${membershipEvent('membership.expired', now)})
         SELECT id FROM full_row`),
@@ -133,13 +134,13 @@ export class PaidMembershipsStore implements PaidMembershipStatements {
   async keepUntil(ids: readonly string[], until: Date, now: Date): Promise<boolean> {
     // `IN ()` is no SQL: no ids, no statement.
     if (ids.length === 0) return false;
-    const at = sql`${now.toISOString()}::timestamptz`;
-    const to = sql`${until.toISOString()}::timestamptz`;
+    const nowAt = at(now);
+    const to = sql`${at(until)}`;
     const kept = rowsOf(
       await this.db.execute(sql`
         WITH old AS (SELECT id, end_date FROM memberships WHERE id IN (${sql.join(ids.map((id) => sql`${id}::uuid`), sql`, `)}) AND end_date < ${to} FOR UPDATE
         ), upd AS (
-          UPDATE memberships m SET end_date = ${to}, status = 'active', updated_at = ${at}
+          UPDATE memberships m SET end_date = ${to}, status = 'active', updated_at = ${nowAt}
           FROM old WHERE m.id = old.id
           RETURNING m.*, old.end_date AS previous_end_date
         ), full_row AS (${withPlan('upd')}), ev AS (${extendedEvent(now)})

@@ -1,9 +1,10 @@
 import { sql } from 'drizzle-orm';
 import type { ReversalStatus } from '../domain/payments/payment-rules.js';
 import type { ReversalStatements } from '../domain/payments/payment-statements.js';
-import type { Db } from './db.js';
-import { rowsOf } from './db.js';
+import type { Db } from '../database/db.js';
+import { rowsOf } from '../database/db.js';
 import { paymentEvent } from './payments.store.js';
+import { at } from '../database/sql.js';
 
 /**
  * Refunds and disputes (docs/payments.md, "What each Stripe event does", "Out of order"), run in
@@ -38,7 +39,7 @@ export class PaymentReversalsStore implements ReversalStatements {
     const marked = rowsOf<{ user_id: string }>(
       await this.db.execute(sql`
         WITH upd AS (
-          UPDATE payments SET status = ${status}, updated_at = ${now.toISOString()}::timestamptz
+          UPDATE payments SET status = ${status}, updated_at = ${at(now)}
           WHERE project_id = ${projectId} AND provider = 'stripe' AND payment_intent_id = ${paymentIntentId} AND status = 'succeeded'
           RETURNING *
         ), ev AS (${paymentEvent(type, 'upd')})
@@ -57,7 +58,7 @@ export class PaymentReversalsStore implements ReversalStatements {
   async hold(held: { projectId: string; merchantAccountId: string; paymentIntentId: string; status: ReversalStatus; eventId: string; eventCreatedAt: Date }): Promise<boolean> {
     const rows = await this.db.execute(sql`
       INSERT INTO held_reversals (project_id, merchant_account_id, provider, payment_intent_id, status, event_id, event_created_at)
-      VALUES (${held.projectId}, ${held.merchantAccountId}, 'stripe', ${held.paymentIntentId}, ${held.status}, ${held.eventId}, ${held.eventCreatedAt.toISOString()}::timestamptz)
+      VALUES (${held.projectId}, ${held.merchantAccountId}, 'stripe', ${held.paymentIntentId}, ${held.status}, ${held.eventId}, ${at(held.eventCreatedAt)})
       ON CONFLICT (project_id, provider, payment_intent_id) DO NOTHING
       RETURNING payment_intent_id`);
     return rowsOf(rows).length > 0;

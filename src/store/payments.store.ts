@@ -2,9 +2,9 @@ import { sql, type SQL } from 'drizzle-orm';
 import { fractionDigits } from '../domain/payments/checkout-rules.js';
 import type { Failed, Paid, PaymentOf, PaymentStatements } from '../domain/payments/payment-statements.js';
 import type { PaymentView } from '../domain/payments/payment.view.js';
-import { rowsOf, type Db } from './db.js';
-import { iso } from './memberships.store.js';
+import { rowsOf, type Db } from '../database/db.js';
 import { insertEvent } from './outbox.js';
+import { at, iso } from '../database/sql.js';
 
 /**
  * Payments (docs/payments.md): what a checkout reads of the project, the payments as the API
@@ -61,7 +61,7 @@ export class PaymentsStore implements PaymentStatements {
     const retried = rowsOf<{ n: number }>(
       await this.db.execute(sql`
         WITH upd AS (
-          UPDATE payments AS p SET status = 'succeeded', amount_minor = ${p.amountMinor}, updated_at = ${now.toISOString()}::timestamptz,
+          UPDATE payments AS p SET status = 'succeeded', amount_minor = ${p.amountMinor}, updated_at = ${at(now)},
             checkout_session_id = coalesce(p.checkout_session_id, ${p.checkoutSessionId}),
             payment_intent_id = coalesce(p.payment_intent_id, ${p.paymentIntentId}),
             customer_id = coalesce(p.customer_id, ${p.customerId})
@@ -75,7 +75,7 @@ export class PaymentsStore implements PaymentStatements {
 
   /** Its `payment.succeeded` is written only by the insert; the plan is kept only if it is the project's. */
   async recordSucceeded(of: PaymentOf, p: Paid, now: Date): Promise<boolean> {
-    const at = sql`${now.toISOString()}::timestamptz`;
+    const nowAt = at(now);
     const recorded = rowsOf<{ inserted: boolean }>(
       await this.db.execute(sql`
         WITH ins AS (
@@ -83,7 +83,7 @@ export class PaymentsStore implements PaymentStatements {
             checkout_session_id, payment_intent_id, invoice_id, subscription_id, customer_id, created_at, updated_at)
           SELECT ${of.projectId}::uuid, ${of.merchantAccountId}::uuid, 'stripe', ${p.key}, ${of.buyer.userId},
             (SELECT id FROM plans WHERE id = ${of.buyer.planId}::uuid AND project_id = ${of.projectId}::uuid), ${p.amountMinor}, ${p.currency}, 'succeeded',
-            ${p.checkoutSessionId}, ${p.paymentIntentId}, ${p.invoiceId}, ${p.subscriptionId}, ${p.customerId}, ${at}, ${at}
+            ${p.checkoutSessionId}, ${p.paymentIntentId}, ${p.invoiceId}, ${p.subscriptionId}, ${p.customerId}, ${nowAt}, ${nowAt}
           ON CONFLICT (project_id, provider, payment_key) DO UPDATE SET
             checkout_session_id = coalesce(p.checkout_session_id, excluded.checkout_session_id),
             payment_intent_id = coalesce(p.payment_intent_id, excluded.payment_intent_id),
@@ -96,7 +96,7 @@ export class PaymentsStore implements PaymentStatements {
   }
 
   async recordFailed(of: PaymentOf, f: Failed, now: Date): Promise<boolean> {
-    const at = sql`${now.toISOString()}::timestamptz`;
+    const nowAt = at(now);
     const rows = rowsOf(
       await this.db.execute(sql`
         WITH ins AS (
@@ -104,7 +104,7 @@ export class PaymentsStore implements PaymentStatements {
             invoice_id, subscription_id, customer_id, created_at, updated_at)
           SELECT ${of.projectId}::uuid, ${of.merchantAccountId}::uuid, 'stripe', ${f.key}, ${of.buyer.userId},
             (SELECT id FROM plans WHERE id = ${of.buyer.planId}::uuid AND project_id = ${of.projectId}::uuid), ${f.amountMinor}, ${f.currency}, 'failed',
-            ${f.invoiceId}, ${f.subscriptionId}, ${f.customerId}, ${at}, ${at}
+            ${f.invoiceId}, ${f.subscriptionId}, ${f.customerId}, ${nowAt}, ${nowAt}
           ON CONFLICT (project_id, provider, payment_key) DO NOTHING
           RETURNING *
         ), ev AS (${paymentEvent('payment.failed', 'ins')})

@@ -4,7 +4,7 @@ import type { PlanFields } from '../domain/plans/plan-rules.js';
 import type { PlanView } from '../domain/plans/plan.view.js';
 import type { Platform } from '../domain/targets/target.view.js';
 import { planJson } from './catalogue.views.js';
-import { rowsOf, type Db } from './db.js';
+import { rowsOf, type Db } from '../database/db.js';
 import { insertEvent } from './outbox.js';
 
 /**

@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import type { ApiKeyScope } from '../domain/projects/api-key-scope.js';
-import type { Db } from './db.js';
+import type { Db } from '../database/db.js';
 import { apiKeys, projects } from './schema.js';
 
 export interface ProjectRecord {

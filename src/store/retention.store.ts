@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { rowsOf, type Db } from './db.js';
+import { rowsOf, type Db } from '../database/db.js';
 
 /**
  * What history is pruned, and how (docs/operations.md, "Retention"): events older than the

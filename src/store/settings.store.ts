@@ -1,5 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
-import type { Db } from './db.js';
+import type { Db } from '../database/db.js';
 import { settings } from './schema.js';
 
 /** Project settings: one row per key that was ever set; unset keys have their default (domain). */

@@ -7,7 +7,7 @@ import { AccessStore } from './access.store.js';
 import { ApiKeysStore } from './api-keys.store.js';
 import { BulkExtendStore } from './bulk-extend.store.js';
 import { CouponsStore } from './coupons.store.js';
-import type { Database, Db } from './db.js';
+import type { Database, Db } from '../database/db.js';
 import { DeliveriesStore } from './deliveries.store.js';
 import { DeliveryLogStore } from './delivery-log.store.js';
 import { ExpiryStore } from './expiry.store.js';

@@ -1,7 +1,8 @@
 import { sql } from 'drizzle-orm';
 import type { EventMeta, StripeEventLog } from '../domain/payments/payment-statements.js';
-import type { Db } from './db.js';
-import { rowsOf } from './db.js';
+import type { Db } from '../database/db.js';
+import { rowsOf } from '../database/db.js';
+import { at } from '../database/sql.js';
 
 /**
  * `payment_events`: each provider event of a merchant account recorded once (docs/payments.md,
@@ -16,7 +17,7 @@ export class StripeEventsStore implements StripeEventLog {
     const fresh = rowsOf(
       await this.db.execute(sql`
         INSERT INTO payment_events (merchant_account_id, event_id, type, created_at, source, outcome)
-        VALUES (${meta.merchantAccountId}, ${meta.eventId}, ${meta.type}, ${meta.createdAt.toISOString()}::timestamptz, ${meta.source}, 'applying')
+        VALUES (${meta.merchantAccountId}, ${meta.eventId}, ${meta.type}, ${at(meta.createdAt)}, ${meta.source}, 'applying')
         ON CONFLICT (merchant_account_id, event_id) DO NOTHING RETURNING event_id`),
     );
     return fresh.length > 0;

@@ -2,9 +2,9 @@ import { sql, type SQL } from 'drizzle-orm';
 import { systemClock, type Clock } from '../domain/clock.js';
 import type { OnExpiry, Platform, TargetKind, TargetView } from '../domain/targets/target.view.js';
 import { planJson, targetJson, withCounts } from './catalogue.views.js';
-import { rowsOf, type Db } from './db.js';
+import { rowsOf, type Db } from '../database/db.js';
 import { insertEvent } from './outbox.js';
-import { markWrites } from './wakeups.js';
+import { markWrites } from '../database/wakeups.js';
 
 /**
  * Targets and their outbox rows. Every write commits with its events; the objects returned and

@@ -1,9 +1,8 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { InviteView } from '../domain/events.js';
-import { rowsOf, type Db } from './db.js';
-import { at } from './bot-leases.store.js';
-import { iso } from './memberships.store.js';
+import { rowsOf, type Db } from '../database/db.js';
 import { insertEvent } from './outbox.js';
+import { at, iso } from '../database/sql.js';
 
 /**
  * The invite links tenure made on Telegram, one member each (docs/access-telegram.md; schema in

@@ -1,10 +1,10 @@
 import { sql } from 'drizzle-orm';
 import type { AccessOutcome } from '../domain/events.js';
-import { at } from './bot-leases.store.js';
-import { rowsOf, type Db } from './db.js';
+import { rowsOf, type Db } from '../database/db.js';
 import { eventRows, insertEvents } from './outbox.js';
 import { healTargets } from './targets.store.js';
-import { markWrites } from './wakeups.js';
+import { markWrites } from '../database/wakeups.js';
+import { at } from '../database/sql.js';
 
 /**
  * Telegram drift repair's SQL (src/access/telegram/telegram.reconciler.ts, docs/access-discord.md "Drift

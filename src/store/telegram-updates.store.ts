@@ -1,10 +1,10 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { outcomeData } from './access-completions.js';
 import type { AccessError, Desired } from './access-worker.store.js';
-import { at } from './bot-leases.store.js';
-import { rowsOf, type Db } from './db.js';
+import { rowsOf, type Db } from '../database/db.js';
 import { eventRows, insertEvents } from './outbox.js';
-import { markWrites } from './wakeups.js';
+import { markWrites } from '../database/wakeups.js';
+import { at } from '../database/sql.js';
 
 /**
  * A Telegram bot's updates (`telegram_updates`; docs/access-telegram.md: joins, leaves, join

@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import type { BanView, UserView } from '../domain/users/user.view.js';
-import { rowsOf, type Db } from './db.js';
-import { iso } from './memberships.store.js';
+import { rowsOf, type Db } from '../database/db.js';
 import { insertEvent } from './outbox.js';
+import { iso } from '../database/sql.js';
 
 /**
  * The users a project has seen (recorded by membership creation, see MembershipsStore) and its

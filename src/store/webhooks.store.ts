@@ -1,6 +1,6 @@
 import { and, count, desc, eq, sql, type SQL } from 'drizzle-orm';
 import { isSealed, SEALED_PREFIX, type StoredSecrets } from '../domain/webhooks/webhook-secrets.js';
-import { rowsOf, type Db } from './db.js';
+import { rowsOf, type Db } from '../database/db.js';
 import { insertEvent } from './outbox.js';
 import { webhooks } from './schema.js';
 

@@ -62,7 +62,7 @@ export class DeliveryWorker {
    * The loop went to sleep with nothing claimable and nothing in flight. Woken from such a sleep,
    * it first reads when the first pending delivery falls due (one descent of the due index,
    * `firstDueAt`) and claims only once that is due: every write's wake-up (at most one per 25 ms,
-   * src/store/wakeups.ts) then costs that read rather than a claim while no webhook has anything
+   * src/database/wakeups.ts) then costs that read rather than a claim while no webhook has anything
    * to send. Nothing in flight means no endpoint or project is at this worker's bound, so a due
    * first entry is claimable.
    */

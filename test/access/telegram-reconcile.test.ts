@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { AccessWorker } from '../../src/access/access.worker.js';
 import type { TelegramClient } from '../../src/access/telegram/client.js';
 import type { TelegramProjectReport, TelegramReconcilerOptions } from '../../src/access/telegram/telegram.reconciler.js';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { createTelegramReconciler, startWorkerRuntime } from '../../src/worker-runtime.js';
 import { targetHealth } from '../support/access-seed.js';
 import type { FakeCall } from '../support/fake-telegram.js';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/store/db.js';
+import { openDatabase } from '../../src/database/db.js';
 import { cli } from '../support/cli.js';
 import { freePort, startRedis, type RedisProcess } from '../support/processes.js';
 import { scratch, seedDataDir } from '../ops/ops-support.js';

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createContainer } from '../../src/container.js';
 import { createLogger } from '../../src/logger.js';
-import { isDatabaseUnavailable, openDatabase, rowsOf } from '../../src/store/db.js';
+import { isDatabaseUnavailable, openDatabase, rowsOf } from '../../src/database/db.js';
 import { createHarness, testConfig, userId, type Harness } from '../support/harness.js';
 import {
   freePort,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { expectSuccess, ISO_MS, UUID } from '../support/api.js';
 import { useHarness } from '../support/harness.js';
 import { apiKeyCreate } from '../support/operations.keys.js';

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { createMembership, createWebhook, expectError } from '../support/api.js';
 import { createPlan, createTarget, grant } from '../support/catalogue.js';
 import { createHarness, type Harness, type Tenant } from '../support/harness.js';

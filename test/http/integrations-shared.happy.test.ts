@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { createMembership, expectSuccess, expireMembership, ISO_MS } from '../support/api.js';
 import { integrationRow } from '../support/bots.js';
 import { createPlan, grant } from '../support/catalogue.js';

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { accessProject } from '../support/access-api.js';
 import { createMembership, createWebhook, expectError } from '../support/api.js';
 import { planBody, targetBody } from '../support/catalogue.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { createMembership, expectSuccess, expireMembership, insertPlan } from '../support/api.js';
 import { future, useHarness, type Harness, type Tenant } from '../support/harness.js';
 import { membershipGet } from '../support/operations.js';

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import type { MembershipView } from '../../src/domain/memberships/membership.view.js';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { createMembership, expectSuccess, expireMembership } from '../support/api.js';
 import { future, useHarness, type Tenant } from '../support/harness.js';
 import { membershipList } from '../support/operations.js';

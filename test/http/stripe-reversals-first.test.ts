@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import type { StripeEvent } from '../support/fake-stripe-model.js';
 import { eventRows, projectState } from '../support/api.js';
 import { useHarness, type Harness, type Tenant } from '../support/harness.js';

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { eventRows, expectError, projectState } from '../support/api.js';
 import { createTarget, getTarget, snowflake, targetBody } from '../support/catalogue.js';
 import { useHarness, userId, type Harness, type Tenant } from '../support/harness.js';

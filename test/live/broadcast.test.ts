@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { webhookBody } from '../../src/store/outbox.js';
 import { createMembership, ISO_MS, UUID } from '../support/api.js';
 import { future, type Tenant } from '../support/harness.js';
 import { createLiveHarness, LiveClient, type LiveHarness } from './live-harness.js';
-import { markWrites } from '../../src/store/wakeups.js';
+import { markWrites } from '../../src/database/wakeups.js';
 
 /**
  * Broadcasts (docs/live-updates.md): a change made over REST reaches the sockets of that project

@@ -10,7 +10,7 @@ import { LIVE_PATH, startLiveUpdates } from '../../src/live/live-updates.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createContainer } from '../../src/container.js';
-import { openDatabase } from '../../src/store/db.js';
+import { openDatabase } from '../../src/database/db.js';
 import { InstanceSecretsStore } from '../../src/store/instance-secrets.store.js';
 import { ProjectsStore } from '../../src/store/projects.store.js';
 import { createTestDatabase, type Tenant } from '../support/harness.js';

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LIVE_NAMESPACE } from '../../src/live/live-updates.js';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { createMembership } from '../support/api.js';
 import { future, type Tenant } from '../support/harness.js';
 import { createLiveHarness, type LiveClient, type LiveHarness } from './live-harness.js';
-import { markWrites } from '../../src/store/wakeups.js';
+import { markWrites } from '../../src/database/wakeups.js';
 
 /**
  * Resume (beyond the original product): a subscribe with `after: <event_id>` first

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { MAX_ATTEMPTS, RETRY_SCHEDULE_MS } from '../../src/webhooks/retry-policy.js';
 import { createMembership } from '../support/api.js';
 import type { Tenant } from '../support/harness.js';

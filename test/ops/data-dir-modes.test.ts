@@ -4,7 +4,7 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { createContainer } from '../../src/container.js';
 import { createLogger } from '../../src/logger.js';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { testConfig } from '../support/harness.js';
 import { scratch, seedDataDir } from './ops-support.js';
 

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMBEDDED_VACUUM_THRESHOLDS, EmbeddedVacuumer } from '../../src/domain/retention/embedded.vacuumer.js';
 import { createLogger } from '../../src/logger.js';
-import { rowsOf, type Database } from '../../src/store/db.js';
+import { rowsOf, type Database } from '../../src/database/db.js';
 import { MaintenanceStore } from '../../src/store/maintenance.store.js';
 import { openMigratedPglite } from '../support/harness.js';
 

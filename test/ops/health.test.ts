@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { openDatabase } from '../../src/store/db.js';
+import { openDatabase } from '../../src/database/db.js';
 import { expectSuccess, UUID } from '../support/api.js';
 import { appOn, createHarness, createTestDatabase, openUnmigratedPglite, type Harness } from '../support/harness.js';
 import { freePort, startRedis, type RedisProcess } from '../support/processes.js';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import type { Container } from '../../src/container.js';
 import { createLogger } from '../../src/logger.js';
-import { openDatabase, type Database } from '../../src/store/db.js';
+import { openDatabase, type Database } from '../../src/database/db.js';
 import { startWorkerRuntime, type WorkerRuntime } from '../../src/worker-runtime.js';
 import { failEventInserts } from '../support/api.js';
 import { appOn, createTestDatabase, future, userId, type Harness } from '../support/harness.js';

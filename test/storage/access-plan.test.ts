@@ -4,7 +4,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { PLAN_POLL_MS } from '../../src/access/planner.js';
 import type { Platform } from '../../src/domain/targets/target.view.js';
 import { AccessPlanStore } from '../../src/store/access-plan.store.js';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { ExpiryStore } from '../../src/store/expiry.store.js';
 import { createMembership } from '../support/api.js';
 import { createPlan, createTarget, grant } from '../support/catalogue.js';

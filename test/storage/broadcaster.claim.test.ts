@@ -3,11 +3,11 @@ import type { AddressInfo } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLiveUpdates } from '../../src/live/live-updates.js';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { createMembership } from '../support/api.js';
 import { future, type Tenant } from '../support/harness.js';
 import { createLiveHarness, LiveClient, type LiveHarness } from '../live/live-harness.js';
-import { markWrites } from '../../src/store/wakeups.js';
+import { markWrites } from '../../src/database/wakeups.js';
 import { eventually } from '../support/webhook-harness.js';
 
 /**

@@ -4,7 +4,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { BulkExtendResumer } from '../../src/domain/memberships/bulk-extend.resumer.js';
 import { createLogger } from '../../src/logger.js';
 import type { BulkExtendJob } from '../../src/domain/memberships/bulk-extend.js';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { createMembership, eventRows, failEventInserts, membershipRows } from '../support/api.js';
 import { future, onPostgres, useHarness, type Tenant } from '../support/harness.js';
 import { eventually } from '../support/webhook-harness.js';

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { CheckoutCoupons } from '../../src/domain/payments/checkout-coupons.js';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { createPlan } from '../support/catalogue.js';
 import { checkoutWith, createCoupon, getCoupon, redemptionRows } from '../support/coupons.js';
 import { userId, useHarness } from '../support/harness.js';

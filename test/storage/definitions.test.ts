@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openDatabase, pendingMigrations, rowsOf, type Database, type Db } from '../../src/store/db.js';
-import { readDefinitions } from '../../src/store/definitions.js';
+import { openDatabase, pendingMigrations, rowsOf, type Database, type Db } from '../../src/database/db.js';
+import { readDefinitions } from '../../src/database/definitions.js';
 import { emptyDatabase as emptyDatabaseOf, migrateHistoryOnly as migrateHistory } from '../support/empty-database.js';
 
 /**

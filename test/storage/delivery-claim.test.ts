@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { DeliveriesStore, type ClaimOptions } from '../../src/store/deliveries.store.js';
 import type { Tenant } from '../support/harness.js';
 import { createHook, createWebhookHarness, type WebhookHarness } from '../support/webhook-harness.js';

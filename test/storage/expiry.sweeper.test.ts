@@ -1,5 +1,5 @@
 import { createLogger } from '../../src/logger.js';
-import { openDatabase } from '../../src/store/db.js';
+import { openDatabase } from '../../src/database/db.js';
 import { ExpiryStore } from '../../src/store/expiry.store.js';
 import { ExpirySweeper } from '../../src/domain/memberships/expiry.sweeper.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

@@ -2,19 +2,19 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { describe, expect, it, vi } from 'vitest';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { MembershipsStore } from '../../src/store/memberships.store.js';
-import { WAKE_INTERVAL_MS } from '../../src/store/wakeups.js';
+import { WAKE_INTERVAL_MS } from '../../src/database/wakeups.js';
 import { future, onPostgres, useHarness, userId } from '../support/harness.js';
 
 /**
  * extendOne's statement (MembershipsStore). It runs as a named prepared statement
- * (src/store/prepared.ts): on PostgreSQL each pooled connection prepares it once and reuses it.
+ * (src/database/prepared.ts): on PostgreSQL each pooled connection prepares it once and reuses it.
  * The first tests hold it to what the unnamed statement did: the change and its event in one
  * statement, the previous end date of the very row it changed (concurrent extends of one member
  * chain), a wake-up once committed, and, given a transaction's handle, a statement of that
  * transaction that wakes only at its commit. The last ones hold its batching
- * (src/store/write-batcher.ts): extends sent while others of the project wait go in one
+ * (src/database/write-batcher.ts): extends sent while others of the project wait go in one
  * statement, and each keeps what it had alone: its own answer, its own event with the end date its
  * own row had, and, for a member not there, null.
  */

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { addBot, discordPath, integrationRow } from '../support/bots.js';
 import { useHarness, type Tenant } from '../support/harness.js';
 

@@ -3,7 +3,7 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import type pg from 'pg';
 import { expect, it } from 'vitest';
 import type { TenureEvent } from '../../src/domain/events.js';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { LiveEventsStore } from '../../src/store/live-events.store.js';
 import * as schema from '../../src/store/schema.js';
 import { stillWaiting, withConnections } from '../support/connections.js';

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { expect, it } from 'vitest';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { LiveEventsStore } from '../../src/store/live-events.store.js';
 import { useHarness, type Tenant } from '../support/harness.js';
 

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importMemberships, type ImportChunks } from '../../src/domain/memberships/membership-import.js';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { createMembership, eventRows, membershipRows } from '../support/api.js';
 import { future, onPostgres, userId } from '../support/harness.js';
 import { createHook, createWebhookHarness, deliveryRows, webhookBodyOf, type WebhookHarness } from '../support/webhook-harness.js';

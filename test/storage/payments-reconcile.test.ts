@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { StripeReconciler } from '../../src/domain/payments/stripe.reconciler.js';
 import { createLogger } from '../../src/logger.js';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { eventRows } from '../support/api.js';
 import { createPlan } from '../support/catalogue.js';
 import { checkoutWith, createCoupon, getCoupon, redemptionRows } from '../support/coupons.js';

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { stillWaiting, withConnections } from '../support/connections.js';
 import { future, onPostgres, useHarness, userId, type Tenant } from '../support/harness.js';
 

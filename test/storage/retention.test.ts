@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { HistoryPruner } from '../../src/domain/retention/history.pruner.js';
 import { createLogger } from '../../src/logger.js';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { RetentionStore } from '../../src/store/retention.store.js';
 import { onPostgres, useHarness } from '../support/harness.js';
 

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { createPlan } from '../support/catalogue.js';
 import { userId, useHarness } from '../support/harness.js';
 import { checkout, connectStripe, deliver } from '../support/payments.js';

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { eventRows } from '../support/api.js';
 import { createPlan, createTarget, getPlan, getTarget, targetBody } from '../support/catalogue.js';
 import { useHarness } from '../support/harness.js';

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { TelegramInvitesStore, type NewInvite } from '../../src/store/telegram-invites.store.js';
 import { createMembership, eventRows, failEventInserts } from '../support/api.js';
 import { onPostgres, useHarness, userId, type Tenant } from '../support/harness.js';

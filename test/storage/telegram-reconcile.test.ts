@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import type { Platform } from '../../src/domain/targets/target.view.js';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { TelegramReconcileStore, type ChatAnswer } from '../../src/store/telegram-reconcile.store.js';
 import { accessRows, insertIntegration, targetHealth } from '../support/access-seed.js';
 import { onPostgres, useHarness, type Tenant } from '../support/harness.js';

@@ -1,13 +1,13 @@
 import { sql } from 'drizzle-orm';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, vi } from 'vitest';
-import { openDatabase, rowsOf, type Database } from '../../src/store/db.js';
+import { openDatabase, rowsOf, type Database } from '../../src/database/db.js';
 import { insertEvent } from '../../src/store/outbox.js';
-import { WAKE_INTERVAL_MS, type WakeTopic } from '../../src/store/wakeups.js';
+import { WAKE_INTERVAL_MS, type WakeTopic } from '../../src/database/wakeups.js';
 import { future, onPostgres, useHarness, userId } from '../support/harness.js';
 
 /**
- * Wake-ups after commit (src/store/wakeups.ts): a write of outbox rows wakes the subscribers of
+ * Wake-ups after commit (src/database/wakeups.ts): a write of outbox rows wakes the subscribers of
  * its process once it has committed, never for a rolled-back one, and on PostgreSQL the other
  * processes too, by a NOTIFY sent outside the writing transaction. No trigger notifies any more
  * (test/storage/definitions.test.ts holds the database to drizzle/functions.sql).

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { markWrites } from '../../src/store/wakeups.js';
+import { markWrites } from '../../src/database/wakeups.js';
 import { SLOW_MS } from '../../src/webhooks/send-slots.js';
 import { createMembership } from '../support/api.js';
 import { onPostgres, type Tenant } from '../support/harness.js';

@@ -6,7 +6,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createContainer, type Container } from '../../src/container.js';
 import { createLogger } from '../../src/logger.js';
-import { rowsOf, type StorageOptions } from '../../src/store/db.js';
+import { rowsOf, type StorageOptions } from '../../src/database/db.js';
 import { DEFAULT_WORKER_OPTIONS, DeliveryWorker } from '../../src/webhooks/delivery.worker.js';
 import { HttpSender } from '../../src/webhooks/http-sender.js';
 import { signatureHeaders } from '../../src/webhooks/signing.js';

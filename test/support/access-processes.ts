@@ -9,7 +9,7 @@ import { afterAll, beforeAll, inject } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createContainer, type Container } from '../../src/container.js';
 import { createLogger } from '../../src/logger.js';
-import { openDatabase, rowsOf, type Database } from '../../src/store/db.js';
+import { openDatabase, rowsOf, type Database } from '../../src/database/db.js';
 import { fakeSnowflake, type FakeCall, type FakeDiscord } from './fake-discord.js';
 import { createTestDatabase, onPostgres } from './harness.js';
 import { productNode } from './processes.js';

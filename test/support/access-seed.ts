@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { Platform } from '../../src/domain/targets/target.view.js';
-import { rowsOf } from '../../src/store/db.js';
-import { markWrites } from '../../src/store/wakeups.js';
+import { rowsOf } from '../../src/database/db.js';
+import { markWrites } from '../../src/database/wakeups.js';
 import type { Harness } from './harness.js';
 
 /**

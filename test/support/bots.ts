@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { expect } from 'vitest';
 import type { IntegrationView } from '../../src/domain/integrations/integration.view.js';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { fakeSnowflake, type FakeDiscord } from './fake-discord.js';
 import type { FakeTelegram } from './fake-telegram.js';
 import type { Harness, Tenant } from './harness.js';

@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import { expect } from 'vitest';
 import type { PlanView } from '../../src/domain/plans/plan.view.js';
 import type { TargetView } from '../../src/domain/targets/target.view.js';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import type { Harness, Tenant } from './harness.js';
 
 /** Seeding plans and targets through the API, for the plan and target suites. */

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { expect } from 'vitest';
 import type { CouponView } from '../../src/domain/payments/coupon.view.js';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import type { Harness, Tenant } from './harness.js';
 import { CHECKOUT_URLS, checkoutPath } from './payments.js';
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
-import { openDatabase, type Database } from '../../src/store/db.js';
+import { openDatabase, type Database } from '../../src/database/db.js';
 import { adminQuery, onPostgres, openUnmigratedPglite } from './harness.js';
 
 /**

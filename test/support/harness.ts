@@ -7,7 +7,7 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createContainer, type Container, type ContainerOptions, type Services } from '../../src/container.js';
 import { createLogger } from '../../src/logger.js';
-import { openDatabase, type Database, type StorageOptions } from '../../src/store/db.js';
+import { openDatabase, type Database, type StorageOptions } from '../../src/database/db.js';
 import { borrowPglite, dumpAt } from './pglite-pool.js';
 import { systemResolver, type Resolver } from '../../src/webhooks/ssrf-guard.js';
 import { startFakeDiscord, type FakeDiscord, type FakeDiscordOptions } from './fake-discord.js';

@@ -6,7 +6,7 @@ import { expect } from 'vitest';
 import type { IntegrationView } from '../../src/domain/integrations/integration.view.js';
 import type { Platform, TargetView } from '../../src/domain/targets/target.view.js';
 import { createLogger } from '../../src/logger.js';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { expectError, projectState } from './api.js';
 import {
   addBot,

@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import type { ApiKeyScope } from '../../src/domain/projects/api-key-scope.js';
 import type { ApiKeyMetadata } from '../../src/domain/projects/projects.service.js';
 import type { BanView, UserView } from '../../src/domain/users/user.view.js';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { future, userId, type Harness, type Tenant } from './harness.js';
 
 /** Seeding API keys, users and bans through the API, for the keys, settings, users and bans suites. */

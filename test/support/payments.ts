@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import Stripe from 'stripe';
 import { expect } from 'vitest';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { createPlan } from './catalogue.js';
 import type { Account, StripeEvent } from './fake-stripe-model.js';
 import { userId, type Harness, type Tenant } from './harness.js';

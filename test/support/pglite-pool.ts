@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
 import type { Logger } from 'pino';
 import { inject } from 'vitest';
-import { pgliteDatabase, type Database } from '../../src/store/db.js';
+import { pgliteDatabase, type Database } from '../../src/database/db.js';
 
 /** A dump read once per worker process (tens of MB: read per harness, it cost ~50 ms of CPU each time). */
 const dumps = new Map<string, Promise<Blob>>();

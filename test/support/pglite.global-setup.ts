@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import type { TestProject } from 'vitest/node';
-import { openDatabase } from '../../src/store/db.js';
+import { openDatabase } from '../../src/database/db.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { openDatabase } from '../../src/store/db.js';
+import { openDatabase } from '../../src/database/db.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import type { Container } from '../../src/container.js';
 import type { InviteView } from '../../src/domain/events.js';
-import { rowsOf, type Database } from '../../src/store/db.js';
+import { rowsOf, type Database } from '../../src/database/db.js';
 import type { AccessProcesses } from './access-processes.js';
 import { addTelegramBot, connectTelegramBot, type TestBot } from './bots.js';
 import { createPlan, createTarget, grant } from './catalogue.js';

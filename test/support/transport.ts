@@ -5,7 +5,7 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createContainer } from '../../src/container.js';
 import { createLogger } from '../../src/logger.js';
-import { openDatabase } from '../../src/store/db.js';
+import { openDatabase } from '../../src/database/db.js';
 import { expectError, forEachCase, projectState, UUID } from './api.js';
 import type { Harness, Tenant } from './harness.js';
 import { pathOf, type Operation } from './operations.js';

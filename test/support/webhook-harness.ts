@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import { expect } from 'vitest';
 import { systemClock, type Clock } from '../../src/domain/clock.js';
-import { rowsOf } from '../../src/store/db.js';
+import { rowsOf } from '../../src/database/db.js';
 import { webhookBody } from '../../src/store/outbox.js';
 import { DEFAULT_WORKER_OPTIONS, DeliveryWorker } from '../../src/webhooks/delivery.worker.js';
 import { HttpSender } from '../../src/webhooks/http-sender.js';

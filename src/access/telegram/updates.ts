@@ -6,7 +6,7 @@ import type { TelegramWebhookSecrets } from '../../domain/integrations/telegram-
 import type { TelegramUpdateHandling } from '../../domain/access/telegram-update-effects.js';
 import type { AccessError } from '../../store/access-worker.store.js';
 import type { ReceivedUpdate, TelegramBotKey, TelegramUpdatesStore } from '../../store/telegram-updates.store.js';
-import type { WakeTopic } from '../../store/wakeups.js';
+import type { WakeTopic } from '../../database/wakeups.js';
 import { Alarm } from '../../wake-loop.js';
 import type { HeldBot } from '../bot-leases.js';
 import { createTelegramApi, TELEGRAM_TIMEOUT_SECONDS } from './api.js';

@@ -1,4 +1,3 @@
-import { sql, type SQL } from 'drizzle-orm';
 import type { AccessView } from './access.view.js';
 
 /** What a member should hold on a target. */
@@ -10,8 +9,8 @@ export type AccessDesired = AccessView['desired'];
  * src/domain/memberships/active.ts: its end date ahead of the app clock's now), the target is
  * enabled and the user is not banned in the project; `revoked` otherwise. Which targets a member's
  * plan reaches, and which of them get access rows at all (managed kinds, on a connected platform),
- * is the planner's join (src/store/access-replan.ts), which decides `desired` by
- * `desiredAccessSql`.
+ * is the planner's join (src/store/access-replan.ts), which decides `desired` by the SQL twin of
+ * this rule, `desiredAccessSql` (src/store/rule-twins.ts).
  *
  * When the planner looks again is decided before it runs, in two steps. The database queues an
  * event for the planner (table `event_plan_queue`) when it is durable (not live-only) and its
@@ -34,13 +33,4 @@ export function grantsAccess(f: GrantFacts): boolean {
 
 export function desiredAccess(f: GrantFacts): AccessDesired {
   return grantsAccess(f) ? 'granted' : 'revoked';
-}
-
-/**
- * The SQL twin of `desiredAccess`, kept beside it so the two are read and changed together: each
- * fact a boolean SQL expression of the planner's row (`active` from activeAt, the same clock). The
- * facts are tested in this order, so an expired member needs no ban lookup.
- */
-export function desiredAccessSql(f: { [K in keyof GrantFacts]: SQL }): SQL<AccessDesired> {
-  return sql<AccessDesired>`CASE WHEN ${f.active} AND ${f.enabled} AND NOT ${f.banned} THEN 'granted' ELSE 'revoked' END`;
 }

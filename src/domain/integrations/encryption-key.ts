@@ -59,7 +59,7 @@ export async function readOrCreateKeyFile(dataDir: string): Promise<Buffer> {
   const file = path.join(dataDir, KEY_FILE);
   const existing = await readKeyFile(file);
   if (existing) return existing;
-  // The data directory is the owner's alone (src/store/data-dir-modes.ts); the key is made first.
+  // The data directory is the owner's alone (src/database/data-dir-modes.ts); the key is made first.
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const temporary = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   const handle = await open(temporary, 'wx', 0o600);

@@ -5,7 +5,7 @@ import type { MembershipView } from './membership.view.js';
  * expired from its end date on (docs/memberships.md, "Status and expiry"). The one definition:
  * the API's and the events' `status`, the expiry sweeper's due rows, the access planner's grants,
  * the targets' participant counts and the import's statuses all read it, here or as its SQL twin
- * `activeAt` (src/store/active-at.ts), which must say the same.
+ * `activeAt` (src/store/rule-twins.ts), which must say the same.
  *
  * `at` is always the app's clock (src/domain/clock.ts), never the database's `now()`: the clock
  * that accepts an end date as "in the future" is the one every reader asks, so a membership just

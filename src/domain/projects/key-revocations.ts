@@ -1,4 +1,4 @@
-import type { Notifications } from '../../store/notifications.js';
+import type { Notifications } from '../../database/notifications.js';
 import { REVOCATIONS_CHANNEL } from '../../store/api-keys.store.js';
 import type { AuthService } from './auth.service.js';
 

@@ -103,7 +103,7 @@ export const webhooks = pgTable(
  * Webhook delivery (src/webhooks/README.md). An AFTER INSERT trigger on `events`
  * (drizzle/functions.sql) writes, in the transaction of the event itself, one `webhook_deliveries`
  * row per target webhook; after commit the writer's process wakes the workers
- * (src/store/wakeups.ts). The body a delivery sends is rendered from its event when it is claimed
+ * (src/database/wakeups.ts). The body a delivery sends is rendered from its event when it is claimed
  * (`tenure_webhook_body`): the event is never changed, so every attempt sends the same bytes.
  */
 export const webhookDeliveries = pgTable(

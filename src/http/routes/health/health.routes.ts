@@ -5,7 +5,7 @@ import { AppError } from '../../../domain/errors.js';
 import type { Metrics } from '../../../observability/metrics.js';
 import { carriesMetricsToken } from '../../../observability/metrics-token.js';
 import { asSoftDependency, checkDatabase, checkMigrations, checkRedis, probeRedisClient, type CheckResult } from '../../../observability/probes.js';
-import type { Db } from '../../../store/db.js';
+import type { Db } from '../../../database/db.js';
 import { contextOf, sendSuccess } from '../../envelope.js';
 import { healthzSchema, metricsSchema, readyzSchema } from './health.schemas.js';
 

@@ -15,7 +15,7 @@ import { topicsWritten, writeHookOf, type WakeTopic } from './wakeups.js';
  * PGlite runs statements the same way with or without a name (its driver ignores it); only the
  * building of the SQL is saved there.
  *
- * Wake-ups (src/store/wakeups.ts) are kept: the topics a statement writes are read from its marked
+ * Wake-ups (src/database/wakeups.ts) are kept: the topics a statement writes are read from its marked
  * fragments once, and reported after the statement resolves, as `wakingDb`'s execute does. Given a
  * handle that is not a store's waking handle (a transaction's, a bare Drizzle database), the
  * statement runs through its `execute` with the values inlined as parameters, as any other.

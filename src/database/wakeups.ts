@@ -201,7 +201,7 @@ export class Wakeups {
 const writeHooks = new WeakMap<object, (topics: Set<WakeTopic>) => void>();
 
 /**
- * What a statement run outside `execute` on this handle (src/store/prepared.ts) reports its
+ * What a statement run outside `execute` on this handle (src/database/prepared.ts) reports its
  * committed writes to; null for a handle that is not `wakingDb`'s (a transaction's, a bare one).
  */
 export function writeHookOf(db: object): ((topics: Set<WakeTopic>) => void) | null {

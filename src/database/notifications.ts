@@ -8,7 +8,7 @@ import { reportingOnce } from './connection-loss.js';
  * process), over one connection: `Database.notifications`. A `pg_notify` inside a writing
  * transaction arrives at commit (never before the rows are visible, never for a rolled-back
  * change), but it serialises that commit with every other notifying one: only rare writes do it
- * (a key revocation). Frequent ones signal after commit instead (src/store/wakeups.ts).
+ * (a key revocation). Frequent ones signal after commit instead (src/database/wakeups.ts).
  *
  * - PostgreSQL: one dedicated connection LISTENs on every channel anyone subscribed to (a pooled
  *   connection could be handed to a query mid-wait). It is opened at the first subscription, so

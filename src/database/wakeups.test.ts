@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { insertEvent } from './outbox.js';
+import { insertEvent } from '../store/outbox.js';
 import { markWrites, topicsWritten, WAKE_CHANNELS, Wakeups, type WakeTransport } from './wakeups.js';
 
 describe('topicsWritten', () => {

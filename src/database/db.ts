@@ -12,7 +12,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import * as schema from './schema.js';
+import * as schema from '../store/schema.js';
 import { reportingOnce, survivingConnectionLoss } from './connection-loss.js';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
 import { encloseDataDir, tightenDataDir } from './data-dir-modes.js';

@@ -1,5 +1,11 @@
 import { sql, type SQL } from 'drizzle-orm';
+import type { AccessDesired, GrantFacts } from '../domain/access/access-rules.js';
 import type { MembershipView } from '../domain/memberships/membership.view.js';
+
+/**
+ * The SQL twins of the domain's rules, for statements that decide many rows at once: each reads as
+ * its rule in src/domain and is changed with it.
+ */
 
 /**
  * The SQL twin of `isActiveAt` (src/domain/memberships/active.ts, where the rule and its clock are
@@ -14,3 +20,12 @@ export const activeAt = (endDate: SQL, at: Date | SQL): SQL<boolean> =>
 /** A membership's `status` at `at` (statusAt), as the API and the events show it. */
 export const statusAt = (endDate: SQL, at: Date | SQL): SQL<MembershipView['status']> =>
   sql<MembershipView['status']>`CASE WHEN ${activeAt(endDate, at)} THEN 'active' ELSE 'expired' END`;
+
+/**
+ * The SQL twin of `desiredAccess` (src/domain/access/access-rules.ts): each fact a boolean SQL
+ * expression of the planner's row (`active` from activeAt, the same clock). The facts are tested
+ * in this order, so an expired member needs no ban lookup.
+ */
+export function desiredAccessSql(f: { [K in keyof GrantFacts]: SQL }): SQL<AccessDesired> {
+  return sql<AccessDesired>`CASE WHEN ${f.active} AND ${f.enabled} AND NOT ${f.banned} THEN 'granted' ELSE 'revoked' END`;
+}
