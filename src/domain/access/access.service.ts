@@ -6,14 +6,20 @@ import { fail, ok, type Result } from '../errors.js';
 import type { InviteView } from '../events.js';
 import type { AccessView, ResyncView } from './access.view.js';
 
+/** The statements of AccessStore this uses (a narrow port: tests give it a small twin). */
+export type AccessStatements = Pick<AccessStore, 'list' | 'reconcileNow' | 'requeueGranted'>;
+
+/** The statements of AccessPlanStore this uses (a narrow port: tests give it a small twin). */
+export type AccessPlanStatements = Pick<AccessPlanStore, 'planProject' | 'planUsers'>;
+
 /**
  * The access API (docs/access.md, "The access rows and the API"): the rows, and a resync that
  * re-plans now and asks the worker to compare with the platform.
  */
 export class AccessService {
   constructor(
-    private readonly store: AccessStore,
-    private readonly planner: AccessPlanStore,
+    private readonly store: AccessStatements,
+    private readonly planner: AccessPlanStatements,
     private readonly inviteLinks: Pick<TelegramInvitesStore, 'currentForMembership'>,
     private readonly clock: Clock,
   ) {}

@@ -4,6 +4,9 @@ import { fail, ok, type Result } from '../errors.js';
 import { isUuid } from '../ids.js';
 import type { TelegramWebhookSecrets } from './telegram-webhook-secret.js';
 
+/** The statements of TelegramUpdatesStore this uses (a narrow port: tests give it a small twin). */
+export type TelegramUpdatesStatements = Pick<TelegramUpdatesStore, 'receiveWebhook' | 'webhookBot'>;
+
 /**
  * Telegram's deliveries of a bot's updates to `POST /telegram/updates/{project_id}`
  * (docs/access-telegram.md, TENURE_TELEGRAM_UPDATES=webhook): a delivery is the bot's when it carries the bot's
@@ -27,7 +30,7 @@ const SECRET_HEADER = 'X-Telegram-Bot-Api-Secret-Token';
 
 export class TelegramWebhookService {
   constructor(
-    private readonly store: TelegramUpdatesStore,
+    private readonly store: TelegramUpdatesStatements,
     /** Null when the instance has no encryption key (no bot can be connected then). */
     private readonly secrets: TelegramWebhookSecrets | null,
     private readonly options: { enabled: boolean },

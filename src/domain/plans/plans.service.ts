@@ -3,6 +3,9 @@ import { fail, ok, type Result } from '../errors.js';
 import { changesSomething, isCurrency, mergePlan, mixedPlatformProblem, newPlan, type PlanInput } from './plan-rules.js';
 import type { PlanView } from './plan.view.js';
 
+/** The statements of PlansStore this uses (a narrow port: tests give it a small twin). */
+export type PlansStatements = Pick<PlansStore, 'addTarget' | 'create' | 'delete' | 'get' | 'list' | 'removeTarget' | 'update'>;
+
 export type NewPlanInput = PlanInput & Required<Pick<PlanInput, 'plan_name' | 'plan_price' | 'plan_currency' | 'plan_duration'>>;
 
 const PLAN_NOT_FOUND = 'Plan not found';
@@ -13,7 +16,7 @@ const TARGET_NOT_FOUND = 'Target not found';
  * cannot (a real ISO 4217 code, an update that changes something), then existence (404) last.
  */
 export class PlansService {
-  constructor(private readonly store: PlansStore) {}
+  constructor(private readonly store: PlansStatements) {}
 
   list(projectId: string, page: { limit: number; offset: number }) {
     return this.store.list(projectId, page);

@@ -5,6 +5,9 @@ import { generateKeySecret, hashKeySecret } from './api-key-secret.js';
 import type { AuthService } from './auth.service.js';
 import { toKeyMetadata, type ApiKeyMetadata } from './projects.service.js';
 
+/** The statements of ApiKeysStore this uses (a narrow port: tests give it a small twin). */
+export type ApiKeysStatements = Pick<ApiKeysStore, 'insertWithin' | 'list' | 'revoke'>;
+
 export interface ApiKeysOptions {
   /** Active keys a project may have (TENURE_MAX_KEYS_PER_PROJECT). */
   maxPerProject: number;
@@ -17,7 +20,7 @@ export interface ApiKeysOptions {
  */
 export class ApiKeysService {
   constructor(
-    private readonly store: ApiKeysStore,
+    private readonly store: ApiKeysStatements,
     private readonly auth: AuthService,
     private readonly options: ApiKeysOptions,
   ) {}

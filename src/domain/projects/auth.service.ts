@@ -4,6 +4,9 @@ import { AppError, fail, ok, type Result } from '../errors.js';
 import { scopeAllows, type ApiKeyScope } from './api-key-scope.js';
 import { hashKeySecret, looksLikeKeySecret } from './api-key-secret.js';
 
+/** The statements of ProjectsStore this uses (a narrow port: tests give it a small twin). */
+export type KeyLookupStatements = Pick<ProjectsStore, 'findKeyByHash'>;
+
 export interface Principal {
   keyId: string;
   projectId: string;
@@ -37,7 +40,7 @@ export class AuthService {
   private generation = 0;
 
   constructor(
-    private readonly store: ProjectsStore,
+    private readonly store: KeyLookupStatements,
     cacheTtlMs: number,
   ) {
     this.cache = cacheTtlMs > 0 ? new LRUCache({ max: 10_000, ttl: cacheTtlMs }) : null;

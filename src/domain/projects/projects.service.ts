@@ -4,6 +4,9 @@ import { isUuid } from '../ids.js';
 import type { ApiKeyScope } from './api-key-scope.js';
 import { generateKeySecret, hashKeySecret } from './api-key-secret.js';
 
+/** The statements of ProjectsStore this uses (a narrow port: tests give it a small twin). */
+export type ProjectsStatements = Pick<ProjectsStore, 'countProjects' | 'createProject' | 'getProject' | 'insertKey'>;
+
 export interface ApiKeyMetadata {
   id: string;
   label: string | null;
@@ -33,7 +36,7 @@ export const toKeyMetadata = (k: ApiKeyRecord): ApiKeyMetadata => ({
 
 /** Projects and key issuance (the operator CLI and, later, the keys API). */
 export class ProjectsService {
-  constructor(private readonly store: ProjectsStore) {}
+  constructor(private readonly store: ProjectsStatements) {}
 
   get(projectId: string): Promise<ProjectRecord | null> {
     return this.store.getProject(projectId);

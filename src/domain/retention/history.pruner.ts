@@ -3,6 +3,9 @@ import type { RetentionStore } from '../../store/retention.store.js';
 import { WakeLoop } from '../../wake-loop.js';
 import type { Clock } from '../clock.js';
 
+/** The statements of RetentionStore this uses (a narrow port: tests give it a small twin). */
+export type RetentionStatements = Pick<RetentionStore, 'pruneEvents' | 'pruneTelegramUpdates'>;
+
 /**
  * Prunes history older than TENURE_HISTORY_RETENTION (docs/operations.md, "Retention"): events
  * with their deliveries and attempts, and handled Telegram updates, in small batches one after
@@ -20,7 +23,7 @@ export class HistoryPruner {
   private readonly loop: WakeLoop;
 
   constructor(
-    private readonly store: RetentionStore,
+    private readonly store: RetentionStatements,
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly options: HistoryPrunerOptions,

@@ -2,11 +2,14 @@ import type { SettingsStore } from '../../store/settings.store.js';
 import { AppError, fail, ok, type ErrorEntry, type Result } from '../errors.js';
 import { DEFAULT_SETTINGS, isSettingKey, SETTING_KEYS, SETTING_VALIDATORS, type SettingKey, type Settings } from './settings.catalogue.js';
 
+/** The statements of SettingsStore this uses (a narrow port: tests give it a small twin). */
+export type SettingsStatements = Pick<SettingsStore, 'all' | 'get' | 'setMany'>;
+
 const notFound = (key: string) => fail<never>('NOT_FOUND', `Setting not found: ${key}`);
 
 /** Project settings (docs/api-keys-settings-users.md, "Settings"); every write is validated whole before anything is stored. */
 export class SettingsService {
-  constructor(private readonly store: SettingsStore) {}
+  constructor(private readonly store: SettingsStatements) {}
 
   /** Every key, stored values over defaults. A stored value that no longer validates shows the default. */
   async all(projectId: string): Promise<Settings> {

@@ -9,6 +9,12 @@ import { SlidingBudget } from '../sliding-budget.js';
 import type { WebhookSecrets } from './webhook-secrets.js';
 import { toWebhookView, type WebhookView } from './webhook.view.js';
 
+/** The statements of WebhooksStore this uses (a narrow port: tests give it a small twin). */
+export type WebhooksStatements = Pick<WebhooksStore, 'count' | 'createWithin' | 'delete' | 'get' | 'insertTestEvent' | 'list' | 'rotateSecret' | 'setEnabled'>;
+
+/** The statements of DeliveryLogStore this uses (a narrow port: tests give it a small twin). */
+export type DeliveryLogStatements = Pick<DeliveryLogStore, 'get' | 'list' | 'replayOne' | 'replayRange'>;
+
 export interface CreatedWebhook {
   id: string;
   url: string;
@@ -57,8 +63,8 @@ export class WebhooksService {
   private readonly replays: SlidingBudget;
 
   constructor(
-    private readonly store: WebhooksStore,
-    private readonly deliveries: DeliveryLogStore,
+    private readonly store: WebhooksStatements,
+    private readonly deliveries: DeliveryLogStatements,
     /** Seals the secrets at rest with the instance's key (webhook-secrets.ts). */
     private readonly secrets: WebhookSecrets,
     private readonly clock: Clock,
