@@ -4,6 +4,7 @@ import type { Db } from '../database/db.js';
 import { rowsOf } from '../database/db.js';
 import { extendedEvent, membershipEvent, withPlan } from './memberships.store.js';
 import { at } from '../database/sql.js';
+import { activeAt } from './rule-twins.js';
 
 /**
  * The membership statements of payments (docs/payments.md, "What each Stripe event does"): grants
@@ -108,7 +109,7 @@ export class PaidMembershipsStore implements PaidMembershipStatements {
       await this.db.execute(sql`
         WITH upd AS (
           UPDATE memberships m SET end_date = ${nowAt}, status = 'expired', updated_at = ${nowAt}
-          WHERE m.id IN (${sql.join(ids.map((id) => sql`${id}::uuid`), sql`, `)}) AND m.end_date > ${nowAt}
+          WHERE m.id IN (${sql.join(ids.map((id) => sql`${id}::uuid`), sql`, `)}) AND ${activeAt(sql`m.end_date`, now)}
           RETURNING m.*
         ), full_row AS (${withPlan('upd')}), ev AS (${membershipEvent('membership.expired', now)})
         SELECT id FROM full_row`),
@@ -122,7 +123,7 @@ export class PaidMembershipsStore implements PaidMembershipStatements {
       await this.db.execute(sql`
         WITH upd AS (
           UPDATE memberships m SET end_date = ${nowAt}, status = 'expired', updated_at = ${nowAt}
-          WHERE m.project_id = ${projectId} AND m.user_id = ${userId} AND m.end_date > ${nowAt}
+          WHERE m.project_id = ${projectId} AND m.user_id = ${userId} AND ${activeAt(sql`m.end_date`, now)}
           RETURNING m.*
         ), full_row AS (${withPlan('upd')}), ev AS (${membershipEvent('membership.expired', now)})
         SELECT id FROM full_row`),
