@@ -66,7 +66,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const appError = toAppError(error, request);
     // An unreachable database is an outage the operator hears of once per connection
     // (docs/scaling.md, "Outages"), not a fault of tenure's: each request it fails is a warning.
-    if (appError.code === 'SERVICE_UNAVAILABLE') request.log.warn({ err: error }, 'request answered 503: the database is unavailable');
+    if (isDatabaseUnavailable(error)) request.log.warn({ err: error }, 'request answered 503: the database is unavailable');
     else if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
     return sendError(reply, appError);
   });
