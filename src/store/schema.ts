@@ -13,3 +13,4 @@ export { access, accessPlanJobs, integrations } from './schema/access.js';
 export { telegramInvites, telegramUpdates } from './schema/telegram.js';
 export { heldReversals, merchantAccounts, paymentEvents, payments } from './schema/payments.js';
 export { couponRedemptions, coupons, couponStripeCoupons } from './schema/coupons.js';
+export { payLinks, portalLinks } from './schema/front-desk.js';
