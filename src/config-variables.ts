@@ -159,4 +159,9 @@ export const EnvSchema = z.object({
   TENURE_PAYMENTS_GRACE_PERIOD: duration('3d', 0, 60 * 86_400_000),
   // How often each merchant account's recent Stripe events are listed and whatever the webhook missed applied.
   TENURE_PAYMENTS_RECONCILE_SECONDS: int(600, 10, 86_400),
+  // The front desk (docs/front-desk.md): the address members reach tenure at; every link handed out starts with it.
+  TENURE_PUBLIC_URL: z
+    .string()
+    .refine((v) => /^https?:\/\/[^?#]+$/.test(v) && URL.canParse(v), { error: 'must be an http:// or https:// URL without a query or fragment' })
+    .optional(),
 });

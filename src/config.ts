@@ -100,6 +100,10 @@ export interface Config {
     /** How often each account's recent events are listed from Stripe and applied (reconciliation). */
     reconcileMs: number;
   };
+  frontDesk: {
+    /** TENURE_PUBLIC_URL without a trailing slash: the start of every pay and portal link. */
+    publicUrl: string;
+  };
 }
 
 /** Where stripe-node sends its requests. */
@@ -225,7 +229,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       gracePeriodMs: e.TENURE_PAYMENTS_GRACE_PERIOD,
       reconcileMs: e.TENURE_PAYMENTS_RECONCILE_SECONDS * 1000,
     },
+    frontDesk: { publicUrl: (e.TENURE_PUBLIC_URL ?? defaultPublicUrl(e.HOST, e.PORT)).replace(/\/+$/, '') },
   };
+}
+
+/**
+ * Where members reach tenure when TENURE_PUBLIC_URL is not set: the address it listens on, with
+ * a listen-on-every-interface address (0.0.0.0, ::) read as this machine, which a browser can open.
+ */
+export function defaultPublicUrl(host: string, port: number): string {
+  const name = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  return `http://${name}:${port}`;
 }
 
 /** Where the configured database lives, as `openDatabase` takes it. */
