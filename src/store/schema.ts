@@ -9,7 +9,7 @@ export { plans, planTargets, targets } from './schema/catalogue.js';
 export { bans, memberships, users } from './schema/members.js';
 export { events, webhookDeliveries, webhookDeliveryAttempts, webhooks } from './schema/events.js';
 export { bulkExtendJobs } from './schema/bulk-extend.js';
-export { access, accessPlanJobs, integrations } from './schema/access.js';
+export { access, accessPlanJobs, discordInteractions, integrations } from './schema/access.js';
 export { telegramInvites, telegramUpdates } from './schema/telegram.js';
 export { heldReversals, merchantAccounts, paymentEvents, payments } from './schema/payments.js';
 export { couponRedemptions, coupons, couponStripeCoupons } from './schema/coupons.js';

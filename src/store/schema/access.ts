@@ -39,6 +39,9 @@ export const integrations = pgTable(
     reconciledAt: tz('reconciled_at'),
     /** Telegram long polling: the next `update_id` to ask `getUpdates` for (its `offset`); null before the first. */
     updateOffset: bigint('update_offset', { mode: 'number' }),
+    /** Discord: the bot's application id and its public `verify_key` (hex), read when the bot is connected; null elsewhere. */
+    applicationId: text('application_id'),
+    verifyKey: text('verify_key'),
     updatedAt: tz('updated_at').notNull().defaultNow(),
   },
   (t) => [
@@ -118,3 +121,16 @@ export const accessPlanJobs = pgTable('access_plan_jobs', {
   /** Bumped by every range: a row that stays old has lost its planner. */
   updatedAt: tz('updated_at').notNull().defaultNow(),
 });
+
+/**
+ * Discord interaction ids taken by `/interactions/discord/{project_id}`: a replayed interaction is
+ * refused. Kept a few minutes only (a signed timestamp older than that is refused anyway).
+ */
+export const discordInteractions = pgTable(
+  'discord_interactions',
+  {
+    id: text('id').primaryKey(),
+    seenAt: tz('seen_at').notNull(),
+  },
+  (t) => [index('discord_interactions_seen_idx').on(t.seenAt)],
+);
