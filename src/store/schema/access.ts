@@ -42,6 +42,11 @@ export const integrations = pgTable(
     /** Discord: the bot's application id and its public `verify_key` (hex), read when the bot is connected; null elsewhere. */
     applicationId: text('application_id'),
     verifyKey: text('verify_key'),
+    /**
+     * Discord: `{code, message}` of the last failed registration of the commands in the project's
+     * guilds, null once they registered. The bot's health stays as it is: access calls go on.
+     */
+    commandsError: jsonb('commands_error'),
     updatedAt: tz('updated_at').notNull().defaultNow(),
   },
   (t) => [
