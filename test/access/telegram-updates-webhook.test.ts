@@ -47,7 +47,7 @@ describe('Telegram updates by webhook', () => {
     expect(await api.getWebhookInfo()).toMatchObject({
       url: `${base}${pathOf(p.t.projectId)}`,
       max_connections: 1,
-      allowed_updates: ['chat_member', 'chat_join_request', 'my_chat_member'],
+      allowed_updates: ['chat_member', 'chat_join_request', 'my_chat_member', 'message', 'callback_query'],
     });
     expect(h.telegram.calls.find((c) => c.method === 'setWebhook' && c.botId === Number(p.bot.id))!.params).toMatchObject({ secret_token: tokenOf(h, p) });
 
@@ -86,15 +86,19 @@ describe('Telegram updates by webhook', () => {
     expect(await updateRows(h, p.t.projectId)).toStrictEqual(stored);
   });
 
-  it('answers a kind tenure does not ask for with 200, and keeps nothing of it', async () => {
+  it('answers a kind tenure does not ask for, and a message said in a group, with 200, and keeps nothing of them', async () => {
     const p = await telegramProject(h);
-    const res = await post(h, p.t.projectId, { update_id: 5, message: { message_id: 1, text: 'hello', chat: { id: 1, type: 'private' }, date: 1 } }, tokenOf(h, p));
-    expectSuccess(res, {
-      method: 'POST',
-      path: pathOf(p.t.projectId),
-      message: 'Update ignored: tenure asks only for chat_member, chat_join_request and my_chat_member',
-      data: { update_id: 5, result: 'ignored' },
-    });
+    const from = { id: 77, is_bot: false, first_name: 'User 77' };
+    const unasked = { update_id: 5, edited_message: { message_id: 1, text: 'hello', chat: { id: 77, type: 'private' }, date: 1, edit_date: 2 } };
+    const inGroup = { update_id: 6, message: { message_id: 2, from, text: '/start', chat: { id: p.chatId, type: 'supergroup', title: 'chat' }, date: 1 } };
+    for (const update of [unasked, inGroup]) {
+      expectSuccess(await post(h, p.t.projectId, update, tokenOf(h, p)), {
+        method: 'POST',
+        path: pathOf(p.t.projectId),
+        message: 'Update ignored: tenure asks only for chat_member, chat_join_request, my_chat_member, and messages and button presses in the bot’s private chats',
+        data: { update_id: update.update_id, result: 'ignored' },
+      });
+    }
     expect(await updateRows(h, p.t.projectId)).toStrictEqual([]);
   });
 
@@ -133,7 +137,8 @@ describe('Telegram updates by webhook', () => {
       [{ update_id: -1, ...member }, 'update_id must be a non-negative integer'],
       [[1], 'body must be object'],
       [{ update_id: 1, chat_member: { ...(member.chat_member as object), chat: { id: 'x' } } }, 'chat_member.chat.id must be an integer'],
-      [{ update_id: 1, ...member, ...joinRequestUpdate(p.chatId, 77) }, 'An update carries one of chat_member, chat_join_request, my_chat_member, not several (this one: chat_member, chat_join_request)'],
+      [{ update_id: 1, ...member, ...joinRequestUpdate(p.chatId, 77) }, 'An update carries one of chat_member, chat_join_request, my_chat_member, message, callback_query, not several (this one: chat_member, chat_join_request)'],
+      [{ update_id: 1, message: { message_id: 1, chat: { id: 'x' }, date: 1 } }, 'message.chat.id must be an integer'],
     ];
     for (const [body, message] of invalid) {
       expectError(await post(h, p.t.projectId, body, token), { status: 422, code: 'VALIDATION_ERROR', method: 'POST', path, message });

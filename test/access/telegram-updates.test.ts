@@ -47,7 +47,7 @@ describe('Telegram updates by long polling', () => {
     return { m, link: link!.invite_link };
   }
 
-  it('takes the bot with deleteWebhook, then polls getUpdates for chat_member, chat_join_request and my_chat_member, 25 s at a time', async () => {
+  it('takes the bot with deleteWebhook, then polls getUpdates for chat_member, chat_join_request, my_chat_member, message and callback_query, 25 s at a time', async () => {
     const { p } = await running();
     const calls = h.telegram.calls.filter((c) => c.botId === Number(p.bot.id) && ['deleteWebhook', 'getUpdates'].includes(c.method));
     expect(calls[0]).toMatchObject({ method: 'deleteWebhook', status: 200 });
@@ -56,7 +56,7 @@ describe('Telegram updates by long polling', () => {
     expect(h.telegram.join(m.id, link)).toStrictEqual({ result: 'joined' });
     await eventually(() => h.telegram.calls.some((c) => c.botId === Number(p.bot.id) && c.method === 'getUpdates'), 'a poll answered');
     const poll = h.telegram.calls.find((c) => c.botId === Number(p.bot.id) && c.method === 'getUpdates')!;
-    expect(poll.params).toMatchObject({ timeout: 25, allowed_updates: ['chat_member', 'chat_join_request', 'my_chat_member'] });
+    expect(poll.params).toMatchObject({ timeout: 25, allowed_updates: ['chat_member', 'chat_join_request', 'my_chat_member', 'message', 'callback_query'] });
   });
 
   it('a member joining with their link: the row synced with access.granted, the link marked used', async () => {

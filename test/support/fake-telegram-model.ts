@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 
 export type ChatType = 'supergroup' | 'channel' | 'group';
 export type MemberStatus = 'creator' | 'administrator' | 'member' | 'restricted' | 'left' | 'kicked';
-export type UpdateKind = 'chat_member' | 'my_chat_member' | 'chat_join_request';
+export type UpdateKind = 'chat_member' | 'my_chat_member' | 'chat_join_request' | 'message' | 'callback_query';
 
 export interface Rights {
   can_invite_users: boolean;
@@ -278,7 +278,7 @@ export class TelegramWorld {
   }
 
   /** Queues an update; one of a kind the bot's allowed_updates leaves out is never created. */
-  private emit(bot: Bot, kind: UpdateKind, payload: Record<string, unknown>): void {
+  emit(bot: Bot, kind: UpdateKind, payload: Record<string, unknown>): void {
     if (bot.allowedUpdates ? !bot.allowedUpdates.has(kind) : NOT_BY_DEFAULT.has(kind)) return;
     bot.queue.push({ update_id: bot.nextUpdateId++, createdAt: Date.now(), body: { [kind]: payload } });
     this.notify(bot);

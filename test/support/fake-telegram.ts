@@ -1,5 +1,6 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Conversations, type CallbackAnswer, type SentMessage } from './fake-telegram-messages.js';
 import { Args, fail, ok, readParams, telegramMethods, Windows, type Answer } from './fake-telegram-methods.js';
 import { TelegramWorld, unixNow, type Bot, type FakeInviteLink, type Update, type Webhook } from './fake-telegram-model.js';
 
@@ -79,10 +80,16 @@ import { TelegramWorld, unixNow, type Bot, type FakeInviteLink, type Update, typ
  *   stays an administrator, as after Telegram's transfer); what a user does has them as `from`,
  *   what a human admin does (addMember, banByAdmin, setBot) the owner; a change to the same status
  *   makes no update; `join` by someone already in answers 'joined' and changes nothing.
+ * - Conversations (fake-telegram-messages.ts): a user's private message or group message
+ *   (`say`), a press of an inline button the bot sent (`press`), a user blocking the bot
+ *   (`setBlocked`: sendMessage then answers 403 `Forbidden: bot was blocked by the user`);
+ *   sendMessage with its InlineKeyboardMarkup, recorded per chat (`messages`), and
+ *   answerCallbackQuery (`callbackAnswers`).
  * - Test hooks: `failNext` (after the rate limits), `latencyMs`, `calls` (no tokens), `close()`.
  */
 
 export type { FakeInviteLink } from './fake-telegram-model.js';
+export type { CallbackAnswer, SentMessage } from './fake-telegram-messages.js';
 
 export interface FakeTelegramOptions {
   /** Delay before each answer, in ms (default 0). */
@@ -132,6 +139,16 @@ export interface FakeTelegram {
   links(chatId: number): FakeInviteLink[];
   /** The next join's chat_member updates come without `invite_link`, as Telegram sends some rejoins. */
   omitInviteLinkOnNextJoin(): void;
+  /** The user writes `text` to the bot: in their private chat (which opens it), or in the group `chatId`. */
+  say(userId: number, botId: number, text: string, o?: { chatId?: number }): { message_id: number };
+  /** The user presses the callback button `data` of the bot's message `messageId` in `chatId` (a private chat's id is the user's). */
+  press(userId: number, botId: number, chatId: number, messageId: number, data: string): { callback_query_id: string };
+  /** The user blocks (true) or unblocks the bot. */
+  setBlocked(userId: number, botId: number, blocked: boolean): void;
+  /** The messages the bot sent in a chat, in order. */
+  messages(botId: number, chatId: number): SentMessage[];
+  /** The bot's answers to callback queries, in order. */
+  callbackAnswers(botId: number): CallbackAnswer[];
   /** The next n requests (optionally of one method) answer this error. */
   failNext(n: number, error: { error_code: number; description: string; retry_after?: number }, method?: string): void;
   /** Every request, in the order answered. */
@@ -142,7 +159,8 @@ export interface FakeTelegram {
 export async function startFakeTelegram(options: FakeTelegramOptions = {}): Promise<FakeTelegram> {
   const world = new TelegramWorld((bot) => delivery.notify(bot));
   const delivery = new UpdateDelivery(world, { attempts: options.webhookAttempts ?? 5, firstDelayMs: options.webhookRetryMs ?? 100 });
-  const methods = telegramMethods(world, delivery);
+  const conversations = new Conversations(world);
+  const methods = { ...telegramMethods(world, delivery), ...conversations.methods() };
   const limits = new Windows();
   const failures: { error: { error_code: number; description: string; retry_after?: number }; method?: string }[] = [];
   const calls: FakeCall[] = [];
@@ -233,6 +251,11 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
       return world.membership(chat, id).status;
     },
     links: (chatId) => world.chat(chatId).links.map((l) => ({ ...l, uses: [...l.uses], pending: [...l.pending] })),
+    say: (userId, botId, text, o) => conversations.say(userId, botId, text, o),
+    press: (userId, botId, chatId, messageId, data) => conversations.press(userId, botId, chatId, messageId, data),
+    setBlocked: (userId, botId, blocked) => conversations.setBlocked(userId, botId, blocked),
+    messages: (botId, chatId) => conversations.messages(botId, chatId),
+    callbackAnswers: (botId) => [...(conversations.answers.get(botId) ?? [])],
     omitInviteLinkOnNextJoin() {
       world.omitNextInviteLink = true;
     },

@@ -4,6 +4,8 @@ import type { Clock } from '../../domain/clock.js';
 import { TELEGRAM_UPDATE_KINDS } from '../../domain/integrations/telegram-webhook.service.js';
 import type { TelegramWebhookSecrets } from '../../domain/integrations/telegram-webhook-secret.js';
 import type { TelegramUpdateHandling } from '../../domain/access/telegram-update-effects.js';
+import type { TelegramConversation } from '../../domain/front-desk/telegram-conversation.js';
+import { keepsUpdate, talkOf, type TelegramTalk } from '../../domain/front-desk/telegram-talk.js';
 import type { AccessError } from '../../store/access-worker.store.js';
 import type { ReceivedUpdate, TelegramBotKey, TelegramUpdatesStore } from '../../store/telegram-updates.store.js';
 import type { WakeTopic } from '../../database/wakeups.js';
@@ -11,12 +13,14 @@ import { Alarm } from '../../wake-loop.js';
 import type { HeldBot } from '../bot-leases.js';
 import { createTelegramApi, TELEGRAM_TIMEOUT_SECONDS } from './api.js';
 import { grammySignal, type TelegramClient } from './client.js';
+import { makeReplies } from './conversation-calls.js';
 import { CallFailed, callTelegram, makeCall, Stop } from './update-calls.js';
 import { effectsAfter, eventOf, lookupOf, outcomeOf, planOf, type CallOutcome, type UpdatePlan } from './update-plan.js';
 
 /**
  * A held Telegram bot's updates (docs/access-telegram.md: joins, leaves and join
- * requests, at least once and idempotently). The process holding the bot's lease (every connected
+ * requests, at least once and idempotently; and the members' private messages and button presses,
+ * docs/front-desk.md). The process holding the bot's lease (every connected
  * bot is held: the connector's `holdAlways`) is the one that receives and handles them:
  *
  * - polling (TENURE_TELEGRAM_UPDATES=polling): `deleteWebhook` when the bot is taken, then a
@@ -38,6 +42,8 @@ export interface TelegramUpdatesDeps {
   store: Pick<TelegramUpdatesStore, 'receivePolled' | 'offset' | 'unhandled' | 'withUnhandled' | 'context' | 'flagUnauthorized'>;
   /** Marks an update handled with its effects, in one transaction (src/domain/access/telegram-update-effects.ts). */
   handling: Pick<TelegramUpdateHandling, 'handled'>;
+  /** What the bot answers a member who talks to it (src/domain/front-desk/telegram-conversation.ts). */
+  conversation: Pick<TelegramConversation, 'answer'>;
   /** TENURE_TELEGRAM_API_URL: the long poll has a client of its own, whose timeout outlasts the poll. */
   apiUrl: string;
   /** TENURE_TELEGRAM_UPDATES. */
@@ -186,7 +192,8 @@ export class TelegramUpdates {
     );
     if (updates.length === 0) return offset;
     const next = Math.max(...updates.map((u) => u.update_id)) + 1;
-    const received: ReceivedUpdate[] = updates.map((u) => ({ updateId: u.update_id, payload: u }));
+    // What is said in groups is confirmed by the offset but not stored: nothing there is answered.
+    const received: ReceivedUpdate[] = updates.filter(keepsUpdate).map((u) => ({ updateId: u.update_id, payload: u }));
     const { held } = await this.deps.store.receivePolled({ owner: this.owner, bot: this.key, now: this.deps.clock.now(), updates: received, nextOffset: next });
     if (!held) throw new Stop();
     return next;
@@ -215,6 +222,8 @@ export class TelegramUpdates {
   /** One update: read what it is about, make its calls, write its effects with its handled mark. */
   private async handle(client: TelegramClient, update: ReceivedUpdate): Promise<void> {
     const { store, clock, logger } = this.deps;
+    const talk = talkOf(update.payload);
+    if (talk) return this.converse(client, update, talk);
     const event = eventOf(update.payload);
     const lookup = lookupOf(event);
     const context = lookup ? await store.context(this.bot.projectId, lookup.chatId, lookup.userId, lookup.inviteLink) : null;
@@ -228,6 +237,26 @@ export class TelegramUpdates {
       { projectId: this.bot.projectId, updateId: update.updateId, kind: event.kind, calls: plan.calls.map((c) => c.method), outcomes, ...(fault ? { fault } : {}) },
       `telegram updates: ${plan.note}`,
     );
+  }
+
+  /**
+   * A member talking to the bot: the answer's replies made, then the update marked handled (no
+   * access effects). A reply Telegram refuses for good (blocked, chat not found) is logged here,
+   * once: the mark means it is never made again.
+   */
+  private async converse(client: TelegramClient, update: ReceivedUpdate, talk: TelegramTalk): Promise<void> {
+    const { clock, logger } = this.deps;
+    const { replies, note } = await this.deps.conversation.answer(this.bot.projectId, talk);
+    const refused = await makeReplies(this.signal, client, replies);
+    const result = await this.deps.handling.handled({ owner: this.owner, bot: this.key, now: clock.now(), updateId: update.updateId, effects: {} });
+    if (!result.held) throw new Stop();
+    const userId = talk.kind === 'ignored' ? undefined : talk.userId;
+    const fields = { projectId: this.bot.projectId, updateId: update.updateId, kind: talk.kind, userId, calls: replies.map((r) => r.method) };
+    if (refused.length > 0 && result.handled) {
+      logger.warn({ ...fields, refused }, `telegram conversation: ${note}; Telegram refused a reply (not retried: the member blocked the bot, or the chat is gone)`);
+    } else {
+      logger.debug(fields, `telegram conversation: ${note}`);
+    }
   }
 
   /**

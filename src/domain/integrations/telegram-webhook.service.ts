@@ -1,5 +1,6 @@
 import type { TelegramBotKey, TelegramUpdatesStore } from '../../store/telegram-updates.store.js';
 import type { Clock } from '../clock.js';
+import { keepsUpdate } from '../front-desk/telegram-talk.js';
 import { fail, ok, type Result } from '../errors.js';
 import { isUuid } from '../ids.js';
 import type { TelegramWebhookSecrets } from './telegram-webhook-secret.js';
@@ -14,8 +15,12 @@ export type TelegramUpdatesStatements = Pick<TelegramUpdatesStore, 'receiveWebho
  * (`telegram_updates`); the worker holding the bot handles it (src/access/telegram/updates.ts).
  */
 
-/** The kinds of update tenure asks Telegram for (getUpdates' and setWebhook's `allowed_updates`). */
-export const TELEGRAM_UPDATE_KINDS = ['chat_member', 'chat_join_request', 'my_chat_member'] as const;
+/**
+ * The kinds of update tenure asks Telegram for (getUpdates' and setWebhook's `allowed_updates`):
+ * access's (joins, leaves, join requests, the bot's own rights) and the members' conversation with
+ * the bot (docs/front-desk.md: private messages, inline button presses).
+ */
+export const TELEGRAM_UPDATE_KINDS = ['chat_member', 'chat_join_request', 'my_chat_member', 'message', 'callback_query'] as const;
 
 /** An Update as the route's schema lets it through: its id, and at most the kinds tenure reads (others are kept as sent). */
 export interface WebhookUpdate {
@@ -54,15 +59,16 @@ export class TelegramWebhookService {
 
   /**
    * Stores `update` in the bot's inbox (a repeat is a no-op), where the holder's worker handles it.
-   * An update of a kind tenure does not ask for (an old webhook's `allowed_updates`) is answered
-   * and dropped: nothing of it is read, so nothing of it is kept.
+   * An update of a kind tenure does not ask for (an old webhook's `allowed_updates`), and what is
+   * said in a group (an admin bot hears every message there; none is answered), is answered and
+   * dropped: nothing of it is read, so nothing of it is kept.
    */
   async receive(bot: TelegramBotKey, update: WebhookUpdate): Promise<Result<Delivery>> {
     const kinds = TELEGRAM_UPDATE_KINDS.filter((kind) => update[kind] !== undefined);
     if (kinds.length > 1) {
       return fail('VALIDATION_ERROR', `An update carries one of ${TELEGRAM_UPDATE_KINDS.join(', ')}, not several (this one: ${kinds.join(', ')})`);
     }
-    if (kinds.length === 0) return ok({ update_id: update.update_id, result: 'ignored' });
+    if (kinds.length === 0 || !keepsUpdate(update)) return ok({ update_id: update.update_id, result: 'ignored' });
     const stored = await this.store.receiveWebhook(bot, this.clock.now(), { updateId: update.update_id, payload: update });
     return ok({ update_id: update.update_id, result: stored ? 'stored' : 'duplicate' });
   }

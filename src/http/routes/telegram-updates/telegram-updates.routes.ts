@@ -9,7 +9,7 @@ import { receiveTelegramUpdateSchema } from './telegram-updates.schemas.js';
 const MESSAGES: Readonly<Record<Delivery['result'], string>> = {
   stored: 'Update stored',
   duplicate: 'Update received already',
-  ignored: 'Update ignored: tenure asks only for chat_member, chat_join_request and my_chat_member',
+  ignored: 'Update ignored: tenure asks only for chat_member, chat_join_request, my_chat_member, and messages and button presses in the bot’s private chats',
 };
 
 /**

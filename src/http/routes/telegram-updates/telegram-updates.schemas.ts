@@ -37,6 +37,9 @@ export const TelegramUpdate = Type.Object({
       invite_link: Type.Optional(InviteLink),
     }),
   ),
+  // A member talking to the bot (docs/front-desk.md): what the conversation reads; the rest as sent.
+  message: Type.Optional(Type.Object({ message_id: Id('message.message_id'), chat: ChatRef('message.chat'), date: Type.Integer() })),
+  callback_query: Type.Optional(Type.Object({ id: Type.String({ 'x-message': 'callback_query.id must be a string' }), from: UserRef('callback_query.from') })),
 });
 
 export const receiveTelegramUpdateSchema = {
@@ -50,7 +53,7 @@ export const receiveTelegramUpdateSchema = {
       Type.Object({
         update_id: Type.Integer(),
         result: Type.Enum(['stored', 'duplicate', 'ignored'], {
-          description: 'stored: new, the bot’s worker handles it; duplicate: stored already; ignored: a kind tenure does not ask for, dropped',
+          description: 'stored: new, the bot’s worker handles it; duplicate: stored already; ignored: a kind tenure does not ask for, or a group’s message, dropped',
         }),
       }),
     ),
