@@ -246,7 +246,7 @@ export class TelegramUpdates {
    */
   private async converse(client: TelegramClient, update: ReceivedUpdate, talk: TelegramTalk): Promise<void> {
     const { clock, logger } = this.deps;
-    const { replies, note } = await this.deps.conversation.answer(this.bot.projectId, talk);
+    const { replies, note, warn } = await this.deps.conversation.answer(this.bot.projectId, talk);
     const refused = await makeReplies(this.signal, client, replies);
     const result = await this.deps.handling.handled({ owner: this.owner, bot: this.key, now: clock.now(), updateId: update.updateId, effects: {} });
     if (!result.held) throw new Stop();
@@ -255,7 +255,7 @@ export class TelegramUpdates {
     if (refused.length > 0 && result.handled) {
       logger.warn({ ...fields, refused }, `telegram conversation: ${note}; Telegram refused a reply (not retried: the member blocked the bot, or the chat is gone)`);
     } else {
-      logger.debug(fields, `telegram conversation: ${note}`);
+      logger[warn ? 'warn' : 'debug'](fields, `telegram conversation: ${note}`);
     }
   }
 

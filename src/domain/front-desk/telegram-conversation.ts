@@ -53,10 +53,11 @@ export const MAX_LISTED_MEMBERSHIPS = 10;
 /** A pay link's id as `/start` may carry it: Telegram's start parameter, up to 64 of `A-Za-z0-9_-`. */
 const PAY_LINK_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** What the conversation answered, for the log: the replies and a note of anything refused. */
+/** What the conversation answered: the replies, and for the log a note (`warn`: the owner should know). */
 export interface ConversationAnswer {
   replies: TelegramReply[];
   note: string;
+  warn?: boolean;
 }
 
 export class TelegramConversation {
@@ -116,7 +117,7 @@ export class TelegramConversation {
     if (!plan) return { replies: [answered(), replies.planGone(talk.chatId)], note: 'a button of a plan not on offer' };
     const made = await this.ports.payLinks.create(projectId, { planId: plan.plan_id, userId: talk.userId });
     if (!made.ok) {
-      return { replies: [answered(), replies.cannotSell(talk.chatId)], note: `no pay link: ${made.error.code} ${made.error.message}` };
+      return { replies: [answered(), replies.cannotSell(talk.chatId)], note: `no pay link: ${made.error.code} ${made.error.message}`, warn: true };
     }
     return { replies: [answered(), replies.payLink(talk.chatId, plan, made.value)], note: 'pay link made' };
   }
