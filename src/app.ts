@@ -23,6 +23,7 @@ import { paymentsRoutes } from './http/routes/payments/payments.routes.js';
 import { plansRoutes } from './http/routes/plans/plans.routes.js';
 import { settingsRoutes } from './http/routes/settings/settings.routes.js';
 import { stripeEventsRoutes } from './http/routes/stripe-events/stripe-events.routes.js';
+import { discordInteractionsRoutes } from './http/routes/discord-interactions/discord-interactions.routes.js';
 import { targetsRoutes } from './http/routes/targets/targets.routes.js';
 import { telegramUpdatesRoutes } from './http/routes/telegram-updates/telegram-updates.routes.js';
 import { usersRoutes } from './http/routes/users/users.routes.js';
@@ -106,6 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(couponsRoutes, { coupons: services.coupons });
   await app.register(checkoutRoutes, { checkout: services.checkout });
   await app.register(stripeEventsRoutes, { stripeEvents: services.stripeEvents });
+  await app.register(discordInteractionsRoutes, { discordInteractions: services.discordInteractions });
   await app.register(paymentsRoutes, { payments: services.payments });
   await app.register(healthRoutes, {
     db: deps.database.db,

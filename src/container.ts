@@ -1,9 +1,13 @@
 import type { Logger } from 'pino';
+import { discordCommandRegistrar, discordFollowUps } from './access/discord/front-desk-calls.js';
 import { discordTokenCheck } from './access/discord/token-check.js';
 import { telegramTokenCheck } from './access/telegram/token-check.js';
 import { storageOf, type Config } from './config.js';
 import { AccessService } from './domain/access/access.service.js';
 import { systemClock, type Clock } from './domain/clock.js';
+import { fail } from './domain/errors.js';
+import { DiscordCommandsRegistration } from './domain/front-desk/discord-commands-registration.js';
+import { DiscordInteractions, type PayLinkMaker } from './domain/front-desk/discord-interactions.js';
 import { instanceSecretBox, type KeyHome } from './domain/integrations/encryption-key.js';
 import { IntegrationsService } from './domain/integrations/integrations.service.js';
 import type { SecretBox } from './domain/integrations/secret-box.js';
@@ -72,6 +76,10 @@ export interface Services {
   payments: PaymentsService;
   /** A project's coupons (docs/payments.md, "Coupons"); checkout applies them. */
   coupons: CouponsService;
+  /** Discord's interactions with the project's bot: commands and buttons for members (docs/front-desk.md). */
+  discordInteractions: DiscordInteractions;
+  /** Registers the commands for members in the guilds of a project's Discord targets. */
+  discordCommands: DiscordCommandsRegistration;
 }
 
 export interface Container {
@@ -146,7 +154,7 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
     throw err;
   }
   const stripe = stripeApi(config.payments.stripe);
-  const services = createServices(stores, transactor, config, clock, resolve, secretBox, webhookSecrets, stripe);
+  const services = createServices(stores, transactor, config, clock, resolve, secretBox, webhookSecrets, stripe, logger);
   let limiter: RateLimiter | null = null;
   // The LISTEN connection opens at the first subscription (listen()), not here.
   const keyRevocations = new KeyRevocations(database.notifications, services.auth);
@@ -192,10 +200,21 @@ function createServices(
   secretBox: SecretBox | null,
   webhookSecrets: WebhookSecrets,
   stripe: StripeApi,
+  logger: Logger,
 ): Services {
   const auth = new AuthService(stores.projects, config.auth.cacheTtlMs);
   const projects = new ProjectsService(stores.projects);
   const plans = new PlansService(stores.plans);
+  // Only the error's class and message: a Discord error never carries the bot token, but its request might.
+  const logDiscord = (what: string) => (err: unknown) =>
+    logger.warn({ err: { type: (err as Error)?.name, message: (err as Error)?.message } }, what);
+  const discordCommands = new DiscordCommandsRegistration(
+    stores.discordFrontDesk,
+    secretBox,
+    discordCommandRegistrar(config.access.discordApiUrl),
+    logDiscord('registering the Discord commands failed'),
+  );
+  const payLinks: PayLinkMaker = { create: async () => fail('SERVICE_UNAVAILABLE', 'Pay links are not available yet') };
   return {
     auth,
     projects,
@@ -209,7 +228,8 @@ function createServices(
       resolve,
     }),
     plans,
-    targets: new TargetsService(stores.targets),
+    // A Discord target created or deleted may change the guilds the commands are registered in.
+    targets: new TargetsService(stores.targets, (projectId) => void discordCommands.register(projectId)),
     liveTokens: new LiveTokenService(
       stores.instanceSecrets,
       { ttlSeconds: config.live.tokenTtlSeconds, secret: config.live.tokenSecret },
@@ -222,6 +242,9 @@ function createServices(
       { discord: discordTokenCheck(config.access.discordApiUrl), telegram: telegramTokenCheck(config.access.telegramApiUrl) },
       stores.accessPlan,
       clock,
+      async (projectId, platform) => {
+        if (platform === 'discord') await discordCommands.register(projectId);
+      },
     ),
     access: new AccessService(stores.access, stores.accessPlan, stores.telegramInvites, clock),
     telegramWebhook: new TelegramWebhookService(
@@ -235,5 +258,13 @@ function createServices(
     stripeEvents: new StripeEventsService(stores.merchantAccounts, transactor, secretBox, stripe, clock, { graceMs: config.payments.gracePeriodMs }),
     payments: new PaymentsService(stores.payments),
     coupons: new CouponsService(stores.coupons, clock),
+    discordInteractions: new DiscordInteractions(
+      stores.discordFrontDesk,
+      payLinks,
+      discordFollowUps(config.access.discordApiUrl),
+      clock,
+      logDiscord('answering a Discord interaction failed'),
+    ),
+    discordCommands,
   };
 }

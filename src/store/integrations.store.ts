@@ -45,6 +45,9 @@ export interface Connection {
   botTokenSealed: string;
   botId: string;
   botName: string;
+  /** Discord: the bot's application and its public key (interactions are signed with it); null elsewhere. */
+  applicationId?: string | null;
+  verifyKey?: string | null;
 }
 
 const RECORD = (alias: string) => sql.raw(`
@@ -86,14 +89,15 @@ export class IntegrationsStore {
           -- are read by the re-plan the connection starts.
           SELECT id FROM projects WHERE id = ${c.projectId} FOR UPDATE
         ), upsert AS (
-          INSERT INTO integrations (project_id, platform, bot_token_sealed, bot_id, bot_name, connected_at, health, last_error, generation, updated_at)
-          SELECT ${c.projectId}, ${c.platform}, ${c.botTokenSealed}, ${c.botId}, ${c.botName}, ${nowAt}, 'ok', NULL, 1, ${nowAt}
+          INSERT INTO integrations (project_id, platform, bot_token_sealed, bot_id, bot_name, application_id, verify_key, connected_at, health, last_error, generation, updated_at)
+          SELECT ${c.projectId}, ${c.platform}, ${c.botTokenSealed}, ${c.botId}, ${c.botName}, ${c.applicationId ?? null}, ${c.verifyKey ?? null}, ${nowAt}, 'ok', NULL, 1, ${nowAt}
           FROM held
           WHERE NOT EXISTS (
             SELECT 1 FROM integrations WHERE platform = ${c.platform} AND bot_id = ${c.botId} AND project_id <> ${c.projectId}
           )
           ON CONFLICT (project_id, platform) DO UPDATE SET
             bot_token_sealed = excluded.bot_token_sealed, bot_id = excluded.bot_id, bot_name = excluded.bot_name,
+            application_id = excluded.application_id, verify_key = excluded.verify_key,
             connected_at = excluded.connected_at, health = 'ok', last_error = NULL, reconciled_at = NULL,
             generation = integrations.generation + 1, updated_at = excluded.updated_at
           RETURNING *

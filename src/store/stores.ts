@@ -10,6 +10,7 @@ import { CouponsStore } from './coupons.store.js';
 import type { Database, Db } from '../database/db.js';
 import { DeliveriesStore } from './deliveries.store.js';
 import { DeliveryLogStore } from './delivery-log.store.js';
+import { DiscordFrontDeskStore } from './discord-front-desk.store.js';
 import { ExpiryStore } from './expiry.store.js';
 import { RetentionStore } from './retention.store.js';
 import { IdempotencyStore } from './idempotency.store.js';
@@ -87,6 +88,8 @@ export interface Stores {
   stripeEvents: StripeEventsStore;
   /** Coupons, their Stripe coupons and the uses checkouts reserve (docs/payments.md, "Coupons"). */
   coupons: CouponsStore;
+  /** Discord's commands for members: the application, interaction ids, plans per guild, the commands' guilds (docs/front-desk.md). */
+  discordFrontDesk: DiscordFrontDeskStore;
 }
 
 /** How each store is built on a database handle: the process's own, or a transaction's. */
@@ -126,6 +129,7 @@ function storeFactories(database: Database, clock: Clock): { [K in keyof Stores]
     paidMemberships: (db) => new PaidMembershipsStore(db),
     stripeEvents: (db) => new StripeEventsStore(db),
     coupons: (db) => new CouponsStore(db),
+    discordFrontDesk: (db) => new DiscordFrontDeskStore(db),
   };
 }
 

@@ -38,8 +38,8 @@ describe('PUT/GET/DELETE /v2/projects/{project_id}/integrations/{discord,telegra
       expect(Date.parse(data.connected_at)).toBeGreaterThanOrEqual(before - 1);
       expect(Date.parse(data.connected_at)).toBeLessThanOrEqual(Date.now());
       expect(res.body).not.toContain(bot.token);
-      // One check, with the bot's own token, answered 200: no other call.
-      expect(p.callsOf(h, bot.id)).toStrictEqual([[p.tokenCheck, 200]]);
+      // One check, with the bot's own token, answered 200 (Discord: and its application): no other call.
+      expect(p.callsOf(h, bot.id)).toStrictEqual(p.connectCalls);
       expect(await integrationRow(h, t.projectId, p.name)).toMatchObject({
         platform: p.name,
         bot_id: bot.id,

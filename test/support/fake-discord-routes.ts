@@ -1,3 +1,4 @@
+import type { InteractionsDesk } from './fake-discord-interactions.js';
 import { KICK_MEMBERS, MANAGE_ROLES, type Bot, type DiscordWorld, type Guild, type Member } from './fake-discord-model.js';
 
 /**
@@ -6,7 +7,16 @@ import { KICK_MEMBERS, MANAGE_ROLES, type Bot, type DiscordWorld, type Guild, ty
  */
 
 /** The fake's rate-limit buckets; `PUT` and `DELETE` member role share `memberRoles`. */
-export type BucketName = 'currentUser' | 'getGuild' | 'listRoles' | 'getMember' | 'listMembers' | 'memberRoles' | 'removeMember';
+export type BucketName =
+  | 'currentUser'
+  | 'currentApplication'
+  | 'guildCommands'
+  | 'getGuild'
+  | 'listRoles'
+  | 'getMember'
+  | 'listMembers'
+  | 'memberRoles'
+  | 'removeMember';
 
 export interface Answer {
   status: number;
@@ -22,7 +32,8 @@ export interface Route {
   /** `{guild.id}` is `guild_id`. */
   params: string[];
   bucket: BucketName;
-  handle(bot: Bot, params: Record<string, string>, query: URLSearchParams): Answer;
+  /** `body` is the request's JSON, undefined when it had none or it was not JSON. */
+  handle(bot: Bot, params: Record<string, string>, query: URLSearchParams, body: unknown): Answer;
 }
 
 export const SNOWFLAKE = /^\d{1,20}$/;
@@ -42,7 +53,7 @@ const missingAccess = () => fail(403, 50001, 'Missing Access');
 const missingPermissions = () => fail(403, 50013, 'Missing Permissions');
 const isAnswer = (value: object): value is Answer => 'status' in value;
 
-export function discordRoutes(world: DiscordWorld): Route[] {
+export function discordRoutes(world: DiscordWorld, desk: InteractionsDesk): Route[] {
   /** The guild the bot may see, or the error Discord gives. */
   const visibleGuild = (bot: Bot, guildId: string): Guild | Answer => {
     const guild = world.guilds.get(guildId);
@@ -79,6 +90,10 @@ export function discordRoutes(world: DiscordWorld): Route[] {
       status: 200,
       body: { ...world.userJson(bot.id), mfa_enabled: false, locale: 'en-US', premium_type: 0, email: null, verified: true },
     })),
+    route('GET', '/applications/@me', 'currentApplication', (bot) => ({ status: 200, body: desk.applicationJson(bot.id) })),
+    route('PUT', '/applications/{application.id}/guilds/{guild.id}/commands', 'guildCommands', (bot, params, _query, body) =>
+      desk.overwrite(bot.id, params.application_id!, params.guild_id!, body),
+    ),
     route('GET', '/guilds/{guild.id}', 'getGuild', (bot, params, query) => {
       const guild = visibleGuild(bot, params.guild_id!);
       return isAnswer(guild) ? guild : { status: 200, body: world.guildJson(guild, query.get('with_counts') === 'true') };

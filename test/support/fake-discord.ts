@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { banned, rateLimited, RateLimits, type BucketLimit, type InvalidRequestLimit } from './fake-discord-limits.js';
 import { DiscordWorld, KICK_MEMBERS, MANAGE_ROLES, type Bot, type FakeBotInput, type FakeGuildInput, type FakeRoleInput } from './fake-discord-model.js';
 import { discordRoutes, fail, invalidField, SNOWFLAKE, type Answer, type BucketName } from './fake-discord-routes.js';
+import { InteractionsDesk, type FakeCommand, type FakeOriginalEdit, type SignedInteraction } from './fake-discord-interactions.js';
 
 /**
  * A local fake of Discord's REST API (node:http on 127.0.0.1, port 0) for the endpoints tenure calls:
@@ -55,6 +56,9 @@ import { discordRoutes, fail, invalidField, SNOWFLAKE, type Answer, type BucketN
  *   address stay independent. The ban answers every request 429 `{code: 0, message: "You are being
  *   blocked from accessing our API temporarily…"}` with `Retry-After` and no `X-RateLimit-*`
  *   headers, for one hour by default (reports: discord-api-docs#5385, #5682; CSSS/wall_e#2319).
+ * - Applications, application commands and interactions: see fake-discord-interactions.ts
+ *   (`GET /applications/@me`, the guild commands' bulk overwrite, the follow-up webhook's edit of
+ *   the original answer, interactions signed with the test's own Ed25519 key).
  * - Test hooks: `failNext(n, status)` answers the next n requests with that 5xx; `latencyMs`;
  *   `calls`; `stats()`; `close()` ends keep-alive sockets too.
  */
@@ -62,10 +66,13 @@ import { discordRoutes, fail, invalidField, SNOWFLAKE, type Answer, type BucketN
 export { fakeSnowflake, type FakeBotInput, type FakeGuildInput, type FakeRoleInput } from './fake-discord-model.js';
 export type { BucketName } from './fake-discord-routes.js';
 export type { BucketLimit, InvalidRequestLimit } from './fake-discord-limits.js';
+export type { FakeCommand, FakeOriginalEdit, SignedInteraction } from './fake-discord-interactions.js';
 
 /** Observed limits (see above); `null` = no per-route limit, the global limit only. */
 export const DEFAULT_BUCKETS: Readonly<Record<BucketName, BucketLimit | null>> = {
   currentUser: null,
+  currentApplication: null,
+  guildCommands: null,
   getGuild: null,
   listRoles: null,
   getMember: { limit: 5, windowMs: 1_000 },
@@ -149,6 +156,14 @@ export interface FakeDiscord {
   setBotPermissions(guildId: string, botId: string, permissions: { manageRoles?: boolean; kickMembers?: boolean }): void;
   /** The next `n` requests answer `status` (5xx, default 500), after authentication and rate limits. */
   failNext(n: number, status?: number): void;
+  /** The application's (the bot's) public key, hex, as `GET /applications/@me` answers it. */
+  verifyKey(botId: string): string;
+  /** An interaction signed by Discord for `botId`'s application, ready to POST. */
+  signInteraction(botId: string, fields: Record<string, unknown>, timestampSeconds?: number): SignedInteraction;
+  /** The commands of `botId`'s application registered in `guildId` (empty when none). */
+  guildCommands(botId: string, guildId: string): FakeCommand[];
+  /** Every edit of an original interaction answer, oldest first. */
+  originalEdits: FakeOriginalEdit[];
   setLatency(ms: number): void;
   /** Totals over `calls`, for one bot or all. */
   stats(botId?: string): FakeDiscordStats;
@@ -164,7 +179,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     banMs: options.invalidRequests?.banMs ?? 3_600_000,
   });
   const world = new DiscordWorld();
-  const routes = discordRoutes(world);
+  const desk = new InteractionsDesk(world);
+  const routes = discordRoutes(world, desk);
   let latencyMs = options.latencyMs ?? 0;
   const failures: number[] = [];
   const calls: FakeCall[] = [];
@@ -188,11 +204,18 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   };
 
   /** In Discord's order: the ban (Cloudflare, in front), authentication, the global limit, the route, its bucket. */
-  const answer = (method: string, url: URL, bot: Bot | undefined, key: string, call: FakeCall, at: number): Answer => {
+  const answer = (method: string, url: URL, bot: Bot | undefined, key: string, call: FakeCall, at: number, body: unknown): Answer => {
     const versioned = /^\/api\/v(\d+)(\/.*)$/.exec(url.pathname);
     if (!versioned) return fail(404, 0, '404: Not Found');
     if (versioned[1] !== '9' && versioned[1] !== '10') return fail(400, 50041, 'Invalid API version');
     const path = versioned[2]!;
+    // The follow-up webhook: the interaction's token in the path is its authentication.
+    const followUp = /^\/webhooks\/(\d{1,20})\/([^/]+)\/messages\/(?:@|%40)original$/.exec(path);
+    if (followUp) {
+      call.route = '/webhooks/{application.id}/{interaction.token}/messages/@original';
+      if (method !== 'PATCH') return fail(405, 0, '405: Method Not Allowed');
+      return desk.editOriginal(followUp[1]!, decode(followUp[2]!), body, at);
+    }
     const matches = routes.filter((r) => r.pattern.test(path));
     const matched = matches.find((r) => r.method === method);
     call.route = (matched ?? matches[0])?.template ?? null;
@@ -223,11 +246,11 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     }
     const failure = failures.shift();
     if (failure !== undefined) return fail(failure, 0, `${failure}: ${STATUS_CODES[failure] ?? 'Server Error'}`);
-    const handled = matched.handle(bot, params, url.searchParams);
+    const handled = matched.handle(bot, params, url.searchParams, body);
     return { ...handled, headers: { ...routeHeaders, ...handled.headers } };
   };
 
-  const handle = (req: IncomingMessage, res: ServerResponse) => {
+  const handle = (req: IncomingMessage, res: ServerResponse, raw: string) => {
     const at = Date.now();
     const method = req.method ?? 'GET';
     const authorization = req.headers.authorization ?? '';
@@ -243,14 +266,15 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       call.blocked = true;
       return send(res, call, { status: 429, ...banned(banLeft) });
     }
-    const answered = answer(method, new URL(req.url ?? '/', 'http://fake-discord'), bot, key, call, at);
+    const answered = answer(method, new URL(req.url ?? '/', 'http://fake-discord'), bot, key, call, at, parseJson(raw));
     if (answered.status === 401 || answered.status === 403 || answered.status === 429) limits.countInvalid(key, at);
     send(res, call, answered);
   };
 
   const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => handle(req, res));
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => handle(req, res, Buffer.concat(chunks).toString('utf8')));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -298,6 +322,10 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     setLatency(ms) {
       latencyMs = ms;
     },
+    verifyKey: (botId) => desk.verifyKey(world.bot(botId).id),
+    signInteraction: (botId, fields, timestampSeconds) => desk.sign(world.bot(botId).id, fields, timestampSeconds),
+    guildCommands: (botId, guildId) => desk.commands.get(`${botId}:${guildId}`) ?? [],
+    originalEdits: desk.edits,
     stats(botId) {
       const list = botId === undefined ? calls : calls.filter((c) => c.botId === botId);
       const byStatus: Record<number, number> = {};
@@ -322,6 +350,15 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       });
     },
   };
+}
+
+function parseJson(raw: string): unknown {
+  if (raw === '') return undefined;
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 function decode(value: string): string {

@@ -48,6 +48,8 @@ export interface BotPlatform {
   checkStatuses(h: Harness): number[];
   /** The token check as `callsOf` names it. */
   tokenCheck: string;
+  /** What a connection of a bot without targets asks the platform, as `callsOf` names them (Discord: the application too). */
+  connectCalls: [string, number][];
   /** The calls made with `botId`'s token, as [call, status]. */
   callsOf(h: Harness, botId: string): [string, number][];
   /** The platform's token reset: the bot's current token is refused from now on. */
@@ -93,6 +95,10 @@ export const discord: BotPlatform = {
   calls: (h) => h.discord.calls.length,
   checkStatuses: (h) => h.discord.calls.filter((c) => c.route === '/users/@me').map((c) => c.status),
   tokenCheck: 'GET /users/@me',
+  connectCalls: [
+    ['GET /users/@me', 200],
+    ['GET /applications/@me', 200],
+  ],
   callsOf: (h, botId) => h.discord.calls.filter((c) => c.botId === botId).map((c) => [`${c.method} ${c.route}`, c.status]),
   revoke: (h, bot) => h.discord.resetToken(bot.id, `${bot.token}x`),
   renew(h, bot) {
@@ -122,6 +128,7 @@ export const telegram: BotPlatform = {
   calls: (h) => h.telegram.calls.length,
   checkStatuses: (h) => h.telegram.calls.filter((c) => c.method === 'getMe').map((c) => c.status),
   tokenCheck: 'getMe',
+  connectCalls: [['getMe', 200]],
   callsOf: (h, botId) => h.telegram.calls.filter((c) => String(c.botId) === botId).map((c) => [c.method, c.status]),
   revoke: (h, bot) => void h.telegram.resetToken(Number(bot.id)),
   renew: (h, bot) => ({ ...bot, token: h.telegram.resetToken(Number(bot.id)) }),

@@ -1,10 +1,12 @@
 import { DiscordAPIError, HTTPError, RateLimitError } from '@discordjs/rest';
 import type { BotTokenCheck, TokenVerdict } from '../../domain/integrations/integrations.service.js';
+import { fetchApplication } from './front-desk-calls.js';
 import { createDiscordRest, fetchBotUser } from './rest.js';
 
 /**
  * How a Discord bot token is taken and checked before it is stored (docs/access.md, "Connecting a
- * bot"): `GET /users/@me` with it, through @discordjs/rest like every other call.
+ * bot"): `GET /users/@me` with it, then `GET /applications/@me` (the commands for members need
+ * its id and verify_key), through @discordjs/rest like every other call.
  */
 
 /** Discord's tokens are about 70 characters today; the bound leaves room for a longer format. */
@@ -61,7 +63,10 @@ export function discordTokenCheck(apiUrl: string): BotTokenCheck {
       const rest = createDiscordRest(token, apiUrl, CHECK_OPTIONS);
       try {
         const bot = await fetchBotUser(rest);
-        return { ok: true, botId: bot.id, botName: bot.username };
+        // The application too, so the owner gives the token only: its id registers the commands,
+        // its verify_key checks the interactions Discord signs.
+        const application = await fetchApplication(rest);
+        return { ok: true, botId: bot.id, botName: bot.username, application };
       } catch (err) {
         return verdictOf(err);
       } finally {

@@ -23,7 +23,7 @@ import { SecretBoxError, type SecretBox } from './secret-box.js';
 
 /** What the platform said of a token. */
 export type TokenVerdict =
-  | { ok: true; botId: string; botName: string }
+  | { ok: true; botId: string; botName: string; application?: { id: string; verifyKey: string } }
   /** The platform refused the token (Discord: 401): a client error. */
   | { ok: false; refused: true; message: string }
   /** The platform could not be asked (unreachable, 5xx, rate limited): try again later. */
@@ -65,6 +65,9 @@ export interface ProjectPlanner {
   planProject(projectId: string): Promise<unknown>;
 }
 
+/** What follows a connection on the platform (Discord: the commands registered in the project's guilds); never throws. */
+export type AfterConnect = (projectId: string, platform: Platform) => Promise<void>;
+
 /** Token checks a project may make a minute, per process (check-budget.ts says why). */
 export const TOKEN_CHECKS_PER_MINUTE = 10;
 
@@ -86,6 +89,7 @@ export class IntegrationsService {
     private readonly checks: Partial<Record<Platform, BotTokenCheck>>,
     private readonly planner: ProjectPlanner,
     private readonly clock: Clock,
+    private readonly afterConnect: AfterConnect = async () => {},
   ) {
     this.budget = new SlidingBudget(TOKEN_CHECKS_PER_MINUTE, 60_000, clock);
   }
@@ -112,7 +116,15 @@ export class IntegrationsService {
       return { ok: false, error: new AppError('SERVICE_UNAVAILABLE', verdict.message, undefined, verdict.retryAfterSeconds) };
     }
     const connected = await this.store.connect(
-      { projectId, platform, botTokenSealed: this.box.seal(normalized.token), botId: verdict.botId, botName: verdict.botName },
+      {
+        projectId,
+        platform,
+        botTokenSealed: this.box.seal(normalized.token),
+        botId: verdict.botId,
+        botName: verdict.botName,
+        applicationId: verdict.application?.id ?? null,
+        verifyKey: verdict.application?.verifyKey ?? null,
+      },
       this.clock.now(),
     );
     if (!connected) {
@@ -123,6 +135,7 @@ export class IntegrationsService {
       );
     }
     await this.planner.planProject(projectId);
+    await this.afterConnect(projectId, platform);
     return ok(toIntegrationView(connected));
   }
 

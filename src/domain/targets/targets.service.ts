@@ -22,9 +22,19 @@ const TARGET_NOT_FOUND = 'Target not found';
 const changesNothing = (c: Omit<TargetChange, 'target_id'>) =>
   c.is_enabled === undefined && c.target_name === undefined && c.on_expiry === undefined;
 
+/**
+ * Told after a target that may change the project's Discord guilds was created or deleted (the
+ * commands for members are registered per guild: docs/front-desk.md). Runs beside the request:
+ * the answer does not wait for Discord.
+ */
+export type GuildsChanged = (projectId: string) => void;
+
 /** The rules of targets; validation (422) comes before existence (404) and conflicts (409). */
 export class TargetsService {
-  constructor(private readonly store: TargetsStatements) {}
+  constructor(
+    private readonly store: TargetsStatements,
+    private readonly guildsChanged: GuildsChanged = () => {},
+  ) {}
 
   async create(projectId: string, input: NewTargetInput): Promise<Result<TargetView>> {
     const shape = targetShapeProblem(input) ?? onExpiryProblem(input.platform, input.kind, input.on_expiry ?? null);
@@ -49,6 +59,7 @@ export class TargetsService {
     if (outcome === 'duplicate') {
       return fail('CONFLICT', `A ${input.platform} target with external_id ${input.external_id} already exists in this project`);
     }
+    if (input.platform === 'discord') this.guildsChanged(projectId);
     return ok(outcome.target);
   }
 
@@ -117,6 +128,8 @@ export class TargetsService {
       case 'has_children':
         return fail('CONFLICT', `Target ${targetId} is the parent of other targets; delete them first`);
       case 'deleted':
+        // The deleted target's platform is not read back: registering again costs a call per guild.
+        this.guildsChanged(projectId);
         return ok(null);
     }
   }

@@ -1,0 +1,167 @@
+import { sql } from 'drizzle-orm';
+import { describe, expect, it, vi } from 'vitest';
+import { rowsOf } from '../../src/database/db.js';
+import { createMembership } from '../support/api.js';
+import { connectBot } from '../support/bots.js';
+import { createPlan, createTarget, grant, snowflake } from '../support/catalogue.js';
+import { buttonPress, command, frontDeskGuild, postInteraction } from '../support/discord-interactions.js';
+import { useHarness, userId } from '../support/harness.js';
+
+/** `POST /interactions/discord/{project_id}`: signatures, PING, the commands and buttons (docs/front-desk.md). */
+
+const h = useHarness();
+
+describe('the signature', () => {
+  it('PING is answered PONG when Discord signed it', async () => {
+    const g = await frontDeskGuild(h);
+    const res = await postInteraction(h, g.t, h.discord.signInteraction(g.bot.id, { type: 1 }));
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toStrictEqual({ type: 1 });
+  });
+
+  it('a missing signature, a forged one, a changed body and an old timestamp are 401', async () => {
+    const g = await frontDeskGuild(h);
+    const ping = h.discord.signInteraction(g.bot.id, { type: 1 });
+    const missing = await postInteraction(h, g.t, ping, { 'x-signature-ed25519': undefined });
+    expect(missing.statusCode, missing.body).toBe(401);
+    const noTimestamp = await postInteraction(h, g.t, ping, { 'x-signature-timestamp': undefined });
+    expect(noTimestamp.statusCode, noTimestamp.body).toBe(401);
+    // Signed by another application's key.
+    const other = frontDeskGuild(h);
+    const stranger = h.discord.signInteraction((await other).bot.id, { type: 1 });
+    const forged = await postInteraction(h, g.t, stranger);
+    expect(forged.statusCode, forged.body).toBe(401);
+    expect(forged.json().error.message).toMatch(/signature does not verify/);
+    const changed = await postInteraction(h, g.t, { ...ping, payload: ping.payload.replace('"type":1', '"type":1 ') });
+    expect(changed.statusCode, changed.body).toBe(401);
+    const old = h.discord.signInteraction(g.bot.id, { type: 1 }, Math.floor(Date.now() / 1000) - 6 * 60);
+    const stale = await postInteraction(h, g.t, old);
+    expect(stale.statusCode, stale.body).toBe(401);
+    expect(stale.json().error.message).toMatch(/more than 5 minutes/);
+  });
+
+  it('an interaction sent twice is refused the second time, and nothing is answered again', async () => {
+    const g = await frontDeskGuild(h);
+    const signed = h.discord.signInteraction(g.bot.id, command('subscribe', g.guildId, userId()));
+    expect((await postInteraction(h, g.t, signed)).statusCode).toBe(200);
+    const replay = await postInteraction(h, g.t, signed);
+    expect(replay.statusCode, replay.body).toBe(401);
+    expect(replay.json().error.message).toMatch(/received before/);
+  });
+
+  it('a project without a Discord bot refuses every interaction', async () => {
+    const t = await h.tenant();
+    const g = await frontDeskGuild(h);
+    const res = await postInteraction(h, t, h.discord.signInteraction(g.bot.id, { type: 1 }));
+    expect(res.statusCode, res.body).toBe(401);
+  });
+});
+
+describe('the commands are registered', () => {
+  it('on connect: the application is read and the three commands overwrite the guild’s, /subscribe-panel for admins only', async () => {
+    const g = await frontDeskGuild(h);
+    const commands = h.discord.guildCommands(g.bot.id, g.guildId);
+    expect(commands.map((c) => c.name)).toStrictEqual(['subscribe', 'memberships', 'subscribe-panel']);
+    expect(commands.map((c) => c.default_member_permissions)).toStrictEqual([null, null, '8']);
+    const row = rowsOf<{ application_id: string; verify_key: string; commands_error: unknown }>(
+      await h.database.db.execute(sql`SELECT application_id, verify_key, commands_error FROM integrations WHERE project_id = ${g.t.projectId}`),
+    )[0]!;
+    expect(row).toStrictEqual({ application_id: g.bot.id, verify_key: h.discord.verifyKey(g.bot.id), commands_error: null });
+  });
+
+  it('again when a Discord target is created or deleted', async () => {
+    const g = await frontDeskGuild(h);
+    const other = snowflake();
+    h.discord.addGuild({ id: other });
+    const target = await createTarget(g.t, { kind: 'guild', target_name: 'Second', external_id: other });
+    await vi.waitFor(() => expect(h.discord.guildCommands(g.bot.id, other)).toHaveLength(3));
+    const puts = () => h.discord.calls.filter((c) => c.botId === g.bot.id && c.method === 'PUT' && c.route?.endsWith('/commands')).length;
+    const before = puts();
+    expect((await g.t.request({ method: 'DELETE', url: `${g.t.base}/targets/${target.target_id}` })).statusCode).toBe(204);
+    await vi.waitFor(() => expect(puts()).toBeGreaterThan(before));
+  });
+
+  it('a guild refusing the registration is recorded on the connection, which still answers 200', async () => {
+    const g = await frontDeskGuild(h);
+    const away = snowflake();
+    h.discord.addGuild({ id: away, ownerBots: [] });
+    await createTarget(g.t, { kind: 'guild', target_name: 'Away', external_id: away });
+    const error = async () =>
+      rowsOf<{ commands_error: { code: string; message: string } | null }>(
+        await h.database.db.execute(sql`SELECT commands_error FROM integrations WHERE project_id = ${g.t.projectId}`),
+      )[0]!.commands_error;
+    await vi.waitFor(async () => expect(await error()).toMatchObject({ code: '50001', message: expect.stringContaining(away) }));
+    // The other guild still has its commands; connecting again keeps the error until the guild takes them.
+    expect(h.discord.guildCommands(g.bot.id, g.guildId)).toHaveLength(3);
+    await connectBot(g.t, g.bot);
+    expect(await error()).toMatchObject({ code: '50001' });
+    h.discord.addBotToGuild(away, g.bot.id);
+    await connectBot(g.t, g.bot);
+    expect(await error()).toBeNull();
+  });
+});
+
+describe('what members see', () => {
+  it('/subscribe lists the plans granting something in this guild as buttons, ephemeral', async () => {
+    const g = await frontDeskGuild(h);
+    // A plan of another guild and a Telegram plan are not offered here.
+    const elsewhere = await createTarget(g.t, { kind: 'guild', target_name: 'Elsewhere', external_id: snowflake() });
+    const otherPlan = await createPlan(g.t, { plan_name: 'Other' });
+    await grant(g.t, otherPlan.plan_id, elsewhere.target_id);
+    await createPlan(g.t, { plan_name: 'Nothing granted' });
+    const res = await postInteraction(h, g.t, h.discord.signInteraction(g.bot.id, command('subscribe', g.guildId, userId())));
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toStrictEqual({
+      type: 4,
+      data: {
+        content: expect.stringContaining('Pick a plan'),
+        flags: 64,
+        components: [{ type: 1, components: [{ type: 2, style: 1, label: 'Gold · $10.00', custom_id: `tenure:plan:${g.planId}` }] }],
+      },
+    });
+  });
+
+  it('a plan button is answered deferred and ephemeral, then edited through the follow-up webhook', async () => {
+    const g = await frontDeskGuild(h);
+    const member = userId();
+    const signed = h.discord.signInteraction(g.bot.id, buttonPress(`tenure:plan:${g.planId}`, g.guildId, member));
+    const res = await postInteraction(h, g.t, signed);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toStrictEqual({ type: 5, data: { content: '', flags: 64 } });
+    await vi.waitFor(() => expect(h.discord.originalEdits.filter((e) => e.token === signed.interaction.token)).toHaveLength(1));
+    const edit = h.discord.originalEdits.find((e) => e.token === signed.interaction.token)!;
+    expect(edit.applicationId).toBe(g.bot.id);
+    expect(edit.body.flags).toBe(64);
+  });
+
+  it('a button naming a plan not offered here says so', async () => {
+    const g = await frontDeskGuild(h);
+    const stray = await createPlan(g.t, { plan_name: 'Stray' });
+    const res = await postInteraction(h, g.t, h.discord.signInteraction(g.bot.id, buttonPress(`tenure:plan:${stray.plan_id}`, g.guildId, userId())));
+    expect(res.json()).toMatchObject({ type: 4, data: { flags: 64, content: expect.stringContaining('no longer offered') } });
+  });
+
+  it('/memberships shows the member’s own memberships, ephemeral', async () => {
+    const g = await frontDeskGuild(h);
+    const member = userId();
+    const membership = await createMembership(g.t, { userId: member, planId: g.planId });
+    const mine = await postInteraction(h, g.t, h.discord.signInteraction(g.bot.id, command('memberships', g.guildId, member)));
+    const seconds = Math.floor(Date.parse(membership.membership_end_date) / 1000);
+    expect(mine.json()).toStrictEqual({ type: 4, data: { flags: 64, content: `**Gold**: active until <t:${seconds}:D>, does not renew (use /subscribe to extend).` } });
+    const stranger = await postInteraction(h, g.t, h.discord.signInteraction(g.bot.id, command('memberships', g.guildId, userId())));
+    expect(stranger.json().data.content).toMatch(/no membership here yet/);
+  });
+
+  it('/subscribe-panel posts a lasting Subscribe button for an admin only; the button lists the plans', async () => {
+    const g = await frontDeskGuild(h);
+    const admin = await postInteraction(h, g.t, h.discord.signInteraction(g.bot.id, command('subscribe-panel', g.guildId, userId(), '8')));
+    expect(admin.json()).toStrictEqual({
+      type: 4,
+      data: { content: expect.stringContaining('Subscribe'), components: [{ type: 1, components: [{ type: 2, style: 1, label: 'Subscribe', custom_id: 'tenure:subscribe' }] }] },
+    });
+    const member = await postInteraction(h, g.t, h.discord.signInteraction(g.bot.id, command('subscribe-panel', g.guildId, userId(), '0')));
+    expect(member.json()).toMatchObject({ type: 4, data: { flags: 64, content: expect.stringContaining('Only the server admins') } });
+    const pressed = await postInteraction(h, g.t, h.discord.signInteraction(g.bot.id, buttonPress('tenure:subscribe', g.guildId, userId())));
+    expect(pressed.json().data.components[0].components[0].custom_id).toBe(`tenure:plan:${g.planId}`);
+  });
+});
