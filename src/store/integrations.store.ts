@@ -29,6 +29,8 @@ export interface IntegrationStatus extends IntegrationRecord {
   unhealthyTargets: { targetId: string; targetName: string; healthError: PlatformError | null }[];
   /** Access rows of this platform by state; states without rows are absent. */
   accessByState: Record<string, number>;
+  /** Discord: the last failed registration of the commands for members; null once registered (and on Telegram). */
+  commandsError: PlatformError | null;
 }
 
 /** The bot's sealed token and the project's target chats of its platform, for a live rights check. */
@@ -117,7 +119,7 @@ export class IntegrationsStore {
   /** The connection with its unhealthy targets and its access rows counted by state; null when not connected. */
   async status(projectId: string, platform: Platform): Promise<IntegrationStatus | null> {
     const result = await this.db.execute(sql`
-      SELECT ${RECORD('i')}, ${iso(sql`i.connected_at`)} AS "connectedAt",
+      SELECT ${RECORD('i')}, ${iso(sql`i.connected_at`)} AS "connectedAt", i.commands_error AS "commandsError",
         (SELECT coalesce(json_agg(json_build_object('targetId', t.id, 'targetName', t.name, 'healthError', t.health_error) ORDER BY t.created_at, t.id), '[]'::json)
          FROM targets t WHERE t.project_id = i.project_id AND t.platform = i.platform AND t.health <> 'ok') AS "unhealthyTargets",
         (SELECT coalesce(json_object_agg(s.state, s.n), '{}'::json)

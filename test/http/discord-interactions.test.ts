@@ -91,6 +91,8 @@ describe('the commands are registered', () => {
         await h.database.db.execute(sql`SELECT commands_error FROM integrations WHERE project_id = ${g.t.projectId}`),
       )[0]!.commands_error;
     await vi.waitFor(async () => expect(await error()).toMatchObject({ code: '50001', message: expect.stringContaining(away) }));
+    const status = await g.t.request({ method: 'GET', url: `${g.t.base}/integrations/discord` });
+    expect(status.json().data).toMatchObject({ health: 'ok', commands_error: { code: '50001', message: `Guild ${away}: Missing Access` } });
     // The other guild still has its commands; connecting again keeps the error until the guild takes them.
     expect(h.discord.guildCommands(g.bot.id, g.guildId)).toHaveLength(3);
     await connectBot(g.t, g.bot);

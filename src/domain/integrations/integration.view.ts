@@ -22,6 +22,8 @@ export interface IntegrationStatusView extends IntegrationView {
   access: Record<(typeof ACCESS_STATES)[number], number>;
   /** Telegram: the bot's rights in each target chat, asked when the status is read. */
   chats?: ChatRightsView[];
+  /** Discord: why the commands for members could not be registered in a guild, null once they were. */
+  commands_error?: PlatformError | null;
 }
 
 /** The bot in one target chat, as the platform said when asked. */
@@ -52,6 +54,7 @@ export function toIntegrationStatusView(s: IntegrationStatus): IntegrationStatus
     ...toIntegrationView(s),
     targets: s.unhealthyTargets.map((t) => ({ target_id: t.targetId, target_name: t.targetName, health_error: t.healthError })),
     access: Object.fromEntries(ACCESS_STATES.map((state) => [state, s.accessByState[state] ?? 0])) as IntegrationStatusView['access'],
+    ...(s.platform === 'discord' ? { commands_error: s.commandsError } : {}),
   };
 }
 

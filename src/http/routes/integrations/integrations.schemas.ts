@@ -52,6 +52,13 @@ export const IntegrationStatus = Type.Object({
       },
     ),
   ),
+  commands_error: Type.Optional(
+    Nullable(PlatformError, {
+      description:
+        'Discord only: why the commands for members (/subscribe, /memberships, /subscribe-panel) could not be registered in a guild of the targets ' +
+        '(e.g. 50001 Missing Access: the bot was invited without the applications.commands scope); null once every guild took them. Access is not affected',
+    }),
+  ),
 });
 
 /** The schemas of one platform's connection routes; `label` names the platform in summaries. */
