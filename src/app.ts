@@ -20,6 +20,9 @@ import { integrationsRoutes } from './http/routes/integrations/integrations.rout
 import { membershipsRoutes } from './http/routes/memberships/memberships.routes.js';
 import { merchantAccountsRoutes } from './http/routes/merchant-accounts/merchant-accounts.routes.js';
 import { paymentsRoutes } from './http/routes/payments/payments.routes.js';
+import { payLinksRoutes } from './http/routes/pay-links/pay-links.routes.js';
+import { portalLinksRoutes } from './http/routes/portal-links/portal-links.routes.js';
+import { registerPages } from './http/pages/pages.plugin.js';
 import { plansRoutes } from './http/routes/plans/plans.routes.js';
 import { settingsRoutes } from './http/routes/settings/settings.routes.js';
 import { stripeEventsRoutes } from './http/routes/stripe-events/stripe-events.routes.js';
@@ -106,6 +109,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(merchantAccountsRoutes, { merchantAccounts: services.merchantAccounts });
   await app.register(couponsRoutes, { coupons: services.coupons });
   await app.register(checkoutRoutes, { checkout: services.checkout });
+  await app.register(payLinksRoutes, { payLinks: services.payLinks });
+  await app.register(portalLinksRoutes, { portal: services.portal });
   await app.register(stripeEventsRoutes, { stripeEvents: services.stripeEvents });
   await app.register(discordInteractionsRoutes, { discordInteractions: services.discordInteractions });
   await app.register(paymentsRoutes, { payments: services.payments });
@@ -117,6 +122,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(liveUpdatesRoutes, { liveTokens: services.liveTokens });
   await app.register(telegramUpdatesRoutes, { telegramWebhook: services.telegramWebhook });
+  // The pages members open (docs/front-desk.md): HTML, no key, their own error page.
+  await registerPages(app, { payLinks: services.payLinks, portal: services.portal, publicUrl: deps.config.frontDesk.publicUrl });
 
   // Start serving with the shared limiter connected when it can be; the insurance covers a slow Redis.
   app.addHook('onReady', () => limiter.ready());

@@ -13,6 +13,8 @@ import { IntegrationsService } from './domain/integrations/integrations.service.
 import type { SecretBox } from './domain/integrations/secret-box.js';
 import { TelegramWebhookSecrets } from './domain/integrations/telegram-webhook-secret.js';
 import { TelegramWebhookService } from './domain/integrations/telegram-webhook.service.js';
+import { PAY_LINK_TTL_MS, PayLinksService } from './domain/front-desk/pay-links.service.js';
+import { PortalService } from './domain/front-desk/portal.service.js';
 import { MembershipsService } from './domain/memberships/memberships.service.js';
 import { CheckoutCoupons } from './domain/payments/checkout-coupons.js';
 import { CheckoutService } from './domain/payments/checkout.service.js';
@@ -76,6 +78,10 @@ export interface Services {
   payments: PaymentsService;
   /** A project's coupons (docs/payments.md, "Coupons"); checkout applies them. */
   coupons: CouponsService;
+  /** Pay links: a plan bound to one member, paid on Stripe's checkout page (docs/front-desk.md); the chats hand them out. */
+  payLinks: PayLinksService;
+  /** The member's portal: single-use links to their memberships, payments and Stripe billing (docs/front-desk.md). */
+  portal: PortalService;
   /** Discord's interactions with the project's bot: commands and buttons for members (docs/front-desk.md). */
   discordInteractions: DiscordInteractions;
   /** Registers the commands for members in the guilds of a project's Discord targets. */
@@ -205,6 +211,22 @@ function createServices(
   const auth = new AuthService(stores.projects, config.auth.cacheTtlMs);
   const projects = new ProjectsService(stores.projects);
   const plans = new PlansService(stores.plans);
+  const checkout = new CheckoutService(stores.merchantAccounts, stores.payments, plans, secretBox, stripe, new CheckoutCoupons(stores.coupons, transactor, stripe, clock));
+  const stripeEvents = new StripeEventsService(stores.merchantAccounts, transactor, secretBox, stripe, clock, { graceMs: config.payments.gracePeriodMs });
+  const { publicUrl } = config.frontDesk;
+  const payLinkService = new PayLinksService(
+    transactor,
+    stores.payLinks,
+    plans,
+    checkout,
+    stores.merchantAccounts,
+    stores.memberships,
+    stripeEvents,
+    stripe,
+    secretBox,
+    clock,
+    { publicUrl, ttlMs: PAY_LINK_TTL_MS },
+  );
   // Only the error's class and message: a Discord error never carries the bot token, but its request might.
   const logDiscord = (what: string) => (err: unknown) =>
     logger.warn({ err: { type: (err as Error)?.name, message: (err as Error)?.message } }, what);
@@ -254,10 +276,12 @@ function createServices(
       clock,
     ),
     merchantAccounts: new MerchantAccountsService(stores.merchantAccounts, secretBox, stripe, clock),
-    checkout: new CheckoutService(stores.merchantAccounts, stores.payments, plans, secretBox, stripe, new CheckoutCoupons(stores.coupons, transactor, stripe, clock)),
-    stripeEvents: new StripeEventsService(stores.merchantAccounts, transactor, secretBox, stripe, clock, { graceMs: config.payments.gracePeriodMs }),
+    checkout,
+    stripeEvents,
     payments: new PaymentsService(stores.payments),
     coupons: new CouponsService(stores.coupons, clock),
+    payLinks: payLinkService,
+    portal: new PortalService(transactor, stores.portalLinks, stores.memberships, stores.payments, stores.merchantAccounts, stripe, secretBox, clock, { publicUrl }),
     discordInteractions: new DiscordInteractions(
       stores.discordFrontDesk,
       payLinks,

@@ -47,10 +47,12 @@ export const REDACT_PATHS = [
  */
 const CREDENTIAL_PARAM = /key|token|secret|auth|password|passwd|signature|session|cookie/i;
 const API_KEY_SHAPE = /tk_live_[0-9A-Za-z_-]*/g;
+/** A member's pay or portal link (docs/front-desk.md): its id is the secret that opens it. */
+const MEMBER_LINK = /^(\/(?:pay|portal)\/)[^/]+/;
 
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
-  const path = (q === -1 ? url : url.slice(0, q)).replace(API_KEY_SHAPE, '[redacted]');
+  const path = (q === -1 ? url : url.slice(0, q)).replace(API_KEY_SHAPE, '[redacted]').replace(MEMBER_LINK, '$1[redacted]');
   if (q === -1) return path;
   const params = new URLSearchParams(url.slice(q + 1));
   const shown = [...params].map(([name, value]): [string, string] =>

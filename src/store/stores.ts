@@ -24,6 +24,8 @@ import { MerchantAccountsStore } from './merchant-accounts.store.js';
 import { PaidMembershipsStore } from './paid-memberships.store.js';
 import { PaymentReversalsStore } from './payment-reversals.store.js';
 import { PaymentsStore } from './payments.store.js';
+import { PayLinksStore } from './pay-links.store.js';
+import { PortalLinksStore } from './portal-links.store.js';
 import { StripeEventsStore } from './stripe-events.store.js';
 import { PlansStore } from './plans.store.js';
 import { ProjectsStore } from './projects.store.js';
@@ -88,6 +90,10 @@ export interface Stores {
   stripeEvents: StripeEventsStore;
   /** Coupons, their Stripe coupons and the uses checkouts reserve (docs/payments.md, "Coupons"). */
   coupons: CouponsStore;
+  /** Pay links: a plan bound to one member, the Checkout Session it made, its use (docs/front-desk.md). */
+  payLinks: PayLinksStore;
+  /** The members' single-use portal links and the browser sessions they start (docs/front-desk.md). */
+  portalLinks: PortalLinksStore;
   /** Discord's commands for members: the application, interaction ids, plans per guild, the commands' guilds (docs/front-desk.md). */
   discordFrontDesk: DiscordFrontDeskStore;
 }
@@ -129,6 +135,8 @@ function storeFactories(database: Database, clock: Clock): { [K in keyof Stores]
     paidMemberships: (db) => new PaidMembershipsStore(db),
     stripeEvents: (db) => new StripeEventsStore(db),
     coupons: (db) => new CouponsStore(db),
+    payLinks: (db) => new PayLinksStore(db),
+    portalLinks: (db) => new PortalLinksStore(db),
     discordFrontDesk: (db) => new DiscordFrontDeskStore(db),
   };
 }

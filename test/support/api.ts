@@ -208,6 +208,9 @@ function projectTables(projectId: string) {
     coupons: own('coupons', 'r.id'),
     coupon_redemptions: own('coupon_redemptions', 'r.id'),
     coupon_stripe_coupons: sql`SELECT ${all('coupon_stripe_coupons', 'r.coupon_id, r.merchant_account_id')} JOIN coupons c ON c.id = r.coupon_id WHERE c.project_id = ${projectId}`,
+    // The front desk's links.
+    pay_links: own('pay_links', 'r.id_hash'),
+    portal_links: own('portal_links', 'r.token_hash'),
   };
 }
 
@@ -225,7 +228,7 @@ async function readTables<T extends ProjectTable>(h: Harness, projectId: string,
 
 /** Everything a request could change in a project: compare before and after to prove "nothing". */
 export async function projectState(h: Harness, projectId: string) {
-  const [memberships, webhooks, events, updated, catalogue, people, access, payments] = await Promise.all([
+  const [memberships, webhooks, events, updated, catalogue, people, access, payments, links] = await Promise.all([
     membershipRows(h, projectId),
     webhookRows(h, projectId),
     h.database.db.execute(sql`SELECT id, seq, type, data FROM events WHERE project_id = ${projectId} ORDER BY seq`),
@@ -234,8 +237,9 @@ export async function projectState(h: Harness, projectId: string) {
     readTables(h, projectId, ['api_keys', 'settings', 'users', 'bans']),
     readTables(h, projectId, ['integrations', 'access']),
     readTables(h, projectId, ['merchant_accounts', 'payments', 'payment_events', 'held_reversals', 'coupons', 'coupon_redemptions', 'coupon_stripe_coupons']),
+    readTables(h, projectId, ['pay_links', 'portal_links']),
   ]);
-  return { memberships, webhooks, events: rowsOf(events), updated: rowsOf(updated), catalogue, people, access, payments };
+  return { memberships, webhooks, events: rowsOf(events), updated: rowsOf(updated), catalogue, people, access, payments, links };
 }
 
 /**

@@ -34,13 +34,21 @@ import { discountOn, stripeId, StripeWorld, type Account, type Coupon, type Sess
  *   repeating only; name up to 40 characters; max_redemptions; redeem_by; metadata);
  *   `GET /v1/coupons/{id}`;
  *   `GET /v1/checkout/sessions/{id}`; `GET /v1/events` (newest first; limit 1-100, default 10;
- *   starting_after; created[gte|gt|lte|lt]; types[]; `{object: 'list', data, has_more, url}`).
+ *   starting_after; created[gte|gt|lte|lt]; types[]; `{object: 'list', data, has_more, url}`);
+ *   `POST /v1/billing_portal/sessions` (docs: Customer Portal, "Create a portal session"):
+ *   `customer` (an existing customer of the account; the fake knows the customers its payments
+ *   made) is required here (the other way to name one, customer_account, is for Connect accounts
+ *   and not modelled), `return_url` optional and a URL; answers a `billing_portal.session`
+ *   (`bps_…`, configuration `bpc_…`, created, customer, flow null, livemode, locale null,
+ *   on_behalf_of null, return_url or null, and its `url` on billing.stripe.com).
  */
 
 export interface FakeStripe {
   /** `http://127.0.0.1:<port>`, for TENURE_STRIPE_API_URL. */
   url: string;
   world: StripeWorld;
+  /** The customer portal sessions made, in order. */
+  portalSessions: { id: string; customer: string; return_url: string | null; url: string }[];
   /** Every request, in order. */
   calls: { method: string; path: string; key: string | null; idempotencyKey: string | null; status: number; params: Record<string, unknown> }[];
   close(): Promise<void>;
@@ -86,6 +94,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   const world = new StripeWorld();
   const calls: FakeStripe['calls'] = [];
   const saved = new Map<string, { fingerprint: string; answer: Answer }>();
+  const portalSessions: FakeStripe['portalSessions'] = [];
 
   function keyOf(req: IncomingMessage): string | null {
     const header = req.headers.authorization ?? '';
@@ -108,6 +117,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       return { status: 200, body: world.view(s) };
     }
     if (method === 'GET' && path === '/v1/events') return listEvents(account, params);
+    if (method === 'POST' && path === '/v1/billing_portal/sessions') return createPortalSession(account, params);
     if (method === 'POST' && path === '/v1/coupons') return createCoupon(account, params);
     const coupon = /^\/v1\/coupons\/([^/]+)$/.exec(path);
     if (method === 'GET' && coupon) {
@@ -301,6 +311,31 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     return { status: 200, body: { object: 'list', url: '/v1/events', has_more: events.length > limit, data: events.slice(0, limit) } };
   }
 
+  function createPortalSession(account: Account, p: Record<string, unknown>): Answer {
+    if (p.customer === undefined) return missing('customer');
+    const known = [...world.sessions.values(), ...world.subscriptions.values()].some((o) => o.account === account.id && o.customer === p.customer);
+    if (typeof p.customer !== 'string' || !known) return fail(400, 'invalid_request_error', `No such customer: '${String(p.customer)}'`, { code: 'resource_missing', param: 'customer' });
+    if (p.return_url !== undefined && (typeof p.return_url !== 'string' || !/^https?:\/\//.test(p.return_url) || !URL.canParse(p.return_url))) {
+      return invalid('return_url', 'Not a valid URL');
+    }
+    const secret = `${account.livemode ? 'live' : 'test'}_${stripeId('', 40).slice(1)}`;
+    const session = {
+      id: stripeId('bps', 24),
+      object: 'billing_portal.session',
+      configuration: stripeId('bpc', 24),
+      created: world.now(),
+      customer: p.customer,
+      flow: null,
+      livemode: account.livemode,
+      locale: null,
+      on_behalf_of: null,
+      return_url: (p.return_url as string | undefined) ?? null,
+      url: `https://billing.stripe.com/p/session/${secret}`,
+    };
+    portalSessions.push(session);
+    return { status: 200, body: session };
+  }
+
   /** Why `raw` is not metadata as Stripe takes it, or null when it is. */
   function checkMetadata(raw: unknown, param: string): Answer | null {
     if (raw === undefined) return null;
@@ -356,6 +391,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     url: `http://127.0.0.1:${port}`,
     world,
     calls,
+    portalSessions,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -54,6 +54,19 @@ const RECONNECT = 'Connect the merchant account again with a current key';
 const usedUp = (c: CouponCandidate) =>
   c.maxUses === null ? `Coupon ${c.code} is no longer available (it expired or was deleted)` : `Coupon ${c.code} has been used up (max_uses ${c.maxUses})`;
 
+/** What Stripe is asked to charge for `plan`, or why it cannot be sold through Stripe. */
+export function chargeOf(plan: PlanView): Result<{ amount: number; recurring: ReturnType<typeof recurringOf> }> {
+  const { plan_price: price, plan_currency: currency, plan_duration: duration } = plan;
+  const amount = minorUnits(price, currency);
+  if (amount === null) return fail('VALIDATION_ERROR', `The plan's price ${price} ${currency} has more decimals than ${currency} has: it cannot be charged`);
+  if (amount === 0) return fail('VALIDATION_ERROR', 'The plan is free: there is nothing to pay; create the membership instead (POST /memberships)');
+  const recurring = plan.plan_data.plan_recurring ? recurringOf(duration) : null;
+  if (plan.plan_data.plan_recurring && !recurring) {
+    return fail('VALIDATION_ERROR', `The plan renews every ${duration}, and Stripe bills subscriptions by day, week, month or year only`);
+  }
+  return ok({ amount, recurring });
+}
+
 export class CheckoutService {
   constructor(
     private readonly accounts: CheckoutAccounts,
@@ -73,14 +86,10 @@ export class CheckoutService {
     }
     const plan = await this.plans.get(projectId, input.plan_id);
     if (!plan.ok) return plan;
-    const { plan_price: price, plan_currency: currency, plan_duration: duration } = plan.value;
-    const amount = minorUnits(price, currency);
-    if (amount === null) return fail('VALIDATION_ERROR', `The plan's price ${price} ${currency} has more decimals than ${currency} has: it cannot be charged`);
-    if (amount === 0) return fail('VALIDATION_ERROR', 'The plan is free: there is nothing to pay; create the membership instead (POST /memberships)');
-    const recurring = plan.value.plan_data.plan_recurring ? recurringOf(duration) : null;
-    if (plan.value.plan_data.plan_recurring && !recurring) {
-      return fail('VALIDATION_ERROR', `The plan renews every ${duration}, and Stripe bills subscriptions by day, week, month or year only`);
-    }
+    const { plan_currency: currency, plan_duration: duration } = plan.value;
+    const charge = chargeOf(plan.value);
+    if (!charge.ok) return charge;
+    const { amount, recurring } = charge.value;
     if (await this.payments.isBanned(projectId, input.user_id)) return fail('CONFLICT', `User ${input.user_id} is banned from this project`);
     const mode = recurring ? 'subscription' : 'payment';
     // The plan's id as stored (lower-case), as a coupon's plan_ids are: the request may spell it in capitals.

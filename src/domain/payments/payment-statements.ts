@@ -16,8 +16,14 @@ export interface EventMeta {
   type: string;
   /** When the provider created the event: orders subscription statuses. */
   createdAt: Date;
-  source: 'webhook' | 'reconcile';
+  source: EventSource;
 }
+
+/**
+ * How an event reached tenure first: Stripe's delivery, reconciliation's listing, or the member
+ * coming back to a pay link's done page, which reads the session itself (docs/front-desk.md).
+ */
+export type EventSource = 'webhook' | 'reconcile' | 'return';
 
 export type Paid = Extract<PaymentChange, { kind: 'paid' }>;
 export type Failed = Extract<PaymentChange, { kind: 'failed' }>;

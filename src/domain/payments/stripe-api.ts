@@ -67,6 +67,10 @@ export interface StripeApi {
   createCheckoutSession(secretKey: string, request: CheckoutSessionRequest): Promise<StripeAnswer<{ sessionId: string; url: string }>>;
   /** Creates the coupon (`POST /v1/coupons`); one that exists already with that id (made before) is an answer too. */
   createCoupon(secretKey: string, request: StripeCouponRequest): Promise<StripeAnswer<{ couponId: string }>>;
+  /** A Checkout Session as Stripe has it now (`GET /v1/checkout/sessions/{id}`): the object, as an event carries it. */
+  retrieveCheckoutSession(secretKey: string, sessionId: string): Promise<StripeAnswer<{ session: Record<string, unknown> }>>;
+  /** A session of Stripe's customer portal for `customer` (`POST /v1/billing_portal/sessions`), which returns to `returnUrl`. */
+  createBillingPortalSession(secretKey: string, request: { customer: string; returnUrl: string }): Promise<StripeAnswer<{ url: string }>>;
   /** One page of the account's events, newest first, created at or after `since` (Unix seconds). */
   listEvents(
     secretKey: string,

@@ -5,7 +5,7 @@ import { MISSING_KEY_MESSAGE } from '../integrations/encryption-key.js';
 import { SecretBoxError, type SecretBox } from '../integrations/secret-box.js';
 import type { Transactor } from '../transactions.js';
 import { ENDING_STATUSES, arrivalAction, buyerIn, grantRefusal, outcomeSentence, payerOf, reversalAction, statusAction, type Outcome, type ReversalStatus } from './payment-rules.js';
-import type { EventMeta, Failed, Paid, StripeEventStores } from './payment-statements.js';
+import type { EventMeta, EventSource, Failed, Paid, StripeEventStores } from './payment-statements.js';
 import type { StripeApi, StripeEventLike } from './stripe-api.js';
 import { changeOf, type Buyer, type PaymentChange } from './stripe-events.js';
 
@@ -60,7 +60,7 @@ export class StripeEventsService {
   }
 
   /** Applies a verified event of `account` once; the way it came is recorded. */
-  async apply(account: Pick<MerchantAccountSecrets, 'id' | 'projectId' | 'environment'>, event: StripeEventLike, source: 'webhook' | 'reconcile'): Promise<Receipt> {
+  async apply(account: Pick<MerchantAccountSecrets, 'id' | 'projectId' | 'environment'>, event: StripeEventLike, source: EventSource): Promise<Receipt> {
     // A test-mode event never changes a production account's members, nor the reverse.
     const change =
       event.livemode === (account.environment === 'production')

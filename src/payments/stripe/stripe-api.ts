@@ -92,6 +92,24 @@ export function stripeApi(endpoint: StripeEndpoint): StripeApi {
       }
     },
 
+    async retrieveCheckoutSession(secretKey, sessionId) {
+      try {
+        const session = await client(secretKey).checkout.sessions.retrieve(sessionId);
+        return { ok: true, session: session as unknown as Record<string, unknown> };
+      } catch (err) {
+        return refusalOf(err);
+      }
+    },
+
+    async createBillingPortalSession(secretKey, r) {
+      try {
+        const session = await client(secretKey).billingPortal.sessions.create({ customer: r.customer, return_url: r.returnUrl });
+        return { ok: true, url: session.url };
+      } catch (err) {
+        return refusalOf(err);
+      }
+    },
+
     async listEvents(secretKey, page) {
       try {
         const list = await client(secretKey).events.list({

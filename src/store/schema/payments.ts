@@ -53,7 +53,7 @@ export const paymentEvents = pgTable(
     /** When the provider created the event. */
     createdAt: tz('created_at').notNull(),
     receivedAt: tz('received_at').notNull().defaultNow(),
-    /** `webhook` | `reconcile`: how it reached tenure first. */
+    /** `webhook` | `reconcile` | `return` (a pay link's done page read the session): how it reached tenure first. */
     source: text('source').notNull(),
     /** What applying it did (`applied`, `ignored: …`), for the operator reading the table. */
     outcome: text('outcome').notNull(),

@@ -1,0 +1,93 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import fastifyCookie from '@fastify/cookie';
+import fastifyCsrf from '@fastify/csrf-protection';
+import fastifyHelmet from '@fastify/helmet';
+import fastifyView from '@fastify/view';
+import { Eta } from 'eta';
+import type { FastifyError, FastifyInstance, FastifyPluginAsync } from 'fastify';
+import type { PayLinksService } from '../../domain/front-desk/pay-links.service.js';
+import type { PortalService } from '../../domain/front-desk/portal.service.js';
+import { toAppError } from '../errors.js';
+import { payPages } from './pay.pages.js';
+import { portalPages } from './portal.pages.js';
+import { messagePage, type PageContext } from './render.js';
+
+/**
+ * The pages members open in a browser (docs/front-desk.md): pay links, their done page and the
+ * portal. Outside /v2/projects, with no key (the gate's `public`: limited by address only), and
+ * HTML rather than the envelope, errors included. Safe by default: templates escape every value
+ * (eta's autoEscape), a strict Content-Security-Policy with no script at all and one stylesheet of
+ * our own, no framing, no referrer; the one form (the portal's billing button) carries a CSRF
+ * token. Templates and the stylesheet sit beside this file, and the build copies them into dist/.
+ */
+
+export interface PagesOptions {
+  payLinks: Pick<PayLinksService, 'open' | 'done'>;
+  portal: Pick<PortalService, 'open' | 'billing'>;
+  /** TENURE_PUBLIC_URL: its path is the prefix of every link a page makes. */
+  publicUrl: string;
+}
+
+const TEMPLATES = fileURLToPath(new URL('./templates/', import.meta.url));
+const STYLESHEET = readFileSync(new URL('./pages.css', import.meta.url), 'utf8');
+/** Where Stripe's customer portal lives: the billing form's redirect goes there (CSP form-action covers redirects). */
+const STRIPE_BILLING = 'https://billing.stripe.com';
+const CSRF_ERRORS = new Set(['FST_CSRF_INVALID_TOKEN', 'FST_CSRF_MISSING_SECRET']);
+
+export const pagesPlugin: FastifyPluginAsync<PagesOptions> = async (app, options) => {
+  const base = new URL(options.publicUrl).pathname.replace(/\/+$/, '');
+  const secure = options.publicUrl.startsWith('https:');
+  const context: PageContext = { base, secure };
+
+  await app.register(fastifyHelmet, {
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'none'"],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'"],
+        formAction: ["'self'", STRIPE_BILLING],
+        frameAncestors: ["'none'"],
+        baseUri: ["'none'"],
+      },
+    },
+    referrerPolicy: { policy: 'no-referrer' },
+  });
+  await app.register(fastifyView, { engine: { eta: new Eta({ autoEscape: true }) }, root: TEMPLATES, production: true });
+  await app.register(fastifyCookie);
+  await app.register(fastifyCsrf, {
+    sessionPlugin: '@fastify/cookie',
+    cookieKey: 'tenure_csrf',
+    cookieOpts: { path: `${base}/portal/`, httpOnly: true, sameSite: 'strict', secure },
+  });
+  // The billing form's body; nothing else here takes one.
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 4096 }, (_request, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  });
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (CSRF_ERRORS.has(error.code)) {
+      return messagePage(reply, context, 403, {
+        title: 'Please try again',
+        lines: ['This page was open too long or came from somewhere else. Go back, reload the page, and press the button again.'],
+      });
+    }
+    const e = toAppError(error, request);
+    if (e.status >= 500) request.log.error({ err: error }, 'a member page failed');
+    if (e.retryAfter !== undefined) reply.header('retry-after', String(e.retryAfter));
+    if (e.status === 429) return messagePage(reply, context, 429, { title: 'Too many requests', lines: [`Please wait ${e.retryAfter ?? 60} seconds, then reload this page.`] });
+    if (e.status >= 500) return messagePage(reply, context, e.status, { title: 'Something went wrong', lines: ['This is a problem on our side. Please try again in a minute.'] });
+    return messagePage(reply, context, e.status, { title: 'That did not work', lines: ['Please check the address, or go back and try again.'] });
+  });
+
+  app.get('/assets/pages.css', { config: { public: true }, schema: { hide: true } }, async (_request, reply) =>
+    reply.header('content-type', 'text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(STYLESHEET),
+  );
+  await app.register(payPages, { payLinks: options.payLinks, context });
+  await app.register(portalPages, { portal: options.portal, context });
+};
+
+/** The pages, on `app` (an encapsulated scope: their parsers, hooks and error page stay theirs). */
+export async function registerPages(app: FastifyInstance, options: PagesOptions): Promise<void> {
+  await app.register(pagesPlugin, options);
+}

@@ -1,0 +1,89 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { PayLinksService, Standing } from '../../domain/front-desk/pay-links.service.js';
+import { dateOf, messagePage, type Message, type PageContext } from './render.js';
+
+/**
+ * `GET /pay/{id}` (to Stripe's checkout page) and `GET /pay/{id}/done` (where the member stands),
+ * docs/front-desk.md "Pay links". The only redirect is to the https URL Stripe gave for the link's
+ * own session; everything else is a page of ours.
+ */
+
+const ASK_AGAIN = 'Ask the bot for a new link: /subscribe on Discord, or /start on Telegram.';
+const UNKNOWN: Message = { title: 'Link not found', lines: ['We could not find this payment link. Check that you opened all of it.', ASK_AGAIN] };
+const EXPIRED: Message = { title: 'This link has expired', lines: ['Payment links work for 24 hours, and nothing was charged with this one.', ASK_AGAIN] };
+const UNAVAILABLE: Message = { title: 'We could not reach Stripe', lines: ['Nothing was charged. Please try again in a minute.'] };
+
+type Params = { Params: { pay_link_id: string } };
+
+export const payPages: FastifyPluginAsync<{ payLinks: Pick<PayLinksService, 'open' | 'done'>; context: PageContext }> = async (app, { payLinks, context }) => {
+  const hrefOf = (id: string, suffix = '') => `${context.base}/pay/${encodeURIComponent(id)}${suffix}`;
+
+  app.get<Params>('/pay/:pay_link_id', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
+    const id = request.params.pay_link_id;
+    const outcome = await payLinks.open(id);
+    switch (outcome.kind) {
+      case 'redirect':
+        if (!/^https:\/\/[^\s]+$/.test(outcome.url) || !URL.canParse(outcome.url)) {
+          request.log.error('Stripe gave a Checkout Session URL that is not https; not redirecting');
+          return messagePage(reply, context, 502, UNAVAILABLE);
+        }
+        return reply.header('cache-control', 'no-store').redirect(outcome.url, 303);
+      case 'unknown':
+        return messagePage(reply, context, 404, UNKNOWN);
+      case 'expired':
+        return messagePage(reply, context, 410, EXPIRED);
+      case 'used':
+        return messagePage(reply, context, 410, {
+          title: 'This link has been used',
+          lines: ['You have already paid with this link, so it cannot be paid again.'],
+          action: { href: hrefOf(id, '/done'), label: 'See your membership' },
+        });
+      case 'refused': {
+        request.log.warn({ reason: outcome.error.message, status: outcome.error.status }, 'a pay link could not make its Checkout Session');
+        if (outcome.error.status === 503) return messagePage(reply, context, 503, { ...UNAVAILABLE, action: { href: hrefOf(id), label: 'Try again' } });
+        return messagePage(reply, context, 409, {
+          title: 'This plan cannot be bought right now',
+          lines: ['Nothing was charged. Please let the community team know, or try again later.'],
+        });
+      }
+    }
+  });
+
+  app.get<Params>('/pay/:pay_link_id/done', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
+    const id = request.params.pay_link_id;
+    const outcome = await payLinks.done(id);
+    if (outcome.kind === 'unknown') return messagePage(reply, context, 404, UNKNOWN);
+    if (outcome.kind === 'unavailable') {
+      return messagePage(reply, context, 503, {
+        title: 'We could not check your payment',
+        lines: ['Stripe did not answer just now. If you paid, your payment is safe: reload this page in a minute.'],
+        action: { href: hrefOf(id, '/done'), label: 'Check again' },
+      });
+    }
+    const [status, message] = standingPage(outcome.standing, hrefOf(id));
+    return messagePage(reply, context, status, message);
+  });
+};
+
+function standingPage(s: Standing, payHref: string): [number, Message] {
+  switch (s.kind) {
+    case 'granted':
+      return [
+        200,
+        {
+          title: 'You are in!',
+          tone: 'good',
+          lines: [`Thank you for your payment. Your ${s.planName} membership is active until ${dateOf(s.endDate)}.`, 'Go back to Discord or Telegram: your access is being set up and appears within a minute.'],
+        },
+      ];
+    case 'paid':
+      return [200, { title: 'Payment received', tone: 'good', lines: [`Thank you: we have your payment for ${s.planName}.`, 'Your access is not active yet. If it does not appear soon, please contact the community team.'] }];
+    case 'processing':
+      return [200, { title: 'Your payment is on its way', lines: [`Your bank is still confirming the payment for ${s.planName}.`, 'You get access as soon as it clears. You can close this page.'] }];
+    case 'not-paid':
+      if (!s.canPay) return [410, EXPIRED];
+      return [200, { title: 'You have not paid yet', lines: [`Nothing was charged for ${s.planName}.`, 'When you are ready, continue to the payment page.'], action: { href: payHref, label: 'Continue to payment' } }];
+    case 'lapsed':
+      return [410, { title: 'This payment was not finished', lines: ['The payment page closed before payment, and nothing was charged.', ASK_AGAIN] }];
+  }
+}

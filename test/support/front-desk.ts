@@ -1,0 +1,43 @@
+import { expect } from 'vitest';
+import { createPlan } from './catalogue.js';
+import { userId, type Harness, type Tenant } from './harness.js';
+import { connectStripe } from './payments.js';
+
+/** Front desk test helpers (docs/front-desk.md): pay links and portal links, and the pages they open. */
+
+export const payLinksPath = (t: Tenant) => `${t.base}/pay-links`;
+export const portalLinksPath = (t: Tenant, user: string) => `${t.base}/users/${user}/portal-links`;
+
+export interface PayLinkData {
+  pay_link_id: string;
+  url: string;
+  expires_at: string;
+}
+
+/** A pay link that must be made; the answer's `data`. */
+export async function payLink(t: Tenant, planId: string, user: string, extra: Record<string, unknown> = {}): Promise<PayLinkData> {
+  const res = await t.request({ method: 'POST', url: payLinksPath(t), payload: { plan_id: planId, user_id: user, ...extra } });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json().data;
+}
+
+/** Stripe connected to a fresh project, a plan of 10 for 30 days, a member and their pay link. */
+export async function payLinkStarted(h: Harness, o: { recurring?: boolean } = {}) {
+  const t = await h.tenant();
+  const stripe = await connectStripe(h, t);
+  const plan = await createPlan(t, { plan_name: 'Gold', plan_price: '10', plan_duration: '30 days', plan_data: { plan_recurring: o.recurring ?? false, plan_one_time: !o.recurring } });
+  const user = userId();
+  const link = await payLink(t, plan.plan_id, user);
+  return { t, stripe, plan, user, link };
+}
+
+/** A page of the app, as a browser asks for it (no key). */
+export function openPage(h: Harness, path: string, o: { method?: 'GET' | 'POST'; headers?: Record<string, string>; payload?: string } = {}) {
+  return h.app.inject({ method: o.method ?? 'GET', url: path, headers: { accept: 'text/html', ...o.headers }, ...(o.payload !== undefined ? { payload: o.payload } : {}) });
+}
+
+/** The path of a link the app handed out (its URL starts with TENURE_PUBLIC_URL). */
+export const pathOf = (url: string) => new URL(url).pathname;
+
+/** The `<h1>` of an HTML page. */
+export const headingOf = (html: string) => /<h1[^>]*>([^<]*)<\/h1>/.exec(html)?.[1] ?? null;
