@@ -5,9 +5,8 @@ import { telegramTokenCheck } from './access/telegram/token-check.js';
 import { storageOf, type Config } from './config.js';
 import { AccessService } from './domain/access/access.service.js';
 import { systemClock, type Clock } from './domain/clock.js';
-import { fail } from './domain/errors.js';
 import { DiscordCommandsRegistration } from './domain/front-desk/discord-commands-registration.js';
-import { DiscordInteractions, type PayLinkMaker } from './domain/front-desk/discord-interactions.js';
+import { DiscordInteractions } from './domain/front-desk/discord-interactions.js';
 import { instanceSecretBox, type KeyHome } from './domain/integrations/encryption-key.js';
 import { IntegrationsService } from './domain/integrations/integrations.service.js';
 import type { SecretBox } from './domain/integrations/secret-box.js';
@@ -236,7 +235,6 @@ function createServices(
     discordCommandRegistrar(config.access.discordApiUrl),
     logDiscord('registering the Discord commands failed'),
   );
-  const payLinks: PayLinkMaker = { create: async () => fail('SERVICE_UNAVAILABLE', 'Pay links are not available yet') };
   return {
     auth,
     projects,
@@ -284,7 +282,8 @@ function createServices(
     portal: new PortalService(transactor, stores.portalLinks, stores.memberships, stores.payments, stores.merchantAccounts, stripe, secretBox, clock, { publicUrl }),
     discordInteractions: new DiscordInteractions(
       stores.discordFrontDesk,
-      payLinks,
+      // A plan button's answer: the pressing member's own pay link.
+      payLinkService,
       discordFollowUps(config.access.discordApiUrl),
       clock,
       logDiscord('answering a Discord interaction failed'),

@@ -123,7 +123,7 @@ describe('what members see', () => {
     });
   });
 
-  it('a plan button is answered deferred and ephemeral, then edited through the follow-up webhook', async () => {
+  it('a plan button is answered deferred and ephemeral, then edited with the summary and the pressing member’s own pay link', async () => {
     const g = await frontDeskGuild(h);
     const member = userId();
     const signed = h.discord.signInteraction(g.bot.id, buttonPress(`tenure:plan:${g.planId}`, g.guildId, member));
@@ -133,7 +133,26 @@ describe('what members see', () => {
     await vi.waitFor(() => expect(h.discord.originalEdits.filter((e) => e.token === signed.interaction.token)).toHaveLength(1));
     const edit = h.discord.originalEdits.find((e) => e.token === signed.interaction.token)!;
     expect(edit.applicationId).toBe(g.bot.id);
-    expect(edit.body.flags).toBe(64);
+    const payUrl = `${h.config.frontDesk.publicUrl}/pay/`;
+    expect(edit.body).toStrictEqual({
+      content: '**Gold**: $10.00, for 1 month, no renewal.\nYou get: VIP.\nThis link is yours alone: pay with it and your access arrives on its own within moments.',
+      flags: 64,
+      components: [{ type: 1, components: [{ type: 2, style: 5, label: 'Pay now', url: expect.stringMatching(new RegExp(`^${payUrl.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[A-Za-z0-9_-]+$`)) }] }],
+    });
+    const url = (edit.body.components as { components: { url: string }[] }[])[0]!.components[0]!.url;
+    const link = await h.services.payLinks.find(g.t.projectId, url.slice(payUrl.length));
+    expect(link).toMatchObject({ plan_id: g.planId, user_id: member, open: true });
+  });
+
+  it('a member the project banned is told the link cannot be made, and gets none', async () => {
+    const g = await frontDeskGuild(h);
+    const member = userId();
+    expect((await g.t.request({ method: 'PUT', url: `${g.t.base}/ban/${member}`, payload: {} })).statusCode).toBe(200);
+    const signed = h.discord.signInteraction(g.bot.id, buttonPress(`tenure:plan:${g.planId}`, g.guildId, member));
+    expect((await postInteraction(h, g.t, signed)).json()).toMatchObject({ type: 5 });
+    await vi.waitFor(() => expect(h.discord.originalEdits.filter((e) => e.token === signed.interaction.token)).toHaveLength(1));
+    const edit = h.discord.originalEdits.find((e) => e.token === signed.interaction.token)!;
+    expect(edit.body).toStrictEqual({ content: `I could not make your pay link: User ${member} is banned from this project`, flags: 64 });
   });
 
   it('a button naming a plan not offered here says so', async () => {
