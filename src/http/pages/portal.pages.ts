@@ -40,7 +40,7 @@ export const portalPages: FastifyPluginAsync<{ portal: Pick<PortalService, 'open
     return page(reply, context, 200, 'portal', { page: shown(outcome.page), csrf, billingAction: `${pathOf(token)}/billing` });
   });
 
-  app.post<Params>('/portal/:token/billing', { config: { public: true }, schema: { hide: true }, onRequest: app.csrfProtection }, async (request, reply) => {
+  app.post<Params>('/portal/:token/billing', { config: { public: true }, schema: { hide: true }, preHandler: app.csrfProtection }, async (request, reply) => {
     const { token } = request.params;
     const outcome = await portal.billing(token, request.cookies[SESSION_COOKIE]);
     switch (outcome.kind) {
