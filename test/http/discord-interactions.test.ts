@@ -6,6 +6,7 @@ import { connectBot } from '../support/bots.js';
 import { createPlan, createTarget, grant, snowflake } from '../support/catalogue.js';
 import { buttonPress, command, frontDeskGuild, postInteraction } from '../support/discord-interactions.js';
 import { useHarness, userId } from '../support/harness.js';
+import { connectStripe } from '../support/payments.js';
 
 /** `POST /interactions/discord/{project_id}`: signatures, PING, the commands and buttons (docs/front-desk.md). */
 
@@ -142,6 +143,25 @@ describe('what members see', () => {
     const url = (edit.body.components as { components: { url: string }[] }[])[0]!.components[0]!.url;
     const link = await h.services.payLinks.find(g.t.projectId, url.slice(payUrl.length));
     expect(link).toMatchObject({ plan_id: g.planId, user_id: member, open: true });
+  });
+
+  it('a Stripe slower than 3 s does not hold the answer: deferred at once and the link edited in; Stripe is asked only when the member opens the link (GET /pay/{id})', async () => {
+    const g = await frontDeskGuild(h);
+    await connectStripe(h, g.t);
+    h.stripe.setLatency(3_500);
+    try {
+      const callsBefore = h.stripe.calls.length;
+      const signed = h.discord.signInteraction(g.bot.id, buttonPress(`tenure:plan:${g.planId}`, g.guildId, userId()));
+      const started = Date.now();
+      const res = await postInteraction(h, g.t, signed);
+      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(res.json()).toStrictEqual({ type: 5, data: { content: '', flags: 64 } });
+      await vi.waitFor(() => expect(h.discord.originalEdits.filter((e) => e.token === signed.interaction.token)).toHaveLength(1), { timeout: 2_500 });
+      expect(h.discord.originalEdits.find((e) => e.token === signed.interaction.token)!.body.content).toContain('Gold');
+      expect(h.stripe.calls.length).toBe(callsBefore);
+    } finally {
+      h.stripe.setLatency(0);
+    }
   });
 
   it('a member the project banned is told the link cannot be made, and gets none', async () => {

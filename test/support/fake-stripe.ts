@@ -51,6 +51,8 @@ export interface FakeStripe {
   portalSessions: { id: string; customer: string; return_url: string | null; url: string }[];
   /** Every request, in order. */
   calls: { method: string; path: string; key: string | null; idempotencyKey: string | null; status: number; params: Record<string, unknown> }[];
+  /** Delays every answer by `ms` from now on (0: at once), as a slow Stripe would. */
+  setLatency(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -93,6 +95,8 @@ function arrays(v: unknown): unknown {
 export async function startFakeStripe(): Promise<FakeStripe> {
   const world = new StripeWorld();
   const calls: FakeStripe['calls'] = [];
+  let latencyMs = 0;
+  const timers = new Set<NodeJS.Timeout>();
   const saved = new Map<string, { fingerprint: string; answer: Answer }>();
   const portalSessions: FakeStripe['portalSessions'] = [];
 
@@ -361,7 +365,12 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       const idempotencyKey = typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : null;
       const send = (answer: Answer, headers: Record<string, string> = {}) => {
         calls.push({ method, path: url.pathname, key, idempotencyKey, status: answer.status, params });
-        reply(res, answer, headers);
+        if (latencyMs <= 0) return reply(res, answer, headers);
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          if (!res.destroyed) reply(res, answer, headers);
+        }, latencyMs);
+        timers.add(timer);
       };
       if (!key) {
         return send(fail(401, 'invalid_request_error', 'You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth (e.g. \'Authorization: Bearer YOUR_SECRET_KEY\').'));
@@ -392,8 +401,13 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     world,
     calls,
     portalSessions,
+    setLatency(ms) {
+      latencyMs = ms;
+    },
     close: () =>
       new Promise<void>((resolve) => {
+        for (const timer of timers) clearTimeout(timer);
+        timers.clear();
         server.closeAllConnections();
         server.close(() => resolve());
       }),
