@@ -1,7 +1,6 @@
 import type { Container } from '../../container.js';
 import { TelegramUpdateHandling } from '../../domain/access/telegram-update-effects.js';
-import { fail } from '../../domain/errors.js';
-import { TelegramConversation, type TelegramPayLinks } from '../../domain/front-desk/telegram-conversation.js';
+import { TelegramConversation } from '../../domain/front-desk/telegram-conversation.js';
 import { TelegramWebhookSecrets } from '../../domain/integrations/telegram-webhook-secret.js';
 import type { BotLeases, HeldBot } from '../bot-leases.js';
 import type { TelegramClient } from './client.js';
@@ -19,7 +18,7 @@ export function telegramUpdatesDeps(c: Container): TelegramUpdatesDeps {
   return {
     store: c.stores.telegramUpdates,
     handling: new TelegramUpdateHandling(c.transactor),
-    conversation: new TelegramConversation({ plans: c.stores.plans, memberships: c.stores.memberships, payLinks: payLinksOf(c) }, c.clock),
+    conversation: new TelegramConversation({ plans: c.stores.plans, memberships: c.stores.memberships, payLinks: c.services.payLinks }, c.clock),
     apiUrl: access.telegramApiUrl,
     mode: access.telegram.updates,
     webhookUrl: access.telegram.webhookUrl,
@@ -101,13 +100,5 @@ export function startTelegramUpdates(
       await looking;
       await Promise.all([...bots.values()].map((loop) => loop.stop()));
     },
-  };
-}
-
-/** The pay links the conversation hands out. */
-function payLinksOf(_c: Container): TelegramPayLinks {
-  return {
-    create: () => Promise.resolve(fail('SERVICE_UNAVAILABLE', 'pay links are not available on this instance yet')),
-    find: () => Promise.resolve(null),
   };
 }
