@@ -42,9 +42,16 @@ describe('Telegram: the bot conversation', () => {
     h.telegram.say(newcomer.id, botId, '/memberships');
 
     const [status] = await messagesIn(h, botId, member.id, 1);
-    expect(status!.text).toBe(`Your memberships:\n• ${p.plan.plan_name}: active until 2031-06-30 12:00 UTC\n\nSend /start to renew or to choose another plan.`);
+    expect(status!.text).toBe(
+      `Your memberships:\n• ${p.plan.plan_name}: active until 2031-06-30 12:00 UTC\n\nTap “Manage” for your payments and billing, or send /start to renew or to choose another plan.`,
+    );
+    // The member's portal, a single-use link of their own.
+    const [[[label, portal]]] = buttonsOf(status) as [[[string, string]]];
+    expect(label).toBe('Manage');
+    expect(portal).toMatch(new RegExp(`^${h.container.config.frontDesk.publicUrl}/portal/[A-Za-z0-9_-]+$`));
     const [none] = await messagesIn(h, botId, newcomer.id, 1);
     expect(none!.text).toBe('You have no memberships yet. Send /start to choose a plan.');
+    expect(none!.reply_markup).toBeUndefined();
   });
 
   it('anything else said privately gets a short help; in a group the bot says nothing and keeps nothing', async () => {

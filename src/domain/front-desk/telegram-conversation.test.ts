@@ -32,6 +32,7 @@ function twins(o: { plans?: PlanView[]; link?: StoredPayLink | null; refuse?: bo
       },
       find: () => Promise.resolve(o.link ?? null),
     },
+    portal: { create: () => Promise.resolve(ok({ url: 'https://members.example/portal/t', expires_at: '2030-01-01T00:15:00.000Z' })) },
   };
   return { conversation: new TelegramConversation(ports, { now: () => NOW }), made };
 }

@@ -36,11 +36,17 @@ export interface TelegramPayLinks {
   find(projectId: string, payLinkId: string): Promise<StoredPayLink | null>;
 }
 
-/** The statements this reads (narrow ports: unit tests give small twins). */
+/** The member's portal (src/domain/front-desk/portal.service.ts): a single-use link to it. */
+export interface TelegramPortal {
+  create(projectId: string, userId: string): Promise<Result<{ url: string; expires_at: string }>>;
+}
+
+/** The statements and services this uses (narrow ports: unit tests give small twins). */
 export interface TelegramConversationPorts {
   plans: { list(projectId: string, page: { limit: number; offset: number }): Promise<{ items: PlanView[]; total: number }> };
   memberships: { list(projectId: string, filter: { userId?: string; limit: number; offset: number }): Promise<{ items: MembershipView[]; total: number }> };
   payLinks: TelegramPayLinks;
+  portal: TelegramPortal;
 }
 
 /**
@@ -91,7 +97,9 @@ export class TelegramConversation {
 
   private async status(projectId: string, chatId: string, userId: string): Promise<TelegramReply> {
     const { items, total } = await this.ports.memberships.list(projectId, { userId, limit: MAX_LISTED_MEMBERSHIPS, offset: 0 });
-    return replies.memberships(chatId, items, total);
+    // The portal shows payments and billing: worth a link only to someone with a membership.
+    const portal = items.length > 0 ? await this.ports.portal.create(projectId, userId) : null;
+    return replies.memberships(chatId, items, total, portal?.ok ? portal.value : null);
   }
 
   /** `/start {pay_link_id}`: the link again, only to the user it was made for, only while it can be paid. */

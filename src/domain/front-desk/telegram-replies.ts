@@ -53,7 +53,8 @@ export const replies = {
     return send(chatId, 'Sorry, this plan cannot be bought right now. Please try again later.');
   },
 
-  memberships(chatId: string, items: readonly MembershipView[], total: number): TelegramReply {
+  /** `portal`: the member's portal link, shown as a button (single use, short-lived). */
+  memberships(chatId: string, items: readonly MembershipView[], total: number, portal: { url: string } | null = null): TelegramReply {
     if (items.length === 0) return send(chatId, 'You have no memberships yet. Send /start to choose a plan.');
     const lines = items.map((m) => {
       const plan = m.plan_name ?? 'Membership';
@@ -61,7 +62,10 @@ export const replies = {
       return m.status === 'active' ? `• ${plan}: active until ${end}` : `• ${plan}: ended ${end}`;
     });
     const more = total > items.length ? [`…and ${total - items.length} older.`] : [];
-    return send(chatId, ['Your memberships:', ...lines, ...more, '', 'Send /start to renew or to choose another plan.'].join('\n'));
+    const next = portal
+      ? 'Tap “Manage” for your payments and billing, or send /start to renew or to choose another plan.'
+      : 'Send /start to renew or to choose another plan.';
+    return send(chatId, ['Your memberships:', ...lines, ...more, '', next].join('\n'), portal ? [[{ text: 'Manage', url: portal.url }]] : undefined);
   },
 
   help(chatId: string): TelegramReply {
