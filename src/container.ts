@@ -235,6 +235,7 @@ function createServices(
     discordCommandRegistrar(config.access.discordApiUrl),
     logDiscord('registering the Discord commands failed'),
   );
+  const portal = new PortalService(transactor, stores.portalLinks, stores.memberships, stores.payments, stores.merchantAccounts, stripe, secretBox, clock, { publicUrl });
   return {
     auth,
     projects,
@@ -279,7 +280,7 @@ function createServices(
     payments: new PaymentsService(stores.payments),
     coupons: new CouponsService(stores.coupons, clock),
     payLinks: payLinkService,
-    portal: new PortalService(transactor, stores.portalLinks, stores.memberships, stores.payments, stores.merchantAccounts, stripe, secretBox, clock, { publicUrl }),
+    portal,
     discordInteractions: new DiscordInteractions(
       stores.discordFrontDesk,
       // A plan button's answer: the pressing member's own pay link.
@@ -287,6 +288,7 @@ function createServices(
       discordFollowUps(config.access.discordApiUrl),
       clock,
       logDiscord('answering a Discord interaction failed'),
+      portal,
     ),
     discordCommands,
   };

@@ -182,13 +182,27 @@ describe('what members see', () => {
     expect(res.json()).toMatchObject({ type: 4, data: { flags: 64, content: expect.stringContaining('no longer offered') } });
   });
 
-  it('/memberships shows the member’s own memberships, ephemeral', async () => {
+  it('/memberships shows the member’s own memberships with a link to their portal, ephemeral', async () => {
     const g = await frontDeskGuild(h);
     const member = userId();
     const membership = await createMembership(g.t, { userId: member, planId: g.planId });
     const mine = await postInteraction(h, g.t, h.discord.signInteraction(g.bot.id, command('memberships', g.guildId, member)));
     const seconds = Math.floor(Date.parse(membership.membership_end_date) / 1000);
-    expect(mine.json()).toStrictEqual({ type: 4, data: { flags: 64, content: `**Gold**: active until <t:${seconds}:D>, does not renew (use /subscribe to extend).` } });
+    expect(mine.json()).toStrictEqual({
+      type: 4,
+      data: {
+        flags: 64,
+        content:
+          `**Gold**: active until <t:${seconds}:D>, does not renew (use /subscribe to extend).\n` +
+          'Your payments and billing are on your own page (the link works once, for 15 minutes).',
+        components: [{ type: 1, components: [{ type: 2, style: 5, label: 'My membership page', url: expect.stringMatching(/\/portal\/[A-Za-z0-9_-]+$/) }] }],
+      },
+    });
+    // The link opens the member's own portal.
+    const portal = new URL(mine.json().data.components[0].components[0].url);
+    const page = await h.app.inject({ method: 'GET', url: portal.pathname });
+    expect(page.statusCode, page.body).toBe(200);
+    expect(page.body).toContain('Gold');
     const stranger = await postInteraction(h, g.t, h.discord.signInteraction(g.bot.id, command('memberships', g.guildId, userId())));
     expect(stranger.json().data.content).toMatch(/no membership here yet/);
   });

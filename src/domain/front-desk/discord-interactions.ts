@@ -33,6 +33,11 @@ export interface PayLinkMaker {
   create(projectId: string, input: { planId: string; userId: string }): Promise<Result<{ url: string }>>;
 }
 
+/** The member's portal links (src/domain/front-desk/portal.service.ts): single use, short-lived. */
+export interface PortalLinkMaker {
+  create(projectId: string, userId: string): Promise<Result<{ url: string }>>;
+}
+
 /** Edits the deferred answer (`PATCH /webhooks/{application.id}/{interaction.token}/messages/@original`). */
 export interface InteractionFollowUps {
   editOriginal(applicationId: string, interactionToken: string, message: MessageData): Promise<void>;
@@ -76,6 +81,7 @@ export class DiscordInteractions {
     private readonly followUps: InteractionFollowUps,
     private readonly clock: Clock,
     private readonly onFollowUpFailed: (err: unknown) => void = () => {},
+    private readonly portal: PortalLinkMaker | null = null,
   ) {}
 
   async receive(projectId: string, rawBody: string, signature: string | undefined, timestamp: string | undefined): Promise<Result<InteractionAnswer>> {
@@ -112,7 +118,10 @@ export class DiscordInteractions {
       return message(plansMessage(await this.store.plansInGuild(projectId, guildId)));
     }
     if (interaction.type === APPLICATION_COMMAND && name === COMMAND.memberships) {
-      return message(membershipsMessage(await this.store.membershipsOf(projectId, userId, this.clock.now())));
+      const memberships = await this.store.membershipsOf(projectId, userId, this.clock.now());
+      // A portal link is one insert: made only for a member with something to manage.
+      const portal = memberships.length > 0 && this.portal ? await this.portal.create(projectId, userId) : null;
+      return message(membershipsMessage(memberships, portal?.ok ? portal.value.url : null));
     }
     if (interaction.type === APPLICATION_COMMAND && name === COMMAND.subscribePanel) {
       // Discord hides the command from others (default_member_permissions); checked again here.

@@ -26,5 +26,8 @@ describe('the replies', () => {
       { planName: null, status: 'expired', endDate: end, subscriptionStatus: null },
     ]).content;
     expect(text).toBe('**Gold**: active until <t:1893456000:D>, renews automatically.\n**Membership**: ended <t:1893456000:D>. Use /subscribe to join again.');
+    const withPortal = membershipsMessage([{ planName: 'Gold', status: 'active', endDate: end, subscriptionStatus: null }], 'https://t.example/portal/x');
+    expect(withPortal.flags).toBe(EPHEMERAL);
+    expect(withPortal.components![0]!.components[0]).toStrictEqual({ type: 2, style: 5, label: 'My membership page', url: 'https://t.example/portal/x' });
   });
 });

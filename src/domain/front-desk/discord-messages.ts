@@ -83,8 +83,11 @@ export function planSummary(offer: PlanOffer, payLinkUrl: string): MessageData {
   };
 }
 
-/** `/memberships`: the member's memberships, with what happens at their end. */
-export function membershipsMessage(memberships: readonly MemberMembership[]): MessageData {
+/**
+ * `/memberships`: the member's memberships, with what happens at their end, and a link button to
+ * their portal (payments, billing, cancelling the renewal) when one was made for them.
+ */
+export function membershipsMessage(memberships: readonly MemberMembership[], portalUrl: string | null = null): MessageData {
   if (memberships.length === 0) return ephemeral('You have no membership here yet. Use /subscribe to see the plans.');
   const lines = memberships.map((m) => {
     const plan = m.planName ?? 'Membership';
@@ -92,7 +95,12 @@ export function membershipsMessage(memberships: readonly MemberMembership[]): Me
     const renews = m.subscriptionStatus === 'active' || m.subscriptionStatus === 'trialing' || m.subscriptionStatus === 'past_due';
     return `**${plan}**: active until ${when(m.endDate)}, ${renews ? 'renews automatically' : 'does not renew (use /subscribe to extend)'}.`;
   });
-  return ephemeral(lines.join('\n'));
+  if (!portalUrl) return ephemeral(lines.join('\n'));
+  return {
+    content: `${lines.join('\n')}\nYour payments and billing are on your own page (the link works once, for 15 minutes).`,
+    flags: EPHEMERAL,
+    components: rows([{ type: 2, style: 5, label: 'My membership page', url: portalUrl }]),
+  };
 }
 
 /** `/subscribe-panel`: a lasting message everyone in the channel sees. */
