@@ -3690,6 +3690,12 @@ export interface operations {
                                 target_id: string;
                                 target_name: string;
                             }[];
+                            /** @description Discord only: why the commands for members (/subscribe, /memberships, /subscribe-panel) could not be registered in a guild of the targets (e.g. 50001 Missing Access: the bot was invited without the applications.commands scope); null once every guild took them. Access is not affected */
+                            commands_error?: {
+                                /** @description The platform's error code (Discord's JSON code, e.g. 50013; Telegram's error_code, e.g. 403), or tenure's name for the failure */
+                                code: string;
+                                message: string;
+                            } | null;
                             /**
                              * @description ISO 8601 UTC with milliseconds
                              * @example 2026-01-12T10:32:27.560Z
@@ -4423,6 +4429,12 @@ export interface operations {
                                 target_id: string;
                                 target_name: string;
                             }[];
+                            /** @description Discord only: why the commands for members (/subscribe, /memberships, /subscribe-panel) could not be registered in a guild of the targets (e.g. 50001 Missing Access: the bot was invited without the applications.commands scope); null once every guild took them. Access is not affected */
+                            commands_error?: {
+                                /** @description The platform's error code (Discord's JSON code, e.g. 50013; Telegram's error_code, e.g. 403), or tenure's name for the failure */
+                                code: string;
+                                message: string;
+                            } | null;
                             /**
                              * @description ISO 8601 UTC with milliseconds
                              * @example 2026-01-12T10:32:27.560Z
