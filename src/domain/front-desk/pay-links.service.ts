@@ -2,7 +2,7 @@ import type { MerchantAccountsStore } from '../../store/merchant-accounts.store.
 import type { MembershipsStore } from '../../store/memberships.store.js';
 import type { Clock } from '../clock.js';
 import { fail, ok, type AppError, type Result } from '../errors.js';
-import { SecretBoxError, type SecretBox } from '../integrations/secret-box.js';
+import { openOrNull, type SecretBox } from '../integrations/secret-box.js';
 import { chargeOf, type BanCheck, type CheckoutInput, type CheckoutView, type PlanReader } from '../payments/checkout.service.js';
 import type { EventSource } from '../payments/payment-statements.js';
 import type { StripeApi, StripeEventLike } from '../payments/stripe-api.js';
@@ -176,7 +176,7 @@ export class PayLinksService {
       return standing(await this.paidStanding(link, planName));
     }
     const account = await this.accounts.secretsOf(link.merchantAccountId);
-    const secretKey = account && this.openKey(account.secretKeySealed);
+    const secretKey = account && openOrNull(this.box, account.secretKeySealed);
     if (!account || !secretKey) return { kind: 'unavailable' };
     const answer = await this.stripe.retrieveCheckoutSession(secretKey, link.sessionId);
     if (!answer.ok) return { kind: 'unavailable' };
@@ -214,15 +214,5 @@ export class PayLinksService {
     const { items } = await this.memberships.list(link.projectId, { userId: link.userId, limit: 100, offset: 0 });
     const membership = items.find((m) => m.plan_id === link.planId && m.status === 'active');
     return membership ? { kind: 'granted', planName, endDate: membership.membership_end_date } : { kind: 'paid', planName };
-  }
-
-  private openKey(sealed: string): string | null {
-    if (!this.box) return null;
-    try {
-      return this.box.open(sealed);
-    } catch (err) {
-      if (!(err instanceof SecretBoxError)) throw err;
-      return null;
-    }
   }
 }

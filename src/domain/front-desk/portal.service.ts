@@ -3,7 +3,7 @@ import type { MembershipsStore } from '../../store/memberships.store.js';
 import type { PaymentsStore } from '../../store/payments.store.js';
 import type { Clock } from '../clock.js';
 import { ok, type Result } from '../errors.js';
-import { SecretBoxError, type SecretBox } from '../integrations/secret-box.js';
+import { openOrNull, type SecretBox } from '../integrations/secret-box.js';
 import type { StripeApi } from '../payments/stripe-api.js';
 import type { Transactor } from '../transactions.js';
 import { digestOf, isLinkToken, newLinkToken } from './link-tokens.js';
@@ -94,7 +94,7 @@ export class PortalService {
     const customer = await this.links.billingCustomer(member.projectId, member.userId);
     if (!customer) return { kind: 'no-customer' };
     const account = await this.accounts.secretsOf(customer.merchantAccountId);
-    const secretKey = account && this.openKey(account.secretKeySealed);
+    const secretKey = account && openOrNull(this.box, account.secretKeySealed);
     if (!secretKey) return { kind: 'unavailable' };
     const answer = await this.stripe.createBillingPortalSession(secretKey, { customer: customer.customerId, returnUrl: this.urlOf(token) });
     return answer.ok ? { kind: 'redirect', url: answer.url } : { kind: 'unavailable' };
@@ -130,15 +130,5 @@ export class PortalService {
       payments: payments.items.map((p) => ({ date: p.created_at, amount: p.amount, currency: p.currency, status: p.status, planName: planNames.get(p.plan_id) ?? null })),
       canManageBilling: customer !== null,
     };
-  }
-
-  private openKey(sealed: string): string | null {
-    if (!this.box) return null;
-    try {
-      return this.box.open(sealed);
-    } catch (err) {
-      if (!(err instanceof SecretBoxError)) throw err;
-      return null;
-    }
   }
 }

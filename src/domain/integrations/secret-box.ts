@@ -102,3 +102,17 @@ export class SecretBox {
     }
   }
 }
+
+/**
+ * What `sealed` holds, or null when this instance cannot open it (no key, or another key's seal):
+ * for callers that answer "not available" then, rather than fail.
+ */
+export function openOrNull(box: SecretBox | null, sealed: string): string | null {
+  if (!box) return null;
+  try {
+    return box.open(sealed);
+  } catch (err) {
+    if (!(err instanceof SecretBoxError)) throw err;
+    return null;
+  }
+}
