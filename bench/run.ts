@@ -16,7 +16,7 @@ import { stalenessReport } from './lib/staleness.js';
  * ratio measured side by side in one run. Per request: the full server (`node dist/main.js`)
  * against a bare `node:http` server doing only the same statement, and only a bare single-row
  * UPDATE (bench/raw-server.ts), on PostgreSQL and on PGlite. Then bench/bulk.ts, bench/expiry.ts,
- * bench/import.ts, bench/access.ts and bench/fairness.ts, each if it exists (the quick form leaves
+ * bench/import.ts, bench/access.ts, bench/fairness.ts and bench/front-desk.ts, each if it exists (the quick form leaves
  * out the phases whose `inQuickForm` is false unless BENCH_ONLY names them: it must finish in under
  * two minutes). Prints the table of targets; the full run writes bench/RESULTS.md, the quick one
  * writes nothing. Exits 1 when a target is missed.
@@ -59,7 +59,7 @@ const cfg = {
   connections: num('BENCH_CONNECTIONS', 10, 10),
   members: num('BENCH_MEMBERS', 10_000, 2_000),
   logLevel: process.env.BENCH_LOG_LEVEL ?? 'info',
-  /** Phases to run, comma-separated: pg, pglite, bulk, expiry, import, access, fairness (default: all; quick: QUICK_PHASES). */
+  /** Phases to run, comma-separated: pg, pglite, bulk, expiry, import, access, fairness, front-desk (default: all; quick: QUICK_PHASES). */
   only: phasesToRun(process.env.BENCH_ONLY),
 };
 /** Phases this run leaves out, with the command that runs them. */

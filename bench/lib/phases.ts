@@ -4,7 +4,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /**
  * The contract between bench/run.ts and the benches that measure one part of the throughput
- * targets each (bench/bulk.ts, bench/expiry.ts, bench/import.ts, bench/access.ts, bench/fairness.ts).
+ * targets each (bench/bulk.ts, bench/expiry.ts, bench/import.ts, bench/access.ts, bench/fairness.ts,
+ * bench/front-desk.ts).
  * Each exports one function:
  *
  *   export async function runBulkBench(options: PhaseOptions): Promise<PhaseResult>
@@ -83,6 +84,14 @@ export const EXTERNAL_PHASES: readonly ExternalPhase[] = [
       'fairness: claim after ÷ before ≤ 1.5× in the common cases',
     ],
     // A worker start-up, a receiver that holds requests for seconds and four seeded claim cases: ~25 s.
+    inQuickForm: false,
+  },
+  {
+    section: 'front-desk',
+    file: 'front-desk.ts',
+    fn: 'runFrontDeskBench',
+    covers: ['front desk: Discord interaction answered p99 < 300 ms (50/s for 60 s)', "front desk: GET /pay/{id} p99 beyond the fake Stripe's own time < 20 ms"],
+    // Interactions at 50/s for 10 s (its pace is the load's, not the machine's), then the pay links: ~20 s.
     inQuickForm: false,
   },
 ];

@@ -36,7 +36,7 @@ export const provenance = (command: string, date: Date, extra = '') =>
 const SECTION = /<!-- ([\w-]+):begin[\s\S]*?<!-- \1:end -->/g;
 
 /** Sections written by this run's phases come first, in this order; other benches' sections follow as they were. */
-const SECTION_ORDER = ['bulk', 'expiry', 'import', 'access', 'fairness'];
+const SECTION_ORDER = ['bulk', 'expiry', 'import', 'access', 'fairness', 'front-desk'];
 
 interface Parsed {
   top: string;
