@@ -289,6 +289,8 @@ function createServices(
       clock,
       logDiscord('answering a Discord interaction failed'),
       portal,
+      // A member who talks to the bot is reachable again (docs/front-desk.md, "Confirmations").
+      stores.notifications,
     ),
     discordCommands,
   };

@@ -9,6 +9,8 @@ import { telegramConnector } from './access/telegram/telegram.connector.js';
 import type { ChatMemberReader } from './access/telegram/chat-members.js';
 import { TelegramReconciler, type TelegramReconcilerOptions } from './access/telegram/telegram.reconciler.js';
 import { startTelegramUpdates, telegramUpdatesDeps, type TelegramUpdatesHandle } from './access/telegram/updates-runner.js';
+import { confirmationCalls } from './access/confirmation-calls.js';
+import { ConfirmationJob, DEFAULT_CONFIRMATION_OPTIONS, type ConfirmationJobOptions } from './domain/front-desk/confirmations.js';
 import { checkJobs, job, startJobs, stopJobs, type JobEntry, type JobsByName } from './background-jobs.js';
 import type { Container } from './container.js';
 import { AccessCompletions } from './domain/access/access-completions.js';
@@ -75,6 +77,7 @@ export const JOB_NAMES = [
   'reconciler',
   'telegramReconciler',
   'bulkResumer',
+  'confirmations',
 ] as const;
 
 /**
@@ -141,6 +144,8 @@ function jobList(c: Container, o: WorkerRuntimeOptions, sender: HttpSender) {
     job('reconciler', access ? createReconciler(c, access) : null, { stopStage: STOP.driftRepair }),
     job('telegramReconciler', telegram ? createTelegramReconciler(c, telegram) : null, { stopStage: STOP.driftRepair }),
     job('bulkResumer', new BulkExtendResumer(c.services.memberships, c.logger), { stopStage: STOP.rest }),
+    // The members' confirmations after a payment (docs/front-desk.md, "Confirmations"); off without a secret box.
+    job('confirmations', createConfirmationJob(c, o), { stopStage: STOP.rest }),
   ] as const satisfies readonly JobEntry<(typeof JOB_NAMES)[number]>[];
 }
 
@@ -178,14 +183,20 @@ export async function startWorkerRuntime(c: Container, o: WorkerRuntimeOptions =
   const sender = new HttpSender();
   const jobs = jobList(c, o, sender);
   const byName = Object.fromEntries(jobs.map((j) => [j.name, j.runs])) as JobsByName<typeof jobs>;
-  const { worker, planner, access, telegram } = byName;
+  const { worker, planner, access, telegram, confirmations } = byName;
   const unsubscribe: (() => void)[] = [];
   try {
     checkJobs(JOB_NAMES, jobs);
     // New deliveries committed by any process (a reconnection of the listener wakes it too).
     unsubscribe.push(await c.database.wakeups.subscribe('deliveries', () => worker.wake()));
-    // New events committed by any process: the access planner reads them.
-    unsubscribe.push(await c.database.wakeups.subscribe('events', () => planner.wake()));
+    // New events committed by any process: the access planner reads them; a payment's confirmation
+    // and a Telegram invite link are committed with events too.
+    unsubscribe.push(
+      await c.database.wakeups.subscribe('events', () => {
+        planner.wake();
+        confirmations?.wake();
+      }),
+    );
     // Access rows made pending by any process (the planner, drift repair): the access workers call the platforms.
     if (access || telegram) {
       unsubscribe.push(
@@ -269,6 +280,28 @@ function accessWorkerWith<C>(c: Container, connector: PlatformConnector<C>, o: P
       maxBots: DEFAULT_ACCESS_WORKER_OPTIONS.maxBots,
       reconcileEveryMs: access.reconcileMs,
     },
+  );
+}
+
+/**
+ * The confirmations job (src/domain/front-desk/confirmations.ts): its rows claimed from the
+ * database, its messages sent through each project's bot. Null without a secret box (no token can
+ * be opened).
+ */
+export function createConfirmationJob(c: Container, o: Pick<WorkerRuntimeOptions, 'pollMs'> & Partial<ConfirmationJobOptions> = {}): ConfirmationJob | null {
+  const box = c.secretBox;
+  if (!box) return null;
+  const { access } = c.config;
+  return new ConfirmationJob(
+    {
+      queue: c.stores.notifications,
+      outcomes: c.stores.notifications,
+      channel: confirmationCalls({ discordApiUrl: access.discordApiUrl, telegramApiUrl: access.telegramApiUrl }),
+      openToken: (sealed) => box.open(sealed),
+      clock: c.clock,
+      logger: c.logger,
+    },
+    { ...DEFAULT_CONFIRMATION_OPTIONS, ...o, pollMs: o.pollMs ?? DEFAULT_CONFIRMATION_OPTIONS.pollMs },
   );
 }
 

@@ -43,6 +43,12 @@ export interface EventPayloads {
   'payment.refunded': { payment: PaymentView };
   'payment.disputed': { payment: PaymentView };
   'payment.failed': { payment: PaymentView };
+  /**
+   * The project's bot could not write to a member (docs/front-desk.md, "Confirmations"): their
+   * DMs are closed (Discord 50007) or they blocked the bot (Telegram 403). Once per member and
+   * platform until they talk to the bot again.
+   */
+  'notification.failed': { user_id: string; channel: Platform; reason: string };
 }
 
 /** A Telegram invite link for one member, as the API and events show it. */
@@ -109,6 +115,7 @@ const CATALOGUED = {
   'payment.refunded': true,
   'payment.disputed': true,
   'payment.failed': true,
+  'notification.failed': true,
 } as const satisfies Record<EventType, true>;
 
 export const EVENT_TYPES: readonly EventType[] = Object.keys(CATALOGUED) as EventType[];

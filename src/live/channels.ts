@@ -17,7 +17,8 @@ export const isChannel = (value: unknown): value is Channel => typeof value === 
  */
 export function channelOf(type: string): Channel | null {
   // A ban or unban changes who may be a member (and their access): the memberships channel's business.
-  if (type.startsWith('membership.') || type.startsWith('user.')) return 'memberships';
+  // A member the bot cannot reach (docs/front-desk.md, "Confirmations") is the memberships channel's too.
+  if (type.startsWith('membership.') || type.startsWith('user.') || type === 'notification.failed') return 'memberships';
   if (type.startsWith('plan.')) return 'plans';
   if (type.startsWith('target.')) return 'targets';
   if (type.startsWith('webhook.delivery-') || type === 'webhook.endpoint-disabled') return 'webhook-deliveries';

@@ -14,3 +14,4 @@ export { telegramInvites, telegramUpdates } from './schema/telegram.js';
 export { heldReversals, merchantAccounts, paymentEvents, payments } from './schema/payments.js';
 export { couponRedemptions, coupons, couponStripeCoupons } from './schema/coupons.js';
 export { payLinks, portalLinks } from './schema/front-desk.js';
+export { notifications, unreachableMembers } from './schema/notifications.js';

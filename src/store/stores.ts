@@ -1,3 +1,4 @@
+import { NotificationsStore } from './notifications.store.js';
 import type { Clock } from '../domain/clock.js';
 import { AccessPlanStore, EMBEDDED_PROJECT_BATCH, PROJECT_BATCH } from './access-plan.store.js';
 import { AccessReconcileStore } from './access-reconcile.store.js';
@@ -96,6 +97,8 @@ export interface Stores {
   portalLinks: PortalLinksStore;
   /** Discord's commands for members: the application, interaction ids, plans per guild, the commands' guilds (docs/front-desk.md). */
   discordFrontDesk: DiscordFrontDeskStore;
+  /** The confirmations the bot sends members after a payment, and the members it cannot reach (docs/front-desk.md, "Confirmations"). */
+  notifications: NotificationsStore;
 }
 
 /** How each store is built on a database handle: the process's own, or a transaction's. */
@@ -138,6 +141,7 @@ function storeFactories(database: Database, clock: Clock): { [K in keyof Stores]
     payLinks: (db) => new PayLinksStore(db),
     portalLinks: (db) => new PortalLinksStore(db),
     discordFrontDesk: (db) => new DiscordFrontDeskStore(db),
+    notifications: (db) => new NotificationsStore(db),
   };
 }
 

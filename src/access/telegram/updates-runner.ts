@@ -18,7 +18,10 @@ export function telegramUpdatesDeps(c: Container): TelegramUpdatesDeps {
   return {
     store: c.stores.telegramUpdates,
     handling: new TelegramUpdateHandling(c.transactor),
-    conversation: new TelegramConversation({ plans: c.stores.plans, memberships: c.stores.memberships, payLinks: c.services.payLinks, portal: c.services.portal }, c.clock),
+    conversation: new TelegramConversation(
+      { plans: c.stores.plans, memberships: c.stores.memberships, payLinks: c.services.payLinks, portal: c.services.portal, reachable: c.stores.notifications },
+      c.clock,
+    ),
     apiUrl: access.telegramApiUrl,
     mode: access.telegram.updates,
     webhookUrl: access.telegram.webhookUrl,

@@ -41,6 +41,7 @@ const SCOPES: Record<EventType, PlanScope> = {
   'payment.refunded': null,
   'payment.disputed': null,
   'payment.failed': null,
+  'notification.failed': null,
 };
 
 /** The scope of an event type; an unknown type (a newer node's) concerns nobody here. */

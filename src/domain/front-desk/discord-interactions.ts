@@ -82,6 +82,8 @@ export class DiscordInteractions {
     private readonly clock: Clock,
     private readonly onFollowUpFailed: (err: unknown) => void = () => {},
     private readonly portal: PortalLinkMaker | null = null,
+    /** Clears the member's unreachable mark (docs/front-desk.md, "Confirmations"). */
+    private readonly reachable: { clearUnreachable(projectId: string, userId: string, platform: 'discord'): Promise<boolean> } | null = null,
   ) {}
 
   async receive(projectId: string, rawBody: string, signature: string | undefined, timestamp: string | undefined): Promise<Result<InteractionAnswer>> {
@@ -110,6 +112,8 @@ export class DiscordInteractions {
   private async answer(projectId: string, app: DiscordApplication, interaction: Interaction, token: string): Promise<InteractionAnswer> {
     const guildId = str(interaction.guild_id);
     const userId = str(interaction.member?.user?.id) ?? str(interaction.user?.id);
+    // Whoever talks to the bot can be written to again: a DM tried before may work now.
+    if (userId) await this.reachable?.clearUnreachable(projectId, userId, 'discord');
     if (!guildId || !userId) return message(ephemeral('Use this in the server whose membership you want.'));
     const name = str(interaction.data?.name);
     const customId = str(interaction.data?.custom_id);

@@ -47,6 +47,8 @@ export interface TelegramConversationPorts {
   memberships: { list(projectId: string, filter: { userId?: string; limit: number; offset: number }): Promise<{ items: MembershipView[]; total: number }> };
   payLinks: TelegramPayLinks;
   portal: TelegramPortal;
+  /** A member who talks to the bot is reachable again (docs/front-desk.md, "Confirmations"). */
+  reachable?: { clearUnreachable(projectId: string, userId: string, platform: 'telegram'): Promise<boolean> };
 }
 
 /**
@@ -74,6 +76,7 @@ export class TelegramConversation {
 
   /** The answer to what a member said to the bot of `projectId`; nothing for what is ignored. */
   async answer(projectId: string, talk: TelegramTalk): Promise<ConversationAnswer> {
+    if (talk.kind !== 'ignored') await this.ports.reachable?.clearUnreachable(projectId, talk.userId, 'telegram');
     switch (talk.kind) {
       case 'ignored':
         return { replies: [], note: `ignored: ${talk.reason}` };

@@ -107,8 +107,14 @@ export interface SessionCouponStatements {
 }
 
 /** The stores an event's transaction uses. */
+/** The confirmation a grant queues for its member (docs/front-desk.md, "Confirmations"): once per payment key. */
+export interface ConfirmationStatements {
+  queueConfirmation(g: { projectId: string; userId: string; planId: string; paymentKey: string }, now: Date): Promise<boolean>;
+}
+
 export interface StripeEventStores {
   stripeEvents: StripeEventLog;
+  notifications: ConfirmationStatements;
   payments: PaymentStatements;
   paymentReversals: ReversalStatements;
   paidMemberships: PaidMembershipStatements;

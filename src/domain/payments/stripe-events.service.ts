@@ -162,7 +162,7 @@ class EventApplication {
    */
   private async arrived(buyer: Buyer, p: Paid, held: ReversalStatus | null): Promise<Outcome> {
     const action = arrivalAction(held);
-    if (action.kind === 'grant' || !p.paymentIntentId) return this.grant(buyer, p.subscriptionId);
+    if (action.kind === 'grant' || !p.paymentIntentId) return this.grant(buyer, p.subscriptionId, p.key);
     const reversal = await this.reverse(p.paymentIntentId, action.status);
     await this.s.paymentReversals.releaseHeld(this.meta.projectId, p.paymentIntentId);
     return { kind: 'arrived-reversed', status: action.status, ended: reversal.ended };
@@ -173,7 +173,7 @@ class EventApplication {
    * plan's duration from its end date (or from now, when it has ended), else creates it, with its
    * event; a subscription's id and status go with it.
    */
-  private async grant(buyer: Buyer, subscriptionId: string | null): Promise<Outcome> {
+  private async grant(buyer: Buyer, subscriptionId: string | null, paymentKey: string): Promise<Outcome> {
     const m = this.s.paidMemberships;
     const { projectId, createdAt: eventAt } = this.meta;
     const planExists = await m.planExists(projectId, buyer.planId);
@@ -184,8 +184,15 @@ class EventApplication {
     const refusal = grantRefusal({ planExists, endedAfterPayment });
     if (refusal) return { kind: 'not-granted', why: refusal };
     const grant = { projectId, userId: buyer.userId, planId: buyer.planId, subscriptionId, eventAt };
-    if (await m.extendByPlan(grant, this.now)) return { kind: 'extended' };
-    return { kind: 'create', ...(await m.createForPlan(grant, this.now)) };
+    // The member's confirmation (docs/front-desk.md, "Confirmations"), queued with the grant: once per payment.
+    const confirm = () => this.s.notifications.queueConfirmation({ projectId, userId: buyer.userId, planId: buyer.planId, paymentKey }, this.now);
+    if (await m.extendByPlan(grant, this.now)) {
+      await confirm();
+      return { kind: 'extended' };
+    }
+    const created = await m.createForPlan(grant, this.now);
+    if (created.created) await confirm();
+    return { kind: 'create', ...created };
   }
 
   private async failed(f: Failed): Promise<Outcome> {

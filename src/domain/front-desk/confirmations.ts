@@ -1,0 +1,182 @@
+import type { Logger } from 'pino';
+import { WakeLoop } from '../../wake-loop.js';
+import type { Clock } from '../clock.js';
+import type { Platform } from '../targets/target.view.js';
+
+/**
+ * Confirmations (docs/front-desk.md, "Confirmations"): after a payment grants or extends a
+ * membership, the project's bot tells the member what they got and until when, by a Discord DM or
+ * a Telegram private message. The payment's transaction queues one row per payment
+ * (`notifications`, by the payment's key), so a payment applied twice confirms once and a crash
+ * loses nothing; this job claims due rows (`FOR UPDATE SKIP LOCKED`, each pushed past a lease while
+ * it is sent), sends each and records the answer:
+ *
+ * - sent: done;
+ * - the member cannot be written to (Discord 50007, Telegram "bot was blocked by the user" or "bot
+ *   can't initiate conversation"): the row ends `unreachable` and the member is recorded unreachable
+ *   on that platform once, with one `notification.failed` event; never retried;
+ * - 429: tried again after the platform's Retry-After; 5xx, no answer: again with backoff, at most
+ *   MAX_ATTEMPTS attempts in all, then `failed`;
+ * - any other refusal: `failed` at once; nothing left to confirm (the membership ended or was
+ *   deleted, the bot was disconnected): `dropped`.
+ */
+
+/** A claimed confirmation with what its message says. */
+export interface ClaimedConfirmation {
+  id: string;
+  projectId: string;
+  userId: string;
+  platform: Platform;
+  /** This attempt's number, from 1. */
+  attempt: number;
+  /** The membership's plan (null once the plan or the membership is gone). */
+  planName: string | null;
+  endDate: Date | null;
+  /** The membership is still active. */
+  active: boolean;
+  /** The project's bot on `platform`, sealed; null once disconnected. */
+  botTokenSealed: string | null;
+  /** The member's current Telegram invite links for this membership. */
+  invites: string[];
+}
+
+export interface ConfirmationQueue {
+  claim(now: Date, leaseUntil: Date, limit: number, inviteWaitMs: number): Promise<ClaimedConfirmation[]>;
+}
+
+export interface ConfirmationOutcomes {
+  sent(id: string, now: Date): Promise<void>;
+  retry(id: string, next: Date, error: string): Promise<void>;
+  finish(id: string, state: 'failed' | 'dropped', error: string): Promise<void>;
+  unreachable(n: Pick<ClaimedConfirmation, 'id' | 'userId' | 'platform'>, reason: string, error: string, now: Date): Promise<boolean>;
+}
+
+/** What the platform answered a message. */
+export type SendOutcome =
+  | { kind: 'sent' }
+  /** The member cannot be written to: `reason` is what `notification.failed` says. */
+  | { kind: 'unreachable'; reason: 'dm_closed' | 'bot_blocked' | 'no_conversation'; error: string }
+  /** Try again: after `retryAfterMs` when the platform said (429), else on the backoff. */
+  | { kind: 'retry'; error: string; retryAfterMs?: number }
+  /** Refused for good. */
+  | { kind: 'failed'; error: string };
+
+/** Sends one message through the project's bot on a platform (src/access/confirmation-calls.ts). */
+export interface MessageChannel {
+  send(platform: Platform, token: string, userId: string, text: string): Promise<SendOutcome>;
+}
+
+export interface ConfirmationJobDeps {
+  queue: ConfirmationQueue;
+  outcomes: ConfirmationOutcomes;
+  channel: MessageChannel;
+  /** Opens a sealed bot token (the instance's secret box). */
+  openToken(sealed: string): string;
+  clock: Clock;
+  logger: Logger;
+}
+
+export interface ConfirmationJobOptions {
+  pollMs: number;
+  /** How long a claimed row is kept from other processes while it is sent. */
+  leaseMs: number;
+  batchSize: number;
+  /** How long a Telegram confirmation waits for the member's invite link. */
+  inviteWaitMs: number;
+}
+
+export const DEFAULT_CONFIRMATION_OPTIONS: ConfirmationJobOptions = { pollMs: 5_000, leaseMs: 60_000, batchSize: 20, inviteWaitMs: 60_000 };
+
+/** Attempts in all before a confirmation is given up as `failed`. */
+export const MAX_ATTEMPTS = 6;
+/** The wait before attempt n + 1 after a passing failure (n from 1). */
+const BACKOFF_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000];
+
+export function backoffMs(attempt: number): number {
+  return BACKOFF_MS[Math.min(attempt, BACKOFF_MS.length) - 1]!;
+}
+
+const DATE = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', timeZone: 'UTC' });
+
+/** The message: short, what they got, until when, and what to do next. */
+export function confirmationText(c: Pick<ClaimedConfirmation, 'platform' | 'planName' | 'endDate' | 'invites'>): string {
+  const plan = c.planName ?? 'your';
+  const until = c.endDate ? ` until ${DATE.format(c.endDate)}` : '';
+  const head = `You're in! Your ${plan} membership is active${until}.`;
+  if (c.platform === 'discord') return `${head} Use /memberships to check it any time.`;
+  const links = c.invites.length === 0 ? '' : c.invites.length === 1 ? ` Join here (this link is yours alone and works once): ${c.invites[0]}` : ` Join here (these links are yours alone and work once): ${c.invites.join(' ')}`;
+  return `${head}${links} Send /status to check it any time.`;
+}
+
+export class ConfirmationJob {
+  private readonly loop: WakeLoop;
+
+  constructor(
+    private readonly deps: ConfirmationJobDeps,
+    private readonly options: ConfirmationJobOptions = DEFAULT_CONFIRMATION_OPTIONS,
+  ) {
+    this.loop = new WakeLoop(() => this.drain(), (err) => deps.logger.error({ err }, 'confirmations: a pass failed; the rows are retried after their lease'), options.pollMs);
+  }
+
+  start(): void {
+    this.loop.start();
+  }
+
+  wake(): void {
+    this.loop.wake();
+  }
+
+  idle(): Promise<void> {
+    return this.loop.idle();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
+  }
+
+  /** Claims and sends until nothing is due. */
+  private async drain(): Promise<void> {
+    const { batchSize, leaseMs, inviteWaitMs } = this.options;
+    for (;;) {
+      if (this.loop.isStopped) return;
+      const now = this.deps.clock.now();
+      const claimed = await this.deps.queue.claim(now, new Date(now.getTime() + leaseMs), batchSize, inviteWaitMs);
+      for (const c of claimed) await this.sendOne(c);
+      if (claimed.length < batchSize) return;
+    }
+  }
+
+  private async sendOne(c: ClaimedConfirmation): Promise<void> {
+    const { outcomes, clock, logger } = this.deps;
+    if (!c.active || c.planName === null) return outcomes.finish(c.id, 'dropped', 'the membership is no longer active');
+    if (c.botTokenSealed === null) return outcomes.finish(c.id, 'dropped', `no ${c.platform} bot is connected`);
+    let token: string;
+    try {
+      token = this.deps.openToken(c.botTokenSealed);
+    } catch (err) {
+      logger.warn({ err: String(err), project_id: c.projectId, notification_id: c.id }, 'confirmations: the bot token cannot be opened');
+      return outcomes.finish(c.id, 'failed', 'the bot token cannot be opened');
+    }
+    const outcome = await this.deps.channel.send(c.platform, token, c.userId, confirmationText(c));
+    const now = clock.now();
+    const where = { project_id: c.projectId, notification_id: c.id, user_id: c.userId, platform: c.platform, attempt: c.attempt };
+    switch (outcome.kind) {
+      case 'sent':
+        return outcomes.sent(c.id, now);
+      case 'unreachable': {
+        const recorded = await outcomes.unreachable(c, outcome.reason, outcome.error, now);
+        logger.info({ ...where, reason: outcome.reason, recorded }, 'confirmations: the member cannot be reached');
+        return;
+      }
+      case 'retry':
+        if (c.attempt >= MAX_ATTEMPTS) {
+          logger.warn({ ...where, error: outcome.error }, 'confirmations: given up after the last attempt');
+          return outcomes.finish(c.id, 'failed', outcome.error);
+        }
+        return outcomes.retry(c.id, new Date(now.getTime() + (outcome.retryAfterMs ?? backoffMs(c.attempt))), outcome.error);
+      case 'failed':
+        logger.warn({ ...where, error: outcome.error }, 'confirmations: the platform refused the message');
+        return outcomes.finish(c.id, 'failed', outcome.error);
+    }
+  }
+}

@@ -1,0 +1,157 @@
+import { sql } from 'drizzle-orm';
+import type { Platform } from '../domain/targets/target.view.js';
+import type { ClaimedConfirmation, ConfirmationOutcomes, ConfirmationQueue } from '../domain/front-desk/confirmations.js';
+import { rowsOf, type Db } from '../database/db.js';
+import { at, iso } from '../database/sql.js';
+import { insertEvent } from './outbox.js';
+
+/**
+ * The confirmations the project's bot sends members after a payment, and the members it could not
+ * reach (docs/front-desk.md, "Confirmations"; schema in schema/notifications.ts). Each method is
+ * one statement; what to send, and what an answer means, is src/domain/front-desk/confirmations.ts's.
+ */
+
+interface ClaimedRow {
+  id: string;
+  project_id: string;
+  user_id: string;
+  platform: Platform;
+  attempts: number;
+  plan_name: string | null;
+  end_date: string | null;
+  status: string | null;
+  bot_token_sealed: string | null;
+  invites: string[] | string;
+}
+
+export class NotificationsStore implements ConfirmationQueue, ConfirmationOutcomes {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Queues the confirmation of the member's membership of the plan for the payment `paymentKey`,
+   * once per payment: on the platform of the plan's targets (else the project's one bot), and only
+   * when the project has a bot there. Runs in the payment's transaction.
+   */
+  async queueConfirmation(g: { projectId: string; userId: string; planId: string; paymentKey: string }, now: Date): Promise<boolean> {
+    const result = await this.db.execute(sql`
+      INSERT INTO notifications (project_id, user_id, membership_id, kind, dedupe_key, platform, next_attempt_at, created_at)
+      SELECT m.project_id, m.user_id, m.id, 'confirmation', ${`payment:${g.paymentKey}`}, pf.platform, ${at(now)}, ${at(now)}
+      FROM memberships m
+      CROSS JOIN LATERAL (
+        SELECT COALESCE(
+          (SELECT t.platform FROM plan_targets pt JOIN targets t ON t.id = pt.target_id WHERE pt.plan_id = m.plan_id ORDER BY t.platform LIMIT 1),
+          (SELECT i.platform FROM integrations i WHERE i.project_id = m.project_id ORDER BY i.platform LIMIT 1)
+        ) AS platform
+      ) pf
+      WHERE m.project_id = ${g.projectId} AND m.user_id = ${g.userId} AND m.plan_id = ${g.planId}
+        AND EXISTS (SELECT 1 FROM integrations i WHERE i.project_id = m.project_id AND i.platform = pf.platform)
+      ORDER BY m.end_date DESC
+      LIMIT 1
+      ON CONFLICT (project_id, dedupe_key) DO NOTHING
+      RETURNING id`);
+    return rowsOf(result).length > 0;
+  }
+
+  /**
+   * Claims up to `limit` due confirmations (`FOR UPDATE SKIP LOCKED`: processes claim past each
+   * other), pushing each one's next attempt to `leaseUntil` so no other process sends it meanwhile.
+   * A Telegram confirmation whose plan grants a chat waits (up to `inviteWaitMs`) until the access
+   * engine has settled the member's access there, so it can carry their invite link.
+   */
+  async claim(now: Date, leaseUntil: Date, limit: number, inviteWaitMs: number): Promise<ClaimedConfirmation[]> {
+    const result = await this.db.execute(sql`
+      WITH locked AS (
+        SELECT n.id FROM notifications n
+        WHERE n.state = 'pending' AND n.next_attempt_at <= ${at(now)}
+          AND (n.platform <> 'telegram' OR n.created_at <= ${at(new Date(now.getTime() - inviteWaitMs))}
+               OR NOT EXISTS (
+                 SELECT 1 FROM memberships m
+                 JOIN plan_targets pt ON pt.plan_id = m.plan_id
+                 JOIN targets t ON t.id = pt.target_id AND t.platform = 'telegram'
+                 WHERE m.id = n.membership_id
+                   AND NOT EXISTS (SELECT 1 FROM access a WHERE a.target_id = t.id AND a.user_id = n.user_id
+                                   AND a.desired = 'granted' AND a.state <> 'pending')))
+        ORDER BY n.next_attempt_at
+        LIMIT ${limit}
+        FOR UPDATE SKIP LOCKED
+      ), claimed AS (
+        UPDATE notifications n SET attempts = n.attempts + 1, next_attempt_at = ${at(leaseUntil)}
+        FROM locked WHERE n.id = locked.id
+        RETURNING n.id, n.project_id, n.user_id, n.platform, n.attempts, n.membership_id
+      )
+      SELECT c.id, c.project_id, c.user_id, c.platform, c.attempts, p.name AS plan_name,
+             ${iso(sql`m.end_date`)} AS end_date, m.status, i.bot_token_sealed,
+             (SELECT COALESCE(json_agg(ti.invite_link ORDER BY ti.created_at), '[]'::json) FROM telegram_invites ti
+              WHERE ti.project_id = c.project_id AND ti.membership_id = c.membership_id
+                AND ti.revoked_at IS NULL AND ti.used_at IS NULL AND ti.expires_at > ${at(now)}) AS invites
+      FROM claimed c
+      LEFT JOIN memberships m ON m.id = c.membership_id
+      LEFT JOIN plans p ON p.id = m.plan_id
+      LEFT JOIN integrations i ON i.project_id = c.project_id AND i.platform = c.platform`);
+    return rowsOf<ClaimedRow>(result).map((r) => ({
+      id: r.id,
+      projectId: r.project_id,
+      userId: r.user_id,
+      platform: r.platform,
+      attempt: r.attempts,
+      planName: r.plan_name,
+      endDate: r.end_date === null ? null : new Date(r.end_date),
+      active: r.status === 'active',
+      botTokenSealed: r.bot_token_sealed,
+      invites: typeof r.invites === 'string' ? (JSON.parse(r.invites) as string[]) : r.invites,
+    }));
+  }
+
+  async sent(id: string, now: Date): Promise<void> {
+    await this.db.execute(sql`UPDATE notifications SET state = 'sent', sent_at = ${at(now)}, last_error = NULL WHERE id = ${id} AND state = 'pending'`);
+  }
+
+  async retry(id: string, next: Date, error: string): Promise<void> {
+    await this.db.execute(sql`UPDATE notifications SET next_attempt_at = ${at(next)}, last_error = ${error} WHERE id = ${id} AND state = 'pending'`);
+  }
+
+  /** Ends it unsent: `failed` (retries used up, or refused for good), `dropped` (nothing left to confirm, or no bot). */
+  async finish(id: string, state: 'failed' | 'dropped', error: string): Promise<void> {
+    await this.db.execute(sql`UPDATE notifications SET state = ${state}, last_error = ${error} WHERE id = ${id} AND state = 'pending'`);
+  }
+
+  /**
+   * Ends it `unreachable` and records the member unreachable on its platform, with one
+   * `notification.failed` event, unless they are recorded already: one statement. True when
+   * this recorded them.
+   */
+  async unreachable(n: Pick<ClaimedConfirmation, 'id' | 'userId' | 'platform'>, reason: string, error: string, now: Date): Promise<boolean> {
+    const result = await this.db.execute(sql`
+      WITH marked AS (
+        UPDATE notifications SET state = 'unreachable', last_error = ${error} WHERE id = ${n.id} AND state = 'pending'
+        RETURNING project_id
+      ), recorded AS (
+        INSERT INTO unreachable_members (project_id, user_id, platform, reason, since)
+        SELECT project_id, ${n.userId}, ${n.platform}, ${reason}, ${at(now)} FROM marked
+        ON CONFLICT DO NOTHING
+        RETURNING project_id, user_id, platform, reason
+      ), announced AS (
+        ${insertEvent('notification.failed', {
+          projectId: sql`r.project_id`,
+          data: { user_id: sql<string>`r.user_id`, channel: sql<Platform>`r.platform`, reason: sql<string>`r.reason` },
+          from: sql`FROM recorded r`,
+        })}
+      )
+      SELECT count(*)::int AS recorded FROM recorded`);
+    return (rowsOf<{ recorded: number }>(result)[0]?.recorded ?? 0) > 0;
+  }
+
+  /** The member talked to the bot: they are reachable again there. True when they were recorded unreachable. */
+  async clearUnreachable(projectId: string, userId: string, platform: Platform): Promise<boolean> {
+    const result = await this.db.execute(sql`
+      DELETE FROM unreachable_members WHERE project_id = ${projectId} AND user_id = ${userId} AND platform = ${platform} RETURNING user_id`);
+    return rowsOf(result).length > 0;
+  }
+
+  /** Since when, and why, the member is unreachable on each platform (empty when reachable). */
+  async unreachableOf(projectId: string, userId: string): Promise<{ platform: Platform; reason: string; since: Date }[]> {
+    const result = await this.db.execute(sql`
+      SELECT platform, reason, ${iso(sql`since`)} AS since FROM unreachable_members WHERE project_id = ${projectId} AND user_id = ${userId} ORDER BY platform`);
+    return rowsOf<{ platform: Platform; reason: string; since: string }>(result).map((r) => ({ ...r, since: new Date(r.since) }));
+  }
+}

@@ -1,0 +1,66 @@
+import { sql } from 'drizzle-orm';
+import { index, integer, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { tz } from './columns.js';
+import { projects } from './projects.js';
+
+/**
+ * Messages the project's bot sends a member on its own (docs/front-desk.md, "Confirmations"): one
+ * row per message to send, written in the transaction of the change it reports, and the members
+ * the bot could not reach.
+ */
+
+/**
+ * A confirmation to send: one per (project, `dedupe_key`), the payment's key, so a payment
+ * applied twice (a redelivered Stripe event, the done page and the webhook) queues one message.
+ * The sender claims due rows with `FOR UPDATE SKIP LOCKED`, pushing `next_attempt_at` past its
+ * lease, so one message is never sent by two processes at once.
+ */
+export const notifications = pgTable(
+  'notifications',
+  {
+    id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    userId: text('user_id').notNull(),
+    /** The membership it confirms (no foreign key: the row outlives a deleted membership and is then dropped). */
+    membershipId: uuid('membership_id').notNull(),
+    /** `confirmation`. */
+    kind: text('kind').notNull(),
+    /** What makes it one message: `payment:<payment key>`. */
+    dedupeKey: text('dedupe_key').notNull(),
+    /** `discord` | `telegram`: the platform of the plan's targets, else the project's one bot. */
+    platform: text('platform').notNull(),
+    /** `pending` | `sent` | `unreachable` | `failed` | `dropped`. */
+    state: text('state').notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: tz('next_attempt_at').notNull().defaultNow(),
+    /** What the platform answered last (`code: message`), null once sent. */
+    lastError: text('last_error'),
+    createdAt: tz('created_at').notNull().defaultNow(),
+    sentAt: tz('sent_at'),
+  },
+  (t) => [
+    uniqueIndex('notifications_dedupe_key').on(t.projectId, t.dedupeKey),
+    index('notifications_due_idx').on(t.nextAttemptAt).where(sql`state = 'pending'`),
+  ],
+);
+
+/**
+ * A member the project's bot cannot write to on a platform (Discord 50007, Telegram "bot was
+ * blocked by the user"): recorded once, with its `notification.failed` event, and deleted when the
+ * member talks to the bot again.
+ */
+export const unreachableMembers = pgTable(
+  'unreachable_members',
+  {
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    userId: text('user_id').notNull(),
+    platform: text('platform').notNull(),
+    reason: text('reason').notNull(),
+    since: tz('since').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.userId, t.platform] })],
+);
