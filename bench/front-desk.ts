@@ -36,6 +36,7 @@
  * BENCH_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test: a database of its own, dropped after.
  * `runFrontDeskBench` is what bench/run.ts calls (`BENCH_ONLY=front-desk`).
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -46,8 +47,8 @@ import { fakeSnowflake, startFakeDiscord, type FakeDiscord } from '../test/suppo
 import { startFakeStripe } from '../test/support/fake-stripe.js';
 import { benchDatabase, type BenchContext } from './lib/context.js';
 import { isEntryPoint, type PhaseOptions, type PhaseResult, type Ratio } from './lib/phases.js';
-import { startServer, stopAll, type Server } from './lib/processes.js';
-import { measuredCommit, writeSection } from './lib/report.js';
+import { databaseCpuSeconds, startServer, stopAll, type Server } from './lib/processes.js';
+import { MEASURED_PATHS, measuredCommit, writeSection } from './lib/report.js';
 import { seedTenant, type Tenant } from './lib/seed.js';
 import { startTimingProxy, type TimingProxy } from './lib/timing-proxy.js';
 
@@ -259,6 +260,9 @@ interface PayFigures {
   /** Opens per second over the measured opens, and the server process's CPU per open (user + system). */
   perSecond: number;
   serverCpuMs: number;
+  /** The same per open for every `postgres` process, and for this process (the client, the proxy and both fakes). */
+  databaseCpuMs: number;
+  benchCpuMs: number;
 }
 
 /** Runs `fn` over `items`, `concurrency` at a time. */
@@ -286,9 +290,13 @@ async function measurePayLinks(desk: Desk, proxy: TimingProxy, links_: number, c
   const from = proxy.calls.length;
   let cpuFrom = Number.NaN;
   let timeFrom = Number.NaN;
+  let dbFrom = Number.NaN;
+  let benchFrom = process.cpuUsage();
   const opened = await pool(links, concurrency, async (link, i) => {
     if (i === PAY_WARMUP) {
       cpuFrom = desk.server.cpuSeconds();
+      dbFrom = databaseCpuSeconds();
+      benchFrom = process.cpuUsage();
       timeFrom = performance.now();
     }
     const t0 = performance.now();
@@ -302,6 +310,9 @@ async function measurePayLinks(desk: Desk, proxy: TimingProxy, links_: number, c
     return { user: link.user, ms };
   });
   const serverCpuMs = ((desk.server.cpuSeconds() - cpuFrom) * 1000) / links_;
+  const databaseCpuMs = ((databaseCpuSeconds() - dbFrom) * 1000) / links_;
+  const bench = process.cpuUsage(benchFrom);
+  const benchCpuMs = (bench.user + bench.system) / 1000 / links_;
   const perSecond = (links_ * 1000) / (performance.now() - timeFrom);
   const calls = proxy.calls.slice(from);
   const creates = new Map<string, number>();
@@ -327,6 +338,8 @@ async function measurePayLinks(desk: Desk, proxy: TimingProxy, links_: number, c
     otherStripeCalls,
     perSecond,
     serverCpuMs,
+    databaseCpuMs,
+    benchCpuMs,
   };
 }
 
@@ -397,9 +410,16 @@ function markdownOf(m: Measured): string {
     `Interactions answered otherwise than expected (not 200, or not type 4 / 5): ${i.failed}; button presses whose edit never came within`,
     `${EDITS_WAIT_MS / 1000} s: ${i.edits.missing}; Stripe calls during the opens other than the session creates: ${p.otherStripeCalls + q.otherStripeCalls}.`,
     '',
-    `Where a pay link's time goes: ${p.concurrency} at a time, the server opened ${p.perSecond.toFixed(0)} links/s using ${p.serverCpuMs.toFixed(1)} ms of its`,
-    `CPU per open (one at a time: ${q.perSecond.toFixed(0)}/s, ${q.serverCpuMs.toFixed(1)} ms of CPU each), so with ${p.concurrency} in flight most of an open's time is`,
-    'its wait behind the others on a busy process, not its own work; the one-at-a-time row is the cost of one open alone.',
+    "Where a pay link's time goes (CPU per open, user + system):",
+    '',
+    '| opens | links/s | tenure server CPU ms | PostgreSQL CPU ms (every `postgres` process) | bench process CPU ms (client, proxy, both fakes) |',
+    '|---|---:|---:|---:|---:|',
+    `| ${p.concurrency} at a time | ${p.perSecond.toFixed(0)} | ${p.serverCpuMs.toFixed(1)} | ${p.databaseCpuMs.toFixed(1)} | ${p.benchCpuMs.toFixed(1)} |`,
+    `| one at a time | ${q.perSecond.toFixed(0)} | ${q.serverCpuMs.toFixed(1)} | ${q.databaseCpuMs.toFixed(1)} | ${q.benchCpuMs.toFixed(1)} |`,
+    '',
+    `With ${p.concurrency} in flight an open takes about ${p.concurrency} ÷ links/s (Little's law), so the p50 there is mostly waiting behind the other`,
+    "opens for the machine's 2 cores (shared by the server, PostgreSQL, the bench process and, when busy, other test runs), not one",
+    "open's own work: the one-at-a-time row is that.",
     '',
     '**Not measured: a member joining → role granted** (target p99 < 2 s). It needs a gateway connection per bot (`@discordjs/ws`,',
     'the GUILD_MEMBERS intent, reacting to GUILD_MEMBER_ADD: issue 33 item 3), which tenure does not have yet: today a member who',
@@ -443,11 +463,17 @@ if (isEntryPoint(import.meta.url)) {
   process.once('SIGINT', () => void stopAll().finally(() => process.exit(130)));
   const started = new Date();
   const commit = measuredCommit();
+  // What made the commit -dirty: on this shared host, often other sessions' work in progress, which dist/ was built from.
+  const dirty = commit.endsWith('-dirty')
+    ? execFileSync('git', ['status', '--porcelain', '--', ...MEASURED_PATHS], { encoding: 'utf8' }).trim().split('\n').map((l) => l.slice(3))
+    : [];
   const command = `npm run build && npx tsx bench/front-desk.ts${quick ? ' --quick' : ''}`;
   const result = await runFrontDeskBench({ quick, adminUrl, log: (line) => console.log(`${new Date().toISOString().slice(11, 19)} ${line}`) });
   const markdown = result.markdown.replace(
     /\n/,
-    `\n\nCommand: \`${command}\` · commit: ${commit} · date: ${started.toISOString()} · whole run: ${Math.round((Date.now() - started.getTime()) / 1000)} s\n`,
+    `\n\nCommand: \`${command}\` · commit: ${commit} · date: ${started.toISOString()} · whole run: ${Math.round((Date.now() - started.getTime()) / 1000)} s\n${
+      dirty.length ? `\nUncommitted at the start (dist/ built from this tree): ${dirty.slice(0, 8).map((f) => `\`${f}\``).join(', ')}${dirty.length > 8 ? ` and ${dirty.length - 8} more` : ''}.\n` : ''
+    }`,
   );
   if (!quick) await writeSection('front-desk', 'npx tsx bench/front-desk.ts', markdown);
   console.log(markdown);
