@@ -60,8 +60,25 @@ export class InteractionsDesk {
   readonly commands = new Map<string, FakeCommand[]>();
   private readonly tokens = new Map<string, { applicationId: string; issuedAt: number }>();
   readonly edits: FakeOriginalEdit[] = [];
+  /** DM channels: channel id → `${botId}:${userId}`; the messages sent in each, by `${botId}:${userId}`. */
+  readonly dmChannels = new Map<string, string>();
+  readonly dms = new Map<string, string[]>();
+  /** Users who closed their DMs to a bot (`${botId}:${userId}`): Create Message answers 403 50007. */
+  readonly closedDms = new Set<string>();
+  private nextChannel = 9_000_000_000_000_000n;
 
   constructor(private readonly world: DiscordWorld) {}
+
+  /** Create DM: the bot's DM channel with the user (the same one each time). */
+  openDm(botId: string, userId: string) {
+    const key = `${botId}:${userId}`;
+    let id = [...this.dmChannels].find(([, k]) => k === key)?.[0];
+    if (!id) {
+      id = String(this.nextChannel++);
+      this.dmChannels.set(id, key);
+    }
+    return { id, type: 1, last_message_id: null, flags: 0, recipients: [this.world.userJson(userId)] };
+  }
 
   private keyOf(applicationId: string) {
     let key = this.keys.get(applicationId);

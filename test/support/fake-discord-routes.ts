@@ -16,7 +16,9 @@ export type BucketName =
   | 'getMember'
   | 'listMembers'
   | 'memberRoles'
-  | 'removeMember';
+  | 'removeMember'
+  | 'createDm'
+  | 'createMessage';
 
 export interface Answer {
   status: number;
@@ -86,6 +88,24 @@ export function discordRoutes(world: DiscordWorld, desk: InteractionsDesk): Rout
     };
 
   return [
+    // Create DM (docs: User resource): the DM channel object, whoever the user is and whatever their settings.
+    route('POST', '/users/@me/channels', 'createDm', (bot, _params, _query, body) => {
+      const recipient = (body as { recipient_id?: unknown } | undefined)?.recipient_id;
+      if (typeof recipient !== 'string' || !SNOWFLAKE.test(recipient)) return invalidField('recipient_id', 'NUMBER_TYPE_COERCE', `Value "${String(recipient)}" is not snowflake.`);
+      if (world.deletedUsers.has(recipient)) return unknownUser();
+      return { status: 200, body: desk.openDm(bot.id, recipient) };
+    }),
+    // Create Message in a DM channel: 403 50007 "Cannot send messages to this user" when the user closed their DMs to the bot.
+    route('POST', '/channels/{channel.id}/messages', 'createMessage', (bot, params, _query, body) => {
+      const key = desk.dmChannels.get(params.channel_id!);
+      if (!key || !key.startsWith(`${bot.id}:`)) return fail(404, 10003, 'Unknown Channel');
+      const content = (body as { content?: unknown } | undefined)?.content;
+      if (typeof content !== 'string' || content.length === 0) return fail(400, 50006, 'Cannot send an empty message');
+      if (content.length > 2000) return invalidField('content', 'BASE_TYPE_MAX_LENGTH', 'Must be 2000 or fewer in length.');
+      if (desk.closedDms.has(key)) return fail(403, 50007, 'Cannot send messages to this user');
+      desk.dms.set(key, [...(desk.dms.get(key) ?? []), content]);
+      return { status: 200, body: { id: String(Date.now()), channel_id: params.channel_id, content, type: 0 } };
+    }),
     route('GET', '/users/@me', 'currentUser', (bot) => ({
       status: 200,
       body: { ...world.userJson(bot.id), mfa_enabled: false, locale: 'en-US', premium_type: 0, email: null, verified: true },

@@ -26,7 +26,11 @@ import { InteractionsDesk, type FakeCommand, type FakeOriginalEdit, type SignedI
  *   privileged intent — without it 403 50001 Missing Access, as Discord answers:
  *   discord-api-docs#2629, bwmarrin/discordgo#1450); `PUT` / `DELETE
  *   /guilds/{guild.id}/members/{user.id}/roles/{role.id}` (204, idempotent, MANAGE_ROLES);
- *   `DELETE /guilds/{guild.id}/members/{user.id}` (204, KICK_MEMBERS). `X-Audit-Log-Reason` is
+ *   `DELETE /guilds/{guild.id}/members/{user.id}` (204, KICK_MEMBERS); Create DM `POST
+ *   /users/@me/channels` `{recipient_id}` (the DM channel object, type 1) and Create Message `POST
+ *   /channels/{channel.id}/messages` `{content}` in it, recorded per user (`dms`); a user who closed
+ *   their DMs to the bot (`setDmsClosed`) gets 403 `{"message": "Cannot send messages to this
+ *   user", "code": 50007}` (docs: Opcodes and Status Codes, "JSON Error Codes"). `X-Audit-Log-Reason` is
  *   accepted (URI-decoded into the call's `reason`) and changes nothing.
  * - Errors, JSON `{message, code}` (docs: Opcodes and Status Codes, "JSON Error Codes"): 404 10004
  *   Unknown Guild; 403 50001 Missing Access (the bot is not in the guild); 404 10007 Unknown Member;
@@ -79,6 +83,8 @@ export const DEFAULT_BUCKETS: Readonly<Record<BucketName, BucketLimit | null>> =
   listMembers: { limit: 10, windowMs: 10_000 },
   memberRoles: { limit: 10, windowMs: 10_000 },
   removeMember: { limit: 5, windowMs: 1_000 },
+  createDm: null,
+  createMessage: { limit: 5, windowMs: 5_000 },
 };
 
 export interface FakeDiscordOptions {
@@ -164,6 +170,10 @@ export interface FakeDiscord {
   guildCommands(botId: string, guildId: string): FakeCommand[];
   /** Every edit of an original interaction answer, oldest first. */
   originalEdits: FakeOriginalEdit[];
+  /** The user closes (or opens again) their DMs to the bot: messages then answer 403 50007. */
+  setDmsClosed(botId: string, userId: string, closed: boolean): void;
+  /** The messages the bot sent the user in DMs, oldest first. */
+  dms(botId: string, userId: string): string[];
   setLatency(ms: number): void;
   /** Totals over `calls`, for one bot or all. */
   stats(botId?: string): FakeDiscordStats;
@@ -326,6 +336,11 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     signInteraction: (botId, fields, timestampSeconds) => desk.sign(world.bot(botId).id, fields, timestampSeconds),
     guildCommands: (botId, guildId) => desk.commands.get(`${botId}:${guildId}`) ?? [],
     originalEdits: desk.edits,
+    setDmsClosed(botId, userId, closed) {
+      if (closed) desk.closedDms.add(`${botId}:${userId}`);
+      else desk.closedDms.delete(`${botId}:${userId}`);
+    },
+    dms: (botId, userId) => desk.dms.get(`${botId}:${userId}`) ?? [],
     stats(botId) {
       const list = botId === undefined ? calls : calls.filter((c) => c.botId === botId);
       const byStatus: Record<number, number> = {};
