@@ -4,7 +4,7 @@
  * more pass, never one per wake-up; a failed pass is reported and left for the next wake-up. The
  * one loop style of tenure's timed and woken passes: the live-update broadcaster, the access
  * planner, drift repair (Discord and Telegram), the Stripe reconciliation, the expiry sweeper, the
- * history pruner, embedded storage's vacuumer and the bulk-extend resumer run on it.
+ * history pruner, embedded storage's vacuumer, the bulk-extend resumer and the confirmations job run on it.
  */
 export class WakeLoop {
   private pending = false;
