@@ -1,0 +1,88 @@
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { backoffMs, ConfirmationJob, confirmationText, MAX_ATTEMPTS, type ClaimedConfirmation, type SendOutcome } from './confirmations.js';
+
+/**
+ * The confirmations job on twins (src/domain/front-desk/confirmations.ts): what each platform answer
+ * does to the row, the message's words, and the bounded backoff.
+ */
+
+const NOW = new Date('2030-01-01T00:00:00.000Z');
+
+function claimed(o: Partial<ClaimedConfirmation> = {}): ClaimedConfirmation {
+  return {
+    id: 'n1',
+    projectId: 'p',
+    userId: '42',
+    platform: 'discord',
+    attempt: 1,
+    planName: 'Gold',
+    endDate: new Date('2026-12-27T10:00:00.000Z'),
+    active: true,
+    botTokenSealed: 'sealed',
+    invites: [],
+    ...o,
+  };
+}
+
+async function run(row: ClaimedConfirmation, outcome: SendOutcome) {
+  const writes: string[] = [];
+  const sentTexts: string[] = [];
+  let claims = 0;
+  const job = new ConfirmationJob(
+    {
+      queue: { claim: () => Promise.resolve(claims++ === 0 ? [row] : []) },
+      outcomes: {
+        sent: (id) => Promise.resolve(void writes.push(`sent ${id}`)),
+        retry: (id, next, error) => Promise.resolve(void writes.push(`retry ${id} ${next.getTime() - NOW.getTime()} ${error}`)),
+        finish: (id, state, error) => Promise.resolve(void writes.push(`${state} ${id} ${error}`)),
+        unreachable: (n, reason) => Promise.resolve(writes.push(`unreachable ${n.id} ${reason}`) > 0),
+      },
+      channel: {
+        send: (_platform, token, _userId, text) => {
+          expect(token).toBe('opened');
+          sentTexts.push(text);
+          return Promise.resolve(outcome);
+        },
+      },
+      openToken: () => 'opened',
+      clock: { now: () => NOW },
+      logger: pino({ level: 'silent' }),
+    },
+    { pollMs: 60_000, leaseMs: 60_000, batchSize: 10, inviteWaitMs: 0 },
+  );
+  job.wake();
+  await job.idle();
+  await job.stop();
+  return { writes, sentTexts };
+}
+
+describe('ConfirmationJob', () => {
+  it('records each answer: sent, unreachable, retried after Retry-After or the backoff, given up after the last attempt, refused', async () => {
+    expect((await run(claimed(), { kind: 'sent' })).writes).toStrictEqual(['sent n1']);
+    expect((await run(claimed(), { kind: 'unreachable', reason: 'dm_closed', error: '403' })).writes).toStrictEqual(['unreachable n1 dm_closed']);
+    expect((await run(claimed(), { kind: 'retry', error: '429', retryAfterMs: 7_000 })).writes).toStrictEqual(['retry n1 7000 429']);
+    expect((await run(claimed({ attempt: 2 }), { kind: 'retry', error: '502' })).writes).toStrictEqual(['retry n1 30000 502']);
+    expect((await run(claimed({ attempt: MAX_ATTEMPTS }), { kind: 'retry', error: '502' })).writes).toStrictEqual(['failed n1 502']);
+    expect((await run(claimed(), { kind: 'failed', error: '404: 10013 Unknown User' })).writes).toStrictEqual(['failed n1 404: 10013 Unknown User']);
+  });
+
+  it('sends nothing for a membership no longer active, or without a bot', async () => {
+    const ended = await run(claimed({ active: false }), { kind: 'sent' });
+    expect(ended).toStrictEqual({ writes: ['dropped n1 the membership is no longer active'], sentTexts: [] });
+    const noBot = await run(claimed({ botTokenSealed: null }), { kind: 'sent' });
+    expect(noBot).toStrictEqual({ writes: ['dropped n1 no discord bot is connected'], sentTexts: [] });
+  });
+
+  it('says what they got, until when, and what to do next; a Telegram message carries the invite link', () => {
+    expect(confirmationText(claimed())).toBe("You're in! Your Gold membership is active until 27 Dec 2026. Use /memberships to check it any time.");
+    expect(confirmationText(claimed({ platform: 'telegram', invites: ['https://t.me/+abc'] }))).toBe(
+      "You're in! Your Gold membership is active until 27 Dec 2026. Join here (this link is yours alone and works once): https://t.me/+abc Send /status to check it any time.",
+    );
+    expect(confirmationText(claimed({ platform: 'telegram' }))).toBe("You're in! Your Gold membership is active until 27 Dec 2026. Send /status to check it any time.");
+  });
+
+  it('backs off 5 s, 30 s, 2 min, 10 min, then 30 min', () => {
+    expect([1, 2, 3, 4, 5, 6].map(backoffMs)).toStrictEqual([5_000, 30_000, 120_000, 600_000, 1_800_000, 1_800_000]);
+  });
+});
