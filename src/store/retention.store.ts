@@ -50,4 +50,19 @@ export class RetentionStore {
       SELECT count(*)::int AS n FROM gone`);
     return rowsOf<{ n: number }>(result)[0]?.n ?? 0;
   }
+
+  /** Deletes up to `batch` confirmations made before `before` and no longer pending (sent, unreachable, failed, dropped); returns how many. */
+  async pruneNotifications(before: Date, batch: number): Promise<number> {
+    const result = await this.db.execute(sql`
+      WITH old AS (
+        SELECT id FROM notifications
+        WHERE created_at < ${before}::timestamptz AND state <> 'pending'
+        LIMIT ${batch}
+        FOR UPDATE SKIP LOCKED
+      ), gone AS (
+        DELETE FROM notifications n USING old WHERE n.id = old.id RETURNING 1
+      )
+      SELECT count(*)::int AS n FROM gone`);
+    return rowsOf<{ n: number }>(result)[0]?.n ?? 0;
+  }
 }

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { rowsOf } from '../../src/database/db.js';
 import { NotificationsStore } from '../../src/store/notifications.store.js';
+import { RetentionStore } from '../../src/store/retention.store.js';
 import { createMembership, eventRows } from '../support/api.js';
 import { createPlan, createTarget, grant } from '../support/catalogue.js';
 import { onPostgres, useHarness, type Tenant } from '../support/harness.js';
@@ -107,5 +108,19 @@ describe(`notifications store (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => 
     expect(await store().clearUnreachable(t.projectId, m.user_id, 'discord')).toBe(true);
     expect(await store().clearUnreachable(t.projectId, m.user_id, 'discord')).toBe(false);
     expect(await store().unreachableOf(t.projectId, m.user_id)).toStrictEqual([]);
+  });
+
+  it('the history pruner deletes settled confirmations past the retention, never a pending one', async () => {
+    const t = await h.tenant();
+    await withBot(t, 'discord');
+    const plan = await createPlan(t);
+    await paidMember(t, plan.plan_id, 'pi_sent');
+    await paidMember(t, plan.plan_id, 'pi_pending');
+    const [first] = await store().claim(T0, later(WAIT), 1, WAIT);
+    await store().sent(first!.id, T0);
+    const pruned = await new RetentionStore(h.database.db).pruneNotifications(later(1), 10);
+    expect(pruned).toBe(1);
+    const left = rowsOf<{ state: string }>(await h.database.db.execute(sql`SELECT state FROM notifications WHERE project_id = ${t.projectId}`));
+    expect(left).toStrictEqual([{ state: 'pending' }]);
   });
 });

@@ -4,11 +4,11 @@ import { WakeLoop } from '../../wake-loop.js';
 import type { Clock } from '../clock.js';
 
 /** The statements of RetentionStore this uses (a narrow port: tests give it a small twin). */
-export type RetentionStatements = Pick<RetentionStore, 'pruneEvents' | 'pruneTelegramUpdates'>;
+export type RetentionStatements = Pick<RetentionStore, 'pruneEvents' | 'pruneTelegramUpdates' | 'pruneNotifications'>;
 
 /**
  * Prunes history older than TENURE_HISTORY_RETENTION (docs/operations.md, "Retention"): events
- * with their deliveries and attempts, and handled Telegram updates, in small batches one after
+ * with their deliveries and attempts, handled Telegram updates and settled confirmations, in small batches one after
  * another until a batch comes back short, then again after `intervalMs`. Every worker process
  * runs one; they skip each other's rows.
  */
@@ -39,7 +39,7 @@ export class HistoryPruner {
   }
 
   /** Prunes everything older than the retention now, batch after batch (a stop ends it after the batch in flight); returns what went. */
-  async pruneOnce(): Promise<{ events: number; telegramUpdates: number }> {
+  async pruneOnce(): Promise<{ events: number; telegramUpdates: number; notifications: number }> {
     const before = new Date(this.clock.now().getTime() - this.options.retentionMs);
     const drain = async (batch: (before: Date, size: number) => Promise<number>) => {
       let total = 0;
@@ -51,7 +51,9 @@ export class HistoryPruner {
     };
     const events = await drain((b, size) => this.store.pruneEvents(b, size));
     const telegramUpdates = await drain((b, size) => this.store.pruneTelegramUpdates(b, size));
-    return { events, telegramUpdates };
+    // The members' confirmations once settled (docs/front-desk.md, "Confirmations"); pending ones stay.
+    const notifications = await drain((b, size) => this.store.pruneNotifications(b, size));
+    return { events, telegramUpdates, notifications };
   }
 
   /** Prunes now, then every `intervalMs`. */
