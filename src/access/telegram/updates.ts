@@ -17,6 +17,9 @@ import { makeReplies } from './conversation-calls.js';
 import { CallFailed, callTelegram, makeCall, Stop } from './update-calls.js';
 import { effectsAfter, eventOf, lookupOf, outcomeOf, planOf, type CallOutcome, type UpdatePlan } from './update-plan.js';
 
+/** A signal no stop aborts: what a started conversation's replies are made with. */
+const UNSTOPPED = new AbortController().signal;
+
 /**
  * A held Telegram bot's updates (docs/access-telegram.md: joins, leaves and join
  * requests, at least once and idempotently; and the members' private messages and button presses,
@@ -247,7 +250,9 @@ export class TelegramUpdates {
   private async converse(client: TelegramClient, update: ReceivedUpdate, talk: TelegramTalk): Promise<void> {
     const { clock, logger } = this.deps;
     const { replies, note, warn } = await this.deps.conversation.answer(this.bot.projectId, talk);
-    const refused = await makeReplies(this.signal, client, replies);
+    // A started answer is finished even when the loop is stopping: a reply sent but its update left
+    // unmarked would be sent again by the next holder. Each call is bounded by the client's timeout.
+    const refused = await makeReplies(UNSTOPPED, client, replies);
     const result = await this.deps.handling.handled({ owner: this.owner, bot: this.key, now: clock.now(), updateId: update.updateId, effects: {} });
     if (!result.held) throw new Stop();
     const userId = talk.kind === 'ignored' ? undefined : talk.userId;
