@@ -2,7 +2,7 @@
 -- transaction, stores each event's body once and creates one delivery per target webhook, then
 -- wakes the workers. Being a trigger, it holds for every writer of `events`, present and future.
 
--- The event body as webhooks carry it (DESIGN.md "Webhooks and events"), built once: these exact
+-- The event body as webhooks carry it (docs/webhooks.md, "Events"), built once: these exact
 -- bytes are sent and signed on every attempt of every delivery of the event.
 CREATE FUNCTION tenure_webhook_body(event_id uuid, type text, project_id uuid, emitted_at timestamptz, data jsonb)
 RETURNS text LANGUAGE sql IMMUTABLE AS $$

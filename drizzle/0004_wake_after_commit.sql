@@ -1,4 +1,4 @@
--- Wake-ups leave the writing transaction (issue 12). The triggers below called pg_notify inside
+-- Wake-ups leave the writing transaction. The triggers below called pg_notify inside
 -- every transaction that inserted an event or a delivery, and PostgreSQL serialises the commits of
 -- all notifying transactions on one global lock. The writer's process now signals after commit,
 -- coalesced (src/store/wakeups.ts), on the same channels.

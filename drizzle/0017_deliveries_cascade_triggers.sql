@@ -1,4 +1,4 @@
--- Expiry at scale (issue 12): the fan-out trigger writes a payload and a delivery per event, and
+-- Expiry at scale: the fan-out trigger writes a payload and a delivery per event, and
 -- these three foreign keys ran a query and a row lock each per row, checking an event the same
 -- statement had just inserted and a webhook the trigger had just locked. What they did on delete
 -- is now done by the triggers tenure_event_cascade and tenure_webhook_cascade (drizzle/functions.sql,

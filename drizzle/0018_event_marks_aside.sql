@@ -1,4 +1,4 @@
--- Writes at the database's pace (issue 12). The live broadcaster and the access planner marked each
+-- Writes at the database's pace. The live broadcaster and the access planner marked each
 -- event they had read by updating the event row (broadcast_at, access_planned_at). Both columns
 -- were in partial indexes, so every mark was a non-HOT update: a new copy of the wide row (its
 -- jsonb data) and an entry in each of the event's six indexes, twice per event; together about as

@@ -1,4 +1,4 @@
--- Throughput (issue 12, the import): the foreign keys from events, memberships and users to their
+-- Throughput (the import): the foreign keys from events, memberships and users to their
 -- project checked and locked the project row once per inserted row, three times per imported
 -- membership (its row, its user, its event). Statement triggers now check and lock it once per
 -- statement (tenure_events_inserted, tenure_memberships_held, tenure_users_held in

@@ -1,4 +1,4 @@
--- Throughput (issue 12): an event gets its broadcast mark only when its project has a live audience
+-- Throughput: an event gets its broadcast mark only when its project has a live audience
 -- (drizzle/functions.sql, revision 11; src/live/audiences.ts): a row while some node has a live
 -- connection of the project. Nodes write them as connections arrive; none are needed before (an
 -- upgrade restarts every node, docs/scaling.md "Upgrading", and their clients reconnect).

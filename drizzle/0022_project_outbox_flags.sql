@@ -1,4 +1,4 @@
--- Throughput (issue 12): what an event must be marked for (a live audience, the access planner,
+-- Throughput: what an event must be marked for (a live audience, the access planner,
 -- the webhook fan-out) is read from its project's row, in the statement of tenure_events_inserted
 -- that locks it FOR KEY SHARE (drizzle/functions.sql, revision 12), instead of by probing
 -- live_audiences, integrations and webhooks: each table an extend's transaction locks past the

@@ -5,7 +5,6 @@ import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
-import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
@@ -187,24 +186,26 @@ async function migrationsApplied(db: Db): Promise<boolean> {
 }
 
 /**
- * Names of the migrations in `drizzle/` not yet recorded in `drizzle.__drizzle_migrations`, in
- * order (`/readyz`, `npx tenure doctor`). A database nothing was ever applied to has them all.
- * When they are all applied but drizzle/functions.sql is not (or changed since), its name.
+ * Names of the migrations in `drizzle/` not yet applied, in order (`/readyz`, `npx tenure doctor`).
+ * A database nothing was ever applied to has them all. "Applied" is decided as drizzle's migrator
+ * decides what to run: a migration is applied once the newest recorded one is at least as recent
+ * (the journal's `when`, recorded as `created_at`), so a shipped migration's comments can be
+ * corrected without every database reporting it pending. When they are all applied but
+ * drizzle/functions.sql is not (or changed since), its name.
  */
 export async function pendingMigrations(db: Db): Promise<string[]> {
-  const journal = JSON.parse(readFileSync(`${migrationsFolder}/meta/_journal.json`, 'utf8')) as { entries: { tag: string }[] };
-  const expected = readMigrationFiles({ migrationsFolder }).map((m, i) => ({ tag: journal.entries[i]?.tag ?? `#${i}`, hash: m.hash }));
-  let applied: Set<string>;
+  const journal = JSON.parse(readFileSync(`${migrationsFolder}/meta/_journal.json`, 'utf8')) as { entries: { tag: string; when: number }[] };
+  let newest: number;
   try {
-    const result = await db.execute(sql`SELECT hash FROM drizzle.__drizzle_migrations`);
-    applied = new Set(rowsOf<{ hash: string }>(result).map((r) => r.hash));
+    const result = await db.execute(sql`SELECT max(created_at)::text AS newest FROM drizzle.__drizzle_migrations`);
+    newest = Number(rowsOf<{ newest: string | null }>(result)[0]?.newest ?? -Infinity);
   } catch (err) {
     // 3F000: no `drizzle` schema, 42P01: no table.
     const code = (err as { cause?: { code?: string }; code?: string }).cause?.code ?? (err as { code?: string }).code;
-    if (code === '3F000' || code === '42P01') return expected.map((m) => m.tag);
+    if (code === '3F000' || code === '42P01') return journal.entries.map((m) => m.tag);
     throw err;
   }
-  const pending = expected.filter((m) => !applied.has(m.hash)).map((m) => m.tag);
+  const pending = journal.entries.filter((m) => m.when > newest).map((m) => m.tag);
   // Applying pending migrations applies the file too, so it is named only on its own.
   if (pending.length === 0 && (await definitionsPending(db, readDefinitions(migrationsFolder)))) return [DEFINITIONS_FILE];
   return pending;

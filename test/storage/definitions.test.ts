@@ -90,6 +90,19 @@ describe(`drizzle/functions.sql on ${onPostgres ? 'PostgreSQL' : 'PGlite'}`, () 
     expect(await recorded(database.db)).toEqual([{ revision: file.revision, hash: file.hash }]);
   });
 
+  it('migrations count as applied as drizzle applies them: by their journal time, whatever their file hash', async () => {
+    const database = await emptyDatabase();
+    await database.migrate();
+    // A shipped migration whose comments were corrected: its recorded hash no longer matches.
+    await database.db.execute(sql`UPDATE drizzle.__drizzle_migrations SET hash = 'before-a-comment-was-corrected'`);
+    expect(await pendingMigrations(database.db)).toEqual([]);
+    // A migration not yet run is still named.
+    const journal = JSON.parse(readFileSync('drizzle/meta/_journal.json', 'utf8')) as { entries: { tag: string; when: number }[] };
+    const last = journal.entries.at(-1)!;
+    await database.db.execute(sql`DELETE FROM drizzle.__drizzle_migrations WHERE created_at = ${last.when}`);
+    expect(await pendingMigrations(database.db)).toEqual([last.tag]);
+  });
+
   it('is applied to a new database too, migrations first', async () => {
     const database = await emptyDatabase();
     expect(await pendingMigrations(database.db)).toContain('0000_init');
