@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { rowsOf } from '../../src/database/db.js';
 import type { ConfirmationJob } from '../../src/domain/front-desk/confirmations.js';
-import { createConfirmationJob } from '../../src/worker-runtime.js';
+import { createConfirmationJob } from '../../src/platform-jobs.js';
 import { snowflake } from '../support/catalogue.js';
 import { command, frontDeskGuild, postInteraction } from '../support/discord-interactions.js';
 import { useHarness, type Harness } from '../support/harness.js';

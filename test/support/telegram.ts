@@ -5,7 +5,7 @@ import type { InviteView } from '../../src/domain/events.js';
 import type { MembershipView } from '../../src/domain/memberships/membership.view.js';
 import type { PlanView } from '../../src/domain/plans/plan.view.js';
 import type { TargetView } from '../../src/domain/targets/target.view.js';
-import { createTelegramAccessWorker } from '../../src/worker-runtime.js';
+import { createTelegramAccessWorker } from '../../src/platform-jobs.js';
 import { accessRows, type AccessRow } from './access-seed.js';
 import { createMembership, eventRows } from './api.js';
 import { addTelegramBot, connectTelegramBot, type TestBot } from './bots.js';
