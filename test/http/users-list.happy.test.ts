@@ -46,6 +46,7 @@ describe(`${userList.name}: happy`, () => {
       user_name: { first_name: null, username: 'hopper' },
       balance: '0.00',
       currency: 'USD',
+      unreachable: [],
     });
     expect(a).toMatchObject({ user_id: anon, is_banned: true, user_name: null });
     expect(l).toMatchObject({ user_id: ada, is_banned: false, user_name: { first_name: 'Ada', username: 'ada_l' } });

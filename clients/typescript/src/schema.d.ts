@@ -13313,6 +13313,20 @@ export interface operations {
                             currency: string;
                             is_admin: boolean;
                             is_banned: boolean;
+                            /** @description The platforms whose bot cannot write to the user (closed DMs, the bot blocked or never started); empty while reachable. Cleared when the user talks to the bot again. */
+                            unreachable: {
+                                platform: "discord" | "telegram";
+                                /**
+                                 * @description `dm_closed`, `bot_blocked` or `no_conversation`
+                                 * @example dm_closed
+                                 */
+                                reason: string;
+                                /**
+                                 * @description ISO 8601 UTC with milliseconds
+                                 * @example 2026-01-12T10:32:27.560Z
+                                 */
+                                since: string;
+                            }[];
                             /**
                              * @description ISO 8601 UTC with milliseconds
                              * @example 2026-01-12T10:32:27.560Z
@@ -13684,6 +13698,20 @@ export interface operations {
                             currency: string;
                             is_admin: boolean;
                             is_banned: boolean;
+                            /** @description The platforms whose bot cannot write to the user (closed DMs, the bot blocked or never started); empty while reachable. Cleared when the user talks to the bot again. */
+                            unreachable: {
+                                platform: "discord" | "telegram";
+                                /**
+                                 * @description `dm_closed`, `bot_blocked` or `no_conversation`
+                                 * @example dm_closed
+                                 */
+                                reason: string;
+                                /**
+                                 * @description ISO 8601 UTC with milliseconds
+                                 * @example 2026-01-12T10:32:27.560Z
+                                 */
+                                since: string;
+                            }[];
                             /**
                              * @description ISO 8601 UTC with milliseconds
                              * @example 2026-01-12T10:32:27.560Z

@@ -9,6 +9,15 @@ export interface UserView {
   /** Decimal string with two fraction digits. */
   balance: string;
   currency: string;
+  /** The platforms whose bot cannot write to the user (docs/front-desk.md, "Members the bot cannot reach"); empty when reachable. */
+  unreachable: UnreachableView[];
+}
+
+export interface UnreachableView {
+  platform: 'discord' | 'telegram';
+  /** `dm_closed`, `bot_blocked` or `no_conversation`, as `notification.failed` said. */
+  reason: string;
+  since: string;
 }
 
 export interface BanView {

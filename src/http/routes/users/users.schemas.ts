@@ -13,6 +13,14 @@ export const User = Type.Object({
   user_name: Type.Union([Type.Object({ first_name: NullableString, username: NullableString }), Type.Null()]),
   balance: Type.String({ description: 'Decimal string', examples: ['0.00'] }),
   currency: Type.String({ description: 'ISO 4217 currency code' }),
+  unreachable: Type.Array(
+    Type.Object({
+      platform: Type.Union([Type.Literal('discord'), Type.Literal('telegram')]),
+      reason: Type.String({ description: '`dm_closed`, `bot_blocked` or `no_conversation`', examples: ['dm_closed'] }),
+      since: InstantString,
+    }),
+    { description: "The platforms whose bot cannot write to the user (closed DMs, the bot blocked or never started); empty while reachable. Cleared when the user talks to the bot again." },
+  ),
 });
 
 export const listUsersSchema = {
