@@ -59,9 +59,23 @@ describe('POST /v2/projects/{project_id}/pay-links and its pages: errors', () =>
         expect(res.body).not.toContain('<script>');
       }
     }
-    // Past the router's limit on a path parameter (100 characters): refused before any page, still no 500.
-    const long = await openPage(h, `/pay/${'x'.repeat(300)}`);
-    expect(long.statusCode).toBe(400);
+    // Past the router's limit on a path parameter (100 characters): the same page, never the API's JSON.
+    for (const path of [`/pay/${'x'.repeat(101)}`, `/pay/${'x'.repeat(300)}`, `/pay/${'x'.repeat(300)}/done`, '/pay/a/b/c']) {
+      const res = await openPage(h, path);
+      expect(res.statusCode, `${path.length}: ${res.body}`).toBe(404);
+      expect(res.headers['content-type']).toMatch(/^text\/html/);
+      expect(res.headers['content-security-policy']).toContain("default-src 'none'");
+      expect(headingOf(res.body)).toBe('Link not found');
+    }
+  });
+
+  it('an API path parameter past the router\'s limit is still refused with the JSON envelope, not a page', async () => {
+    const t = await h.tenant();
+    const res = await t.request({ method: 'GET', url: `${t.base}/memberships/${'x'.repeat(300)}` });
+    expect(res.statusCode, res.body).toBeGreaterThanOrEqual(400);
+    expect(res.statusCode, res.body).toBeLessThan(500);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.json(), res.body).toMatchObject({ ok: false });
   });
 
   it('an expired link is a 410 page that asks for a new one; nothing is made on Stripe', async () => {

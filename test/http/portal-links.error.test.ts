@@ -15,11 +15,16 @@ describe('POST /v2/projects/{project_id}/users/{user_id}/portal-links and the po
   });
 
   it('an unknown link is a 404 page, an expired one a 410 page', async () => {
-    for (const token of ['A'.repeat(32), 'nope']) {
-      const res = await openPage(h, `/portal/${token}`);
-      expect(res.statusCode).toBe(404);
+    // A token past the router's 100-character limit on a parameter gets the same page, never JSON.
+    for (const path of ['A'.repeat(32), 'nope', 'x'.repeat(101), 'x'.repeat(300), 'a/b/c'].map((token) => `/portal/${token}`)) {
+      const res = await openPage(h, path);
+      expect(res.statusCode, `${path.length}: ${res.body}`).toBe(404);
+      expect(res.headers['content-type']).toMatch(/^text\/html/);
       expect(headingOf(res.body)).toBe('Link not found');
     }
+    const billing = await openPage(h, `/portal/${'x'.repeat(300)}/billing`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: '_csrf=x' });
+    expect(billing.statusCode, billing.body).toBe(404);
+    expect(billing.headers['content-type']).toMatch(/^text\/html/);
     const t = await h.tenant();
     const link = (await t.request({ method: 'POST', url: portalLinksPath(t, userId()) })).json().data as { url: string };
     await h.database.db.execute(sql`UPDATE portal_links SET expires_at = now() - interval '1 minute' WHERE project_id = ${t.projectId}`);

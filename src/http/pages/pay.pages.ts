@@ -63,6 +63,10 @@ export const payPages: FastifyPluginAsync<{ payLinks: Pick<PayLinksService, 'ope
     const [status, message] = standingPage(outcome.standing, hrefOf(id));
     return messagePage(reply, context, status, message);
   });
+
+  // Anything else under /pay/, an id past the router's 100-character limit on a parameter included
+  // (the router falls back here instead of refusing it with JSON): no link of ours, so the same page.
+  app.get('/pay/*', { config: { public: true }, schema: { hide: true } }, async (_request, reply) => messagePage(reply, context, 404, UNKNOWN));
 };
 
 function standingPage(s: Standing, payHref: string): [number, Message] {

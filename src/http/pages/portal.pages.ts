@@ -58,6 +58,10 @@ export const portalPages: FastifyPluginAsync<{ portal: Pick<PortalService, 'open
         return refuse(reply, outcome.kind);
     }
   });
+
+  // Anything else under /portal/, a token past the router's 100-character limit on a parameter
+  // included (the router falls back here instead of refusing it with JSON): no link of ours.
+  app.route({ method: ['GET', 'POST'], url: '/portal/*', config: { public: true }, schema: { hide: true }, handler: async (_request, reply) => refuse(reply, 'unknown') });
 };
 
 const RENEWAL: Record<string, string> = { active: 'Renews automatically', trialing: 'Renews automatically', past_due: 'Payment failed: update your card', canceled: 'Will not renew', unpaid: 'Payment failed' };
