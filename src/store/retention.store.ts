@@ -5,7 +5,8 @@ import { rowsOf, type Db } from '../database/db.js';
  * What history is pruned, and how (docs/operations.md, "Retention"): events older than the
  * retention, with their stored webhook bodies, deliveries and attempts (deleted with the event
  * by the trigger tenure_event_cascade, drizzle/functions.sql; attempts cascade from their
- * delivery), and the Telegram updates handled before it. A batch takes the oldest events first
+ * delivery), the Telegram updates handled before it, and the members' pay and portal links that
+ * ended before it. A batch takes the oldest events first
  * (`events_emitted_idx`) and leaves alone any event still in use: one the access planner has not
  * read, one with a delivery still pending, or one delivered again (a replay) within the
  * retention. Rows another node is pruning are skipped (SKIP LOCKED), so nodes never wait on each
@@ -61,6 +62,36 @@ export class RetentionStore {
         FOR UPDATE SKIP LOCKED
       ), gone AS (
         DELETE FROM notifications n USING old WHERE n.id = old.id RETURNING 1
+      )
+      SELECT count(*)::int AS n FROM gone`);
+    return rowsOf<{ n: number }>(result)[0]?.n ?? 0;
+  }
+
+  /** Deletes up to `batch` pay links that expired before `before` (their done page goes with them); returns how many. */
+  async prunePayLinks(before: Date, batch: number): Promise<number> {
+    const result = await this.db.execute(sql`
+      WITH old AS (
+        SELECT id_hash FROM pay_links
+        WHERE expires_at < ${before}::timestamptz
+        LIMIT ${batch}
+        FOR UPDATE SKIP LOCKED
+      ), gone AS (
+        DELETE FROM pay_links l USING old WHERE l.id_hash = old.id_hash RETURNING 1
+      )
+      SELECT count(*)::int AS n FROM gone`);
+    return rowsOf<{ n: number }>(result)[0]?.n ?? 0;
+  }
+
+  /** Deletes up to `batch` portal links whose link and browser session both ended before `before`; returns how many. */
+  async prunePortalLinks(before: Date, batch: number): Promise<number> {
+    const result = await this.db.execute(sql`
+      WITH old AS (
+        SELECT token_hash FROM portal_links
+        WHERE expires_at < ${before}::timestamptz AND (session_expires_at IS NULL OR session_expires_at < ${before}::timestamptz)
+        LIMIT ${batch}
+        FOR UPDATE SKIP LOCKED
+      ), gone AS (
+        DELETE FROM portal_links l USING old WHERE l.token_hash = old.token_hash RETURNING 1
       )
       SELECT count(*)::int AS n FROM gone`);
     return rowsOf<{ n: number }>(result)[0]?.n ?? 0;

@@ -4,12 +4,13 @@ import { HistoryPruner } from '../../src/domain/retention/history.pruner.js';
 import { createLogger } from '../../src/logger.js';
 import { rowsOf } from '../../src/database/db.js';
 import { RetentionStore } from '../../src/store/retention.store.js';
+import { createPlan } from '../support/catalogue.js';
 import { onPostgres, useHarness } from '../support/harness.js';
 
 /**
  * History retention (docs/operations.md, "Retention"), on both storages: events past the
  * retention go with their bodies, deliveries and attempts, in batches, unless still in use; handled
- * Telegram updates past it go too.
+ * Telegram updates past it go too, and so do pay and portal links that ended before it.
  */
 
 const h = useHarness();
@@ -97,5 +98,46 @@ describe(`history retention (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
       await h.database.db.execute(sql`SELECT update_id::int FROM telegram_updates WHERE project_id = ${t.projectId} ORDER BY update_id`),
     ).map((r) => r.update_id);
     expect(left).toStrictEqual([3, 4]);
+  });
+
+  it('prunes pay links expired and portal links ended before the retention; newer ones, and a portal session still open, stay', async () => {
+    const t = await h.tenant();
+    const plan = await createPlan(t);
+    const now = Date.now();
+    const ago = (days: number) => new Date(now - days * DAY).toISOString();
+    for (const [hash, expired] of [
+      ['pay-old', ago(40)],
+      ['pay-older', ago(60)],
+      ['pay-expired-lately', ago(2)],
+      ['pay-open', ago(-1)],
+    ] as const) {
+      await h.database.db.execute(sql`
+        INSERT INTO pay_links (id_hash, project_id, plan_id, user_id, created_at, expires_at, completed_at)
+        VALUES (${hash}, ${t.projectId}, ${plan.plan_id}, '42', ${expired}::timestamptz - interval '1 day', ${expired}::timestamptz,
+                CASE WHEN ${hash} = 'pay-old' THEN ${expired}::timestamptz - interval '1 hour' END)`);
+    }
+    for (const [hash, expired, session] of [
+      ['portal-old', ago(40), ago(40)],
+      ['portal-never-opened', ago(40), null],
+      ['portal-session-lately', ago(40), ago(1)],
+      ['portal-recent', ago(1), null],
+    ] as const) {
+      await h.database.db.execute(sql`
+        INSERT INTO portal_links (token_hash, project_id, user_id, created_at, expires_at, session_expires_at)
+        VALUES (${hash}, ${t.projectId}, '42', ${expired}::timestamptz, ${expired}::timestamptz, ${session}::timestamptz)`);
+    }
+    const pruner = new HistoryPruner(new RetentionStore(h.database.db), { now: () => new Date(now) }, createLogger('silent'), {
+      retentionMs: 30 * DAY,
+      intervalMs: 60_000,
+      batchSize: 1,
+    });
+    expect(await pruner.pruneOnce()).toMatchObject({ payLinks: 2, portalLinks: 2 });
+    const hashes = async (query: ReturnType<typeof sql>) => rowsOf<{ h: string }>(await h.database.db.execute(query)).map((r) => r.h);
+    expect(await hashes(sql`SELECT id_hash AS h FROM pay_links WHERE project_id = ${t.projectId} ORDER BY id_hash`)).toStrictEqual(['pay-expired-lately', 'pay-open']);
+    expect(await hashes(sql`SELECT token_hash AS h FROM portal_links WHERE project_id = ${t.projectId} ORDER BY token_hash`)).toStrictEqual([
+      'portal-recent',
+      'portal-session-lately',
+    ]);
+    expect(await pruner.pruneOnce()).toMatchObject({ payLinks: 0, portalLinks: 0 });
   });
 });

@@ -4,13 +4,13 @@ import { WakeLoop } from '../../wake-loop.js';
 import type { Clock } from '../clock.js';
 
 /** The statements of RetentionStore this uses (a narrow port: tests give it a small twin). */
-export type RetentionStatements = Pick<RetentionStore, 'pruneEvents' | 'pruneTelegramUpdates' | 'pruneNotifications'>;
+export type RetentionStatements = Pick<RetentionStore, 'pruneEvents' | 'pruneTelegramUpdates' | 'pruneNotifications' | 'prunePayLinks' | 'prunePortalLinks'>;
 
 /**
  * Prunes history older than TENURE_HISTORY_RETENTION (docs/operations.md, "Retention"): events
- * with their deliveries and attempts, handled Telegram updates and settled confirmations, in small batches one after
- * another until a batch comes back short, then again after `intervalMs`. Every worker process
- * runs one; they skip each other's rows.
+ * with their deliveries and attempts, handled Telegram updates, settled confirmations, and pay and
+ * portal links that ended before it, in small batches one after another until a batch comes back
+ * short, then again after `intervalMs`. Every worker process runs one; they skip each other's rows.
  */
 
 export interface HistoryPrunerOptions {
@@ -31,7 +31,7 @@ export class HistoryPruner {
     this.loop = new WakeLoop(
       async () => {
         const pruned = await this.pruneOnce();
-        if (pruned.events > 0 || pruned.telegramUpdates > 0) this.logger.info(pruned, 'pruned history past its retention');
+        if (Object.values(pruned).some((n) => n > 0)) this.logger.info(pruned, 'pruned history past its retention');
       },
       (err) => this.logger.error({ err }, 'pruning history failed; trying again later'),
       options.intervalMs,
@@ -39,7 +39,7 @@ export class HistoryPruner {
   }
 
   /** Prunes everything older than the retention now, batch after batch (a stop ends it after the batch in flight); returns what went. */
-  async pruneOnce(): Promise<{ events: number; telegramUpdates: number; notifications: number }> {
+  async pruneOnce(): Promise<{ events: number; telegramUpdates: number; notifications: number; payLinks: number; portalLinks: number }> {
     const before = new Date(this.clock.now().getTime() - this.options.retentionMs);
     const drain = async (batch: (before: Date, size: number) => Promise<number>) => {
       let total = 0;
@@ -53,7 +53,11 @@ export class HistoryPruner {
     const telegramUpdates = await drain((b, size) => this.store.pruneTelegramUpdates(b, size));
     // The members' confirmations once settled (docs/front-desk.md, "Confirmations"); pending ones stay.
     const notifications = await drain((b, size) => this.store.pruneNotifications(b, size));
-    return { events, telegramUpdates, notifications };
+    // Members' links (docs/front-desk.md): a link past its end only answers "expired"; once it is
+    // past the retention too, it answers "not found" like any unknown link.
+    const payLinks = await drain((b, size) => this.store.prunePayLinks(b, size));
+    const portalLinks = await drain((b, size) => this.store.prunePortalLinks(b, size));
+    return { events, telegramUpdates, notifications, payLinks, portalLinks };
   }
 
   /** Prunes now, then every `intervalMs`. */
