@@ -11,8 +11,12 @@ import { insertEvent } from './outbox.js';
  * one statement; what to send, and what an answer means, is src/domain/front-desk/confirmations.ts's.
  */
 
+type Json<T> = T | string;
+const parsed = <T>(v: Json<T>): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
+
 interface ClaimedRow {
   id: string;
+  kind: 'confirmation' | 'invite';
   project_id: string;
   user_id: string;
   platform: Platform;
@@ -21,7 +25,9 @@ interface ClaimedRow {
   end_date: string | null;
   status: string | null;
   bot_token_sealed: string | null;
-  invites: string[] | string;
+  invites: Json<string[]>;
+  carried: Json<string[]>;
+  invite: Json<{ link: string; chat_name: string; expires_at: string; join_request: boolean } | null>;
 }
 
 export class NotificationsStore implements ConfirmationQueue, ConfirmationOutcomes {
@@ -53,57 +59,89 @@ export class NotificationsStore implements ConfirmationQueue, ConfirmationOutcom
   }
 
   /**
-   * Claims up to `limit` due confirmations (`FOR UPDATE SKIP LOCKED`: processes claim past each
-   * other), pushing each one's next attempt to `leaseUntil` so no other process sends it meanwhile.
-   * A Telegram confirmation whose plan grants a chat waits (up to `inviteWaitMs`) until the access
-   * engine has settled the member's access there, so it can carry their invite link.
+   * Claims up to `limit` due messages (`FOR UPDATE SKIP LOCKED`: processes claim past each other),
+   * pushing each one's next attempt to `leaseUntil` so no other process sends it meanwhile.
+   *
+   * - A Telegram confirmation whose plan grants a chat waits (up to `inviteWaitMs`) until the
+   *   access engine has settled the member's access there, so it can carry their invite link.
+   * - An invite row waits while a confirmation of the same membership is pending: that one carries
+   *   the link. A confirmation carries the member's current links but those an invite row of their
+   *   own has sent or is sending (tried at least once), and locks the untried invite rows it takes
+   *   over: a process claiming one of them at that moment is waited for, and its link left to it.
    */
   async claim(now: Date, leaseUntil: Date, limit: number, inviteWaitMs: number): Promise<ClaimedConfirmation[]> {
     const result = await this.db.execute(sql`
       WITH locked AS (
         SELECT n.id FROM notifications n
         WHERE n.state = 'pending' AND n.next_attempt_at <= ${at(now)}
-          AND (n.platform <> 'telegram' OR n.created_at <= ${at(new Date(now.getTime() - inviteWaitMs))}
+          AND CASE WHEN n.kind = 'invite' THEN NOT EXISTS (
+                SELECT 1 FROM notifications o
+                WHERE o.project_id = n.project_id AND o.membership_id = n.membership_id AND o.kind = 'confirmation' AND o.state = 'pending')
+              ELSE (n.platform <> 'telegram' OR n.created_at <= ${at(new Date(now.getTime() - inviteWaitMs))}
                OR NOT EXISTS (
                  SELECT 1 FROM memberships m
                  JOIN plan_targets pt ON pt.plan_id = m.plan_id
                  JOIN targets t ON t.id = pt.target_id AND t.platform = 'telegram'
                  WHERE m.id = n.membership_id
                    AND NOT EXISTS (SELECT 1 FROM access a WHERE a.target_id = t.id AND a.user_id = n.user_id
-                                   AND a.desired = 'granted' AND a.state <> 'pending')))
+                                   AND a.desired = 'granted' AND a.state <> 'pending'))) END
         ORDER BY n.next_attempt_at
         LIMIT ${limit}
         FOR UPDATE SKIP LOCKED
       ), claimed AS (
         UPDATE notifications n SET attempts = n.attempts + 1, next_attempt_at = ${at(leaseUntil)}
         FROM locked WHERE n.id = locked.id
-        RETURNING n.id, n.project_id, n.user_id, n.platform, n.attempts, n.membership_id
+        RETURNING n.id, n.kind, n.dedupe_key, n.project_id, n.user_id, n.platform, n.attempts, n.membership_id
+      ), carried AS (
+        SELECT x.id, x.dedupe_key, c.id AS confirmation_id FROM notifications x
+        JOIN claimed c ON c.kind = 'confirmation' AND x.project_id = c.project_id AND x.membership_id = c.membership_id
+        WHERE x.kind = 'invite' AND x.state = 'pending' AND x.attempts = 0
+        FOR UPDATE OF x
       )
-      SELECT c.id, c.project_id, c.user_id, c.platform, c.attempts, p.name AS plan_name,
+      SELECT c.id, c.kind, c.project_id, c.user_id, c.platform, c.attempts, p.name AS plan_name,
              ${iso(sql`m.end_date`)} AS end_date, m.status, i.bot_token_sealed,
              (SELECT COALESCE(json_agg(ti.invite_link ORDER BY ti.created_at), '[]'::json) FROM telegram_invites ti
-              WHERE ti.project_id = c.project_id AND ti.membership_id = c.membership_id
-                AND ti.revoked_at IS NULL AND ti.used_at IS NULL AND ti.expires_at > ${at(now)}) AS invites
+              WHERE c.kind = 'confirmation' AND ti.project_id = c.project_id AND ti.membership_id = c.membership_id
+                AND ti.revoked_at IS NULL AND ti.used_at IS NULL AND ti.expires_at > ${at(now)}
+                AND NOT EXISTS (SELECT 1 FROM notifications x WHERE x.project_id = ti.project_id AND x.dedupe_key = 'invite:' || ti.id::text
+                                AND NOT EXISTS (SELECT 1 FROM carried k WHERE k.id = x.id AND k.confirmation_id = c.id))) AS invites,
+             (SELECT COALESCE(json_agg(k.id), '[]'::json) FROM carried k WHERE k.confirmation_id = c.id) AS carried,
+             (SELECT json_build_object('link', ti.invite_link, 'chat_name', t.name, 'expires_at', ${iso(sql`ti.expires_at`)}, 'join_request', ti.creates_join_request)
+              FROM telegram_invites ti JOIN targets t ON t.id = ti.target_id
+              WHERE c.kind = 'invite' AND ti.project_id = c.project_id AND 'invite:' || ti.id::text = c.dedupe_key
+                AND ti.revoked_at IS NULL AND ti.used_at IS NULL AND ti.expires_at > ${at(now)}) AS invite
       FROM claimed c
       LEFT JOIN memberships m ON m.id = c.membership_id
       LEFT JOIN plans p ON p.id = m.plan_id
       LEFT JOIN integrations i ON i.project_id = c.project_id AND i.platform = c.platform`);
-    return rowsOf<ClaimedRow>(result).map((r) => ({
-      id: r.id,
-      projectId: r.project_id,
-      userId: r.user_id,
-      platform: r.platform,
-      attempt: r.attempts,
-      planName: r.plan_name,
-      endDate: r.end_date === null ? null : new Date(r.end_date),
-      active: r.status === 'active',
-      botTokenSealed: r.bot_token_sealed,
-      invites: typeof r.invites === 'string' ? (JSON.parse(r.invites) as string[]) : r.invites,
-    }));
+    return rowsOf<ClaimedRow>(result).map((r) => {
+      const invite = parsed(r.invite);
+      return {
+        id: r.id,
+        kind: r.kind,
+        projectId: r.project_id,
+        userId: r.user_id,
+        platform: r.platform,
+        attempt: r.attempts,
+        planName: r.plan_name,
+        endDate: r.end_date === null ? null : new Date(r.end_date),
+        active: r.status === 'active',
+        botTokenSealed: r.bot_token_sealed,
+        invites: parsed(r.invites),
+        carried: parsed(r.carried),
+        invite: invite === null ? null : { link: invite.link, chatName: invite.chat_name, expiresAt: new Date(invite.expires_at), joinRequest: invite.join_request },
+      };
+    });
   }
 
-  async sent(id: string, now: Date): Promise<void> {
-    await this.db.execute(sql`UPDATE notifications SET state = 'sent', sent_at = ${at(now)}, last_error = NULL WHERE id = ${id} AND state = 'pending'`);
+  /** Sent, with the invite rows whose links it carried dropped (they reached the member in it): one statement. */
+  async sent(id: string, now: Date, carried: readonly string[] = []): Promise<void> {
+    await this.db.execute(sql`
+      WITH done AS (
+        UPDATE notifications SET state = 'sent', sent_at = ${at(now)}, last_error = NULL WHERE id = ${id} AND state = 'pending' RETURNING id
+      )
+      UPDATE notifications SET state = 'dropped', last_error = 'carried by the confirmation'
+      WHERE id = ANY(${sql.param([...carried])}::uuid[]) AND state = 'pending' AND EXISTS (SELECT 1 FROM done)`);
   }
 
   async retry(id: string, next: Date, error: string): Promise<void> {

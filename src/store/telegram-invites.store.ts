@@ -94,7 +94,9 @@ export class TelegramInvitesStore {
 
   /**
    * Stores a link Telegram just made and its `access.invite-created` event, in one statement (one
-   * transaction): the member's link is announced exactly when it is stored.
+   * transaction): the member's link is announced exactly when it is stored. For a member who paid,
+   * the same statement queues the link's message to them (a notifications row of kind `invite`,
+   * one per link: docs/front-desk.md, "Confirmations"), so a link is never made without it.
    */
   async record(invite: NewInvite): Promise<TelegramInvite> {
     const result = await this.db.execute(sql`
@@ -116,6 +118,13 @@ export class TelegramInvitesStore {
           },
           from: sql`FROM created c`,
         })}
+      ), queued AS (
+        INSERT INTO notifications (project_id, user_id, membership_id, kind, dedupe_key, platform, next_attempt_at, created_at)
+        SELECT c.project_id, c.user_id, c.membership_id, 'invite', 'invite:' || c.id::text, 'telegram', c.created_at, c.created_at
+        FROM created c
+        WHERE c.membership_id IS NOT NULL
+          AND EXISTS (SELECT 1 FROM payments p WHERE p.project_id = c.project_id AND p.user_id = c.user_id AND p.status = 'succeeded')
+        ON CONFLICT (project_id, dedupe_key) DO NOTHING
       )
       SELECT ${COLUMNS} FROM created`);
     return inviteOf(rowsOf<InviteRow>(result)[0]!);

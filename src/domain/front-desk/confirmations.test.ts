@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { backoffMs, ConfirmationJob, confirmationText, MAX_ATTEMPTS, type ClaimedConfirmation, type SendOutcome } from './confirmations.js';
+import { backoffMs, ConfirmationJob, confirmationText, inviteText, MAX_ATTEMPTS, type ClaimedConfirmation, type SendOutcome } from './confirmations.js';
 
 /**
  * The confirmations job on twins (src/domain/front-desk/confirmations.ts): what each platform answer
@@ -12,6 +12,7 @@ const NOW = new Date('2030-01-01T00:00:00.000Z');
 function claimed(o: Partial<ClaimedConfirmation> = {}): ClaimedConfirmation {
   return {
     id: 'n1',
+    kind: 'confirmation',
     projectId: 'p',
     userId: '42',
     platform: 'discord',
@@ -21,6 +22,8 @@ function claimed(o: Partial<ClaimedConfirmation> = {}): ClaimedConfirmation {
     active: true,
     botTokenSealed: 'sealed',
     invites: [],
+    carried: [],
+    invite: null,
     ...o,
   };
 }
@@ -33,7 +36,7 @@ async function run(row: ClaimedConfirmation, outcome: SendOutcome) {
     {
       queue: { claim: () => Promise.resolve(claims++ === 0 ? [row] : []) },
       outcomes: {
-        sent: (id) => Promise.resolve(void writes.push(`sent ${id}`)),
+        sent: (id, _now, carried) => Promise.resolve(void writes.push(`sent ${id}${carried.length > 0 ? ` dropping ${carried.join(' ')}` : ''}`)),
         retry: (id, next, error) => Promise.resolve(void writes.push(`retry ${id} ${next.getTime() - NOW.getTime()} ${error}`)),
         finish: (id, state, error) => Promise.resolve(void writes.push(`${state} ${id} ${error}`)),
         unreachable: (n, reason) => Promise.resolve(writes.push(`unreachable ${n.id} ${reason}`) > 0),
@@ -80,6 +83,27 @@ describe('ConfirmationJob', () => {
       "You're in! Your Gold membership is active until 27 Dec 2026. Join here (this link is yours alone and works once): https://t.me/+abc Send /status to check it any time.",
     );
     expect(confirmationText(claimed({ platform: 'telegram' }))).toBe("You're in! Your Gold membership is active until 27 Dec 2026. Send /status to check it any time.");
+  });
+
+  it('a sent confirmation drops the invite rows it carried; an invite row sends its link alone, or nothing once the link is gone', async () => {
+    const carrying = claimed({ platform: 'telegram', invites: ['https://t.me/+abc'], carried: ['i1'] });
+    expect((await run(carrying, { kind: 'sent' })).writes).toStrictEqual(['sent n1 dropping i1']);
+    expect((await run(carrying, { kind: 'retry', error: '502' })).writes).toStrictEqual(['retry n1 5000 502']);
+    const invite = { link: 'https://t.me/+abc', chatName: 'VIP', expiresAt: new Date('2030-01-02T10:00:00.000Z'), joinRequest: false };
+    const alone = await run(claimed({ kind: 'invite', platform: 'telegram', planName: null, invite }), { kind: 'sent' });
+    expect(alone).toStrictEqual({ writes: ['sent n1'], sentTexts: [inviteText(invite)] });
+    const gone = await run(claimed({ kind: 'invite', platform: 'telegram', invite: null }), { kind: 'sent' });
+    expect(gone).toStrictEqual({ writes: ['dropped n1 the link was used, revoked or expired before it was sent'], sentTexts: [] });
+  });
+
+  it('an invite link of its own says where it leads, that it is theirs alone, and when it expires', () => {
+    const invite = { link: 'https://t.me/+abc', chatName: 'VIP', expiresAt: new Date('2030-01-02T10:00:00.000Z'), joinRequest: false };
+    expect(inviteText(invite)).toBe(
+      'Here is your invite link to VIP: https://t.me/+abc It is yours alone, works once and expires 2 Jan 2030, 10:00 UTC. Send /status to check your membership any time.',
+    );
+    expect(inviteText({ ...invite, joinRequest: true })).toBe(
+      'Here is your invite link to VIP: https://t.me/+abc It is yours alone and expires 2 Jan 2030, 10:00 UTC. Send /status to check your membership any time.',
+    );
   });
 
   it('backs off 5 s, 30 s, 2 min, 10 min, then 30 min', () => {

@@ -8,8 +8,11 @@ import type { Platform } from '../targets/target.view.js';
  * membership, the project's bot tells the member what they got and until when, by a Discord DM or
  * a Telegram private message. The payment's transaction queues one row per payment
  * (`notifications`, by the payment's key), so a payment applied twice confirms once and a crash
- * loses nothing; this job claims due rows (`FOR UPDATE SKIP LOCKED`, each pushed past a lease while
- * it is sent), sends each and records the answer:
+ * loses nothing. On Telegram every invite link made for a paid member is queued too, in the
+ * statement that records it (kind `invite`, by the link): a confirmation still to be sent carries
+ * the link and drops that row, otherwise the link goes in a short message of its own, so each link
+ * reaches the member once. This job claims due rows (`FOR UPDATE SKIP LOCKED`, each pushed past a
+ * lease while it is sent), sends each and records the answer:
  *
  * - sent: done;
  * - the member cannot be written to (Discord 50007, Telegram "bot was blocked by the user" or "bot
@@ -21,9 +24,10 @@ import type { Platform } from '../targets/target.view.js';
  *   deleted, the bot was disconnected): `dropped`.
  */
 
-/** A claimed confirmation with what its message says. */
+/** A claimed message with what it says: a confirmation, or a Telegram invite link of its own. */
 export interface ClaimedConfirmation {
   id: string;
+  kind: 'confirmation' | 'invite';
   projectId: string;
   userId: string;
   platform: Platform;
@@ -36,8 +40,12 @@ export interface ClaimedConfirmation {
   active: boolean;
   /** The project's bot on `platform`, sealed; null once disconnected. */
   botTokenSealed: string | null;
-  /** The member's current Telegram invite links for this membership. */
+  /** A confirmation's Telegram invite links: the member's current ones not sent on their own. */
   invites: string[];
+  /** The invite rows whose links the confirmation carries: dropped once it is sent. */
+  carried: string[];
+  /** An invite row's link while it is current (not used, revoked or expired), else null. */
+  invite: { link: string; chatName: string; expiresAt: Date; joinRequest: boolean } | null;
 }
 
 export interface ConfirmationQueue {
@@ -45,7 +53,8 @@ export interface ConfirmationQueue {
 }
 
 export interface ConfirmationOutcomes {
-  sent(id: string, now: Date): Promise<void>;
+  /** Sent; the invite rows in `carried` (links the message carried) are dropped with it. */
+  sent(id: string, now: Date, carried: readonly string[]): Promise<void>;
   retry(id: string, next: Date, error: string): Promise<void>;
   finish(id: string, state: 'failed' | 'dropped', error: string): Promise<void>;
   unreachable(n: Pick<ClaimedConfirmation, 'id' | 'userId' | 'platform'>, reason: string, error: string, now: Date): Promise<boolean>;
@@ -108,6 +117,14 @@ export function confirmationText(c: Pick<ClaimedConfirmation, 'platform' | 'plan
   return `${head}${links} Send /status to check it any time.`;
 }
 
+const INSTANT = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', hour12: false, timeZone: 'UTC' });
+
+/** A link made after the confirmation went (or without one): where it leads, and that it is theirs alone. */
+export function inviteText(invite: NonNullable<ClaimedConfirmation['invite']>): string {
+  const works = invite.joinRequest ? 'It is yours alone' : 'It is yours alone, works once';
+  return `Here is your invite link to ${invite.chatName}: ${invite.link} ${works} and expires ${INSTANT.format(invite.expiresAt)} UTC. Send /status to check your membership any time.`;
+}
+
 export class ConfirmationJob {
   private readonly loop: WakeLoop;
 
@@ -148,7 +165,8 @@ export class ConfirmationJob {
 
   private async sendOne(c: ClaimedConfirmation): Promise<void> {
     const { outcomes, clock, logger } = this.deps;
-    if (!c.active || c.planName === null) return outcomes.finish(c.id, 'dropped', 'the membership is no longer active');
+    if (!c.active || (c.kind === 'confirmation' && c.planName === null)) return outcomes.finish(c.id, 'dropped', 'the membership is no longer active');
+    if (c.kind === 'invite' && c.invite === null) return outcomes.finish(c.id, 'dropped', 'the link was used, revoked or expired before it was sent');
     if (c.botTokenSealed === null) return outcomes.finish(c.id, 'dropped', `no ${c.platform} bot is connected`);
     let token: string;
     try {
@@ -157,12 +175,13 @@ export class ConfirmationJob {
       logger.warn({ err: String(err), project_id: c.projectId, notification_id: c.id }, 'confirmations: the bot token cannot be opened');
       return outcomes.finish(c.id, 'failed', 'the bot token cannot be opened');
     }
-    const outcome = await this.deps.channel.send(c.platform, token, c.userId, confirmationText(c));
+    const text = c.kind === 'invite' ? inviteText(c.invite!) : confirmationText(c);
+    const outcome = await this.deps.channel.send(c.platform, token, c.userId, text);
     const now = clock.now();
-    const where = { project_id: c.projectId, notification_id: c.id, user_id: c.userId, platform: c.platform, attempt: c.attempt };
+    const where = { project_id: c.projectId, notification_id: c.id, kind: c.kind, user_id: c.userId, platform: c.platform, attempt: c.attempt };
     switch (outcome.kind) {
       case 'sent':
-        return outcomes.sent(c.id, now);
+        return outcomes.sent(c.id, now, c.carried);
       case 'unreachable': {
         const recorded = await outcomes.unreachable(c, outcome.reason, outcome.error, now);
         logger.info({ ...where, reason: outcome.reason, recorded }, 'confirmations: the member cannot be reached');

@@ -25,9 +25,9 @@ export const notifications = pgTable(
     userId: text('user_id').notNull(),
     /** The membership it confirms (no foreign key: the row outlives a deleted membership and is then dropped). */
     membershipId: uuid('membership_id').notNull(),
-    /** `confirmation`. */
+    /** `confirmation`, or `invite`: a Telegram invite link made for a paid member, sent unless a confirmation carried it. */
     kind: text('kind').notNull(),
-    /** What makes it one message: `payment:<payment key>`. */
+    /** What makes it one message: `payment:<payment key>`, `invite:<telegram_invites.id>`. */
     dedupeKey: text('dedupe_key').notNull(),
     /** `discord` | `telegram`: the platform of the plan's targets, else the project's one bot. */
     platform: text('platform').notNull(),
