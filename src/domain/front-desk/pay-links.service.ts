@@ -134,11 +134,15 @@ export class PayLinksService {
 
   /** `GET /pay/{id}`: the link's open session, or a new one. */
   async open(token: string): Promise<OpenOutcome> {
-    const link = await this.linkOf(token);
+    if (!isLinkToken(token)) return { kind: 'unknown' };
+    // The digest once: the link is read and, on a first open, written by it.
+    const hash = digestOf(token);
+    const link = await this.links.find(hash);
     if (!link) return { kind: 'unknown' };
     if (link.completedAt) return { kind: 'used' };
-    if (link.expiresAt.getTime() <= this.clock.now().getTime()) return { kind: 'expired' };
-    if (link.sessionUrl && link.sessionExpiresAt && link.sessionExpiresAt.getTime() > this.clock.now().getTime()) return { kind: 'redirect', url: link.sessionUrl };
+    const now = this.clock.now().getTime();
+    if (link.expiresAt.getTime() <= now) return { kind: 'expired' };
+    if (link.sessionUrl && link.sessionExpiresAt && link.sessionExpiresAt.getTime() > now) return { kind: 'redirect', url: link.sessionUrl };
     // The return addresses are the link's own, so the checkout's idempotency key is the link's:
     // two opens at once get one session from Stripe.
     const done = `${this.urlOf(token)}/done`;
@@ -150,7 +154,7 @@ export class PayLinksService {
       ...(link.coupon ? { coupon: link.coupon } : {}),
     });
     if (!session.ok) return { kind: 'refused', error: session.error };
-    await this.links.setSession(digestOf(token), {
+    await this.links.setSession(hash, {
       merchantAccountId: session.value.merchant_account_id,
       sessionId: session.value.session_id,
       sessionUrl: session.value.checkout_url,

@@ -5,9 +5,21 @@ import { createHash } from 'node:crypto';
  * Stripe takes them, and the idempotency key that makes a retried checkout the same session.
  */
 
+/**
+ * Digits of each currency, as read: building an Intl.NumberFormat costs ~0.1 ms, on every checkout
+ * and pay link. Bounded: Intl accepts any three letters, and a caller may pass what a request said.
+ */
+const DIGITS = new Map<string, number>();
+const MAX_DIGITS_KEPT = 1000;
+
 /** Digits after the point in `currency`'s smallest unit, as Intl knows them (JPY 0, USD 2, KWD 3). */
 export function fractionDigits(currency: string): number {
-  return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
+  let digits = DIGITS.get(currency);
+  if (digits === undefined) {
+    digits = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
+    if (DIGITS.size < MAX_DIGITS_KEPT) DIGITS.set(currency, digits);
+  }
+  return digits;
 }
 
 /**
