@@ -1,6 +1,7 @@
 import Stripe from 'stripe';
 import type { StripeEndpoint } from '../../config.js';
 import type { StripeApi, StripeEventLike, StripeRefusal } from '../../domain/payments/stripe-api.js';
+import { StripeClients } from './stripe-clients.js';
 
 /**
  * tenure's calls to Stripe through stripe-node (docs/payments.md). TENURE_STRIPE_API_URL reaches
@@ -31,7 +32,9 @@ export function refusalOf(err: unknown): StripeRefusal {
 }
 
 export function stripeApi(endpoint: StripeEndpoint): StripeApi {
-  const client = (secretKey: string) => new Stripe(secretKey, { ...endpoint, timeout: TIMEOUT_MS, maxNetworkRetries: 1, telemetry: false });
+  // One client per key, kept: building one per call cost more CPU than the call's own request (stripe-clients.ts).
+  const clients = new StripeClients((secretKey: string) => new Stripe(secretKey, { ...endpoint, timeout: TIMEOUT_MS, maxNetworkRetries: 1, telemetry: false }));
+  const client = (secretKey: string) => clients.get(secretKey);
 
   return {
     async account(secretKey) {
