@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { BanView, UserView } from '../domain/users/user.view.js';
 import { rowsOf, type Db } from '../database/db.js';
 import { insertEvent } from './outbox.js';
@@ -25,6 +25,16 @@ const toView = ({ first_name, username, unreachable, ...rest }: UserRow): UserVi
 /** `term` as a LIKE pattern matching it literally anywhere: `%`, `_` and `\` lose their meaning. */
 export const containsPattern = (term: string): string => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
+/** The user objects of the users `where` picks (alias `u`): bans and unreachable records joined in. */
+const selectUsers = (where: SQL) => sql`
+  SELECT u.user_id, ${iso(sql`u.first_seen`)} AS user_first_seen, ${iso(sql`u.last_seen`)} AS user_last_seen,
+         u.is_admin, EXISTS (SELECT 1 FROM bans b WHERE b.project_id = u.project_id AND b.user_id = u.user_id) AS is_banned,
+         u.first_name, u.username, u.balance::text AS balance, u.currency,
+         (SELECT COALESCE(json_agg(json_build_object('platform', r.platform, 'reason', r.reason, 'since', ${iso(sql`r.since`)})
+                                   ORDER BY r.platform), '[]'::json)
+          FROM unreachable_members r WHERE r.project_id = u.project_id AND r.user_id = u.user_id) AS unreachable
+  FROM users u WHERE ${where}`;
+
 export class UsersStore {
   constructor(private readonly db: Db) {}
 
@@ -42,14 +52,7 @@ export class UsersStore {
             OR u.username ILIKE ${pattern} ESCAPE '\\')`
       : sql`u.project_id = ${projectId}`;
     const [page, count] = await Promise.all([
-      this.db.execute(sql`
-        SELECT u.user_id, ${iso(sql`u.first_seen`)} AS user_first_seen, ${iso(sql`u.last_seen`)} AS user_last_seen,
-               u.is_admin, EXISTS (SELECT 1 FROM bans b WHERE b.project_id = u.project_id AND b.user_id = u.user_id) AS is_banned,
-               u.first_name, u.username, u.balance::text AS balance, u.currency,
-               (SELECT COALESCE(json_agg(json_build_object('platform', r.platform, 'reason', r.reason, 'since', ${iso(sql`r.since`)})
-                                         ORDER BY r.platform), '[]'::json)
-                FROM unreachable_members r WHERE r.project_id = u.project_id AND r.user_id = u.user_id) AS unreachable
-        FROM users u WHERE ${where}
+      this.db.execute(sql`${selectUsers(where)}
         ORDER BY u.first_seen DESC, u.user_id DESC
         LIMIT ${filter.limit} OFFSET ${filter.offset}`),
       this.db.execute(sql`SELECT count(*)::int AS total FROM users u WHERE ${where}`),
@@ -58,6 +61,12 @@ export class UsersStore {
       items: rowsOf<UserRow>(page).map(toView),
       total: rowsOf<{ total: number }>(count)[0]?.total ?? 0,
     };
+  }
+
+  /** One user of the project, or null when the project has not seen them. */
+  async get(projectId: string, userId: string): Promise<UserView | null> {
+    const rows = rowsOf<UserRow>(await this.db.execute(selectUsers(sql`u.project_id = ${projectId} AND u.user_id = ${userId}`)));
+    return rows[0] ? toView(rows[0]) : null;
   }
 
   /**

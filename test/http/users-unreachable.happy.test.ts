@@ -20,7 +20,7 @@ describe(`${userList.name}: the platforms a user cannot be reached on`, () => {
       INSERT INTO unreachable_members (project_id, user_id, platform, reason, since)
       VALUES (${t.projectId}, ${userId}, ${platform}, ${reason}, ${since}::timestamptz)`);
 
-  it('lists each platform with its reason and since, empty for a reachable user, on list and search', async () => {
+  it('lists each platform with its reason and since, empty for a reachable user, on list, search and get', async () => {
     const t = await h.tenant();
     const reachable = await seedUser(t, { username: 'reachable_one' });
     const closed = await seedUser(t, { username: 'closed_one' });
@@ -38,6 +38,8 @@ describe(`${userList.name}: the platforms a user cannot be reached on`, () => {
     const res = await t.request({ method: 'GET', url: `${t.base}/users/search?search=closed_one` });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().data, res.body).toMatchObject([{ user_id: closed, unreachable: [{ platform: 'discord' }, { platform: 'telegram', since: expect.stringMatching(ISO_MS) }] }]);
+    const one = await t.request({ method: 'GET', url: `${t.base}/users/${closed}` });
+    expect(one.json().data.unreachable, one.body).toStrictEqual(byId.get(closed)!.unreachable);
   });
 
   it('drops a platform once the member talks to the bot there, and never shows another project\'s record', async () => {

@@ -112,6 +112,17 @@ export const userSearch: Operation = {
   wrongMethod: 'DELETE',
 };
 
+export const userGet: Operation = {
+  name: 'GET /v2/projects/{project_id}/users/{user_id}',
+  method: 'GET',
+  successStatus: 200,
+  async prepare(_h, t) {
+    return { url: `${t.base}/users/${await seedUser(t, { username: 'lovelace' })}` };
+  },
+  allow: 'GET',
+  wrongMethod: 'PATCH',
+};
+
 export const userBan: Operation = {
   name: 'PUT /v2/projects/{project_id}/ban/{user_id}',
   method: 'PUT',

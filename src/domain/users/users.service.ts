@@ -3,7 +3,7 @@ import { fail, ok, type Result } from '../errors.js';
 import type { BanView, UserView } from './user.view.js';
 
 /** The statements of UsersStore this uses (a narrow port: tests give it a small twin). */
-export type UsersStatements = Pick<UsersStore, 'ban' | 'list' | 'unban'>;
+export type UsersStatements = Pick<UsersStore, 'ban' | 'get' | 'list' | 'unban'>;
 
 export interface Page {
   limit: number;
@@ -19,6 +19,11 @@ export class UsersService {
 
   list(projectId: string, page: Page): Promise<{ items: UserView[]; total: number }> {
     return this.store.list(projectId, page);
+  }
+
+  async get(projectId: string, userId: string): Promise<Result<UserView>> {
+    const user = await this.store.get(projectId, userId);
+    return user ? ok(user) : fail('NOT_FOUND', 'User not found');
   }
 
   /** Case-insensitive substring search on id, first name and username; at least 3 characters. */

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { UsersService } from '../../../domain/users/users.service.js';
 import { sendSuccess } from '../../envelope.js';
 import { unwrap } from '../../result.js';
-import { banUserSchema, listUsersSchema, searchUsersSchema, unbanUserSchema } from './users.schemas.js';
+import { banUserSchema, getUserSchema, listUsersSchema, searchUsersSchema, unbanUserSchema } from './users.schemas.js';
 
 const USERS_RETRIEVED = 'Users retrieved successfully';
 
@@ -19,6 +19,11 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
     const { search, limit, offset } = request.query;
     const page = unwrap(await users.search(request.params.project_id, search, { limit, offset }));
     return sendSuccess(reply, 200, { total: page.total, page: { limit, offset }, message: USERS_RETRIEVED, data: page.items });
+  });
+
+  app.get(`${base}/users/:user_id`, { schema: getUserSchema }, async (request, reply) => {
+    const user = unwrap(await users.get(request.params.project_id, request.params.user_id));
+    return sendSuccess(reply, 200, { message: 'User retrieved successfully', data: user });
   });
 
   app.put(

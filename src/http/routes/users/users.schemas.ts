@@ -44,6 +44,12 @@ export const searchUsersSchema = {
   response: { 200: PagedEnvelope(Type.Array(User)), ...errorResponses(422) },
 };
 
+export const getUserSchema = {
+  summary: 'Get one user the project has seen',
+  params: Type.Object({ project_id: Type.String(), user_id: UserId }),
+  response: { 200: Envelope(User), ...errorResponses(404, 422) },
+};
+
 const REASON = 'reason must be a string of at most 500 characters, or null';
 const BanParams = Type.Object({ project_id: Type.String(), user_id: UserId });
 
