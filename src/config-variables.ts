@@ -141,6 +141,8 @@ export const EnvSchema = z.object({
   TENURE_ACCESS_LEASE_SECONDS: int(30, 3, 3_600),
   // Discord's global limit per bot is 50 requests/s; Discord raises it for some large bots on request.
   TENURE_DISCORD_GLOBAL_PER_SECOND: int(50, 1, 100_000),
+  // A gateway connection per Discord bot held: a member who joins gets their role within seconds (docs/access-discord.md).
+  TENURE_DISCORD_GATEWAY: flag(true),
   // Telegram (docs/access-telegram.md): how members get in, how the bot hears of joins, its pace.
   TENURE_TELEGRAM_INVITE_MODE: z.enum(['single_use', 'join_request'], { error: 'must be single_use or join_request' }).default('single_use'),
   TENURE_TELEGRAM_INVITE_TTL_SECONDS: int(86_400, 60, 30 * 86_400),

@@ -78,6 +78,8 @@ export interface Config {
     leaseMs: number;
     /** Requests per second the REST client lets out per bot: Discord's global limit for the bot (50 unless Discord raised it). */
     discordGlobalPerSecond: number;
+    /** A gateway connection per Discord bot held (its holder holds every connected bot), to hear members join. */
+    discordGateway: boolean;
     telegram: {
       /** `single_use`: a link for one join (`member_limit` 1); `join_request`: a link whose requests the bot approves for members with access. */
       inviteMode: 'single_use' | 'join_request';
@@ -215,6 +217,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrency: e.TENURE_ACCESS_CONCURRENCY,
       leaseMs: e.TENURE_ACCESS_LEASE_SECONDS * 1000,
       discordGlobalPerSecond: e.TENURE_DISCORD_GLOBAL_PER_SECOND,
+      discordGateway: e.TENURE_DISCORD_GATEWAY,
       telegram: {
         inviteMode: e.TENURE_TELEGRAM_INVITE_MODE,
         inviteTtlMs: e.TENURE_TELEGRAM_INVITE_TTL_SECONDS * 1000,

@@ -1,7 +1,8 @@
 import { AccessWorker, DEFAULT_ACCESS_WORKER_OPTIONS } from './access/access.worker.js';
 import type { PlatformConnector } from './access/connector.js';
 import type { REST } from '@discordjs/rest';
-import { discordConnector } from './access/discord/discord.connector.js';
+import { discordConnector, TOKEN_REFUSED } from './access/discord/discord.connector.js';
+import { DiscordGateways } from './access/discord/gateway.js';
 import { Reconciler } from './access/reconciler.js';
 import type { TelegramClient } from './access/telegram/client.js';
 import { telegramConnector } from './access/telegram/telegram.connector.js';
@@ -31,7 +32,24 @@ export interface PlatformJobOptions {
  */
 export function createAccessWorker(c: Container, o: PlatformJobOptions = {}): AccessWorker<REST> | null {
   const { access } = c.config;
-  return accessWorkerWith(c, discordConnector(access.discordApiUrl, { globalRequestsPerSecond: access.discordGlobalPerSecond }), o);
+  const connector = discordConnector(access.discordApiUrl, { globalRequestsPerSecond: access.discordGlobalPerSecond, holdAlways: access.discordGateway });
+  return accessWorkerWith(c, connector, o);
+}
+
+/**
+ * The gateway connection of each Discord bot `access` holds (src/access/discord/gateway.ts), null
+ * when TENURE_DISCORD_GATEWAY is off: members joining and roles removed by hand, compared as a
+ * drift-repair page (`repairPage` at the rows' present state); a refused token flags the bot under
+ * the worker's lease.
+ */
+export function createDiscordGateways(c: Container, access: AccessWorker<REST>): DiscordGateways | null {
+  if (!c.config.access.discordGateway) return null;
+  return new DiscordGateways({
+    bots: access.leases,
+    repair: (projectId, guildId, members) => c.stores.accessReconcile.repairPage(projectId, guildId, members, null),
+    flagRefused: (bot) => c.stores.accessWorker.flagRefusedBot(access.id, bot.key, c.clock.now(), TOKEN_REFUSED),
+    logger: c.logger,
+  });
 }
 
 /**

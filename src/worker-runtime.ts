@@ -2,7 +2,7 @@ import { AccessWorker } from './access/access.worker.js';
 import { AccessPlanner, EMBEDDED_PLAN_BATCH, PLAN_BATCH, PLAN_POLL_MS } from './access/planner.js';
 import type { TelegramClient } from './access/telegram/client.js';
 import { startTelegramUpdates, telegramUpdatesDeps, type TelegramUpdatesHandle } from './access/telegram/updates-runner.js';
-import { createAccessWorker, createConfirmationJob, createReconciler, createTelegramAccessWorker, createTelegramReconciler } from './platform-jobs.js';
+import { createAccessWorker, createConfirmationJob, createDiscordGateways, createReconciler, createTelegramAccessWorker, createTelegramReconciler } from './platform-jobs.js';
 import { checkJobs, job, startJobs, stopJobs, type JobEntry, type JobsByName } from './background-jobs.js';
 import type { Container } from './container.js';
 import { MISSING_KEY_MESSAGE } from './domain/integrations/encryption-key.js';
@@ -62,6 +62,7 @@ export const JOB_NAMES = [
   'vacuumer',
   'payments',
   'planner',
+  'discordGateway',
   'access',
   'telegramUpdates',
   'telegram',
@@ -74,10 +75,10 @@ export const JOB_NAMES = [
 /**
  * The stages of a stop (docs/operations.md, "Shutdown"), one after the other: drift repair first
  * (its calls use the bots' clients, which the access workers close), then each Telegram bot's
- * updates (the same clients), then the rest together: webhook attempts and platform calls in
+ * updates and each Discord bot's gateway (the same clients), then the rest together: webhook attempts and platform calls in
  * flight get the stop's grace.
  */
-const STOP = { driftRepair: 0, telegramUpdates: 1, rest: 2 } as const;
+const STOP = { driftRepair: 0, telegramUpdates: 1, discordGateway: 1, rest: 2 } as const;
 
 /**
  * The one list of background jobs, in the order they start: the access workers before their
@@ -128,6 +129,8 @@ function jobList(c: Container, o: WorkerRuntimeOptions, sender: HttpSender) {
       { stopStage: STOP.rest },
     ),
     job('planner', new AccessPlanner(c.stores.accessPlan, c.logger, { pollMs: PLAN_POLL_MS, batchSize: embedded ? EMBEDDED_PLAN_BATCH : PLAN_BATCH }), { stopStage: STOP.rest }),
+    // Each Discord bot's gateway connection, opened by the process holding it (src/access/discord/gateway.ts).
+    job('discordGateway', access ? createDiscordGateways(c, access) : null, { stopStage: STOP.discordGateway }),
     job('access', access, { stopStage: STOP.rest, stop: async () => access?.stop(stopGraceMs) }),
     // Each Telegram bot's updates, received and handled by the process holding it (src/access/telegram/updates-runner.ts).
     job('telegramUpdates', telegram ? telegramUpdatesJob(telegram, c) : null, { stopStage: STOP.telegramUpdates }),

@@ -69,6 +69,7 @@ export class BotLeases<C = unknown> {
   private readonly unopenable = new Map<string, number>();
   private readonly lostHandlers = new Set<(bot: HeldBot<C>, reason: LostReason) => void>();
   private readonly acquiredHandlers = new Set<(bots: HeldBot<C>[]) => void>();
+  private readonly reopenedHandlers = new Set<(bot: HeldBot<C>) => void>();
   private timer: NodeJS.Timeout | null = null;
   private renewing: Promise<void> = Promise.resolve();
 
@@ -118,6 +119,22 @@ export class BotLeases<C = unknown> {
   onAcquired(handler: (bots: HeldBot<C>[]) => void): () => void {
     this.acquiredHandlers.add(handler);
     return () => this.acquiredHandlers.delete(handler);
+  }
+
+  /** Called when a held bot was reconnected: its client (and token) are new (the Discord gateway opens again with them). */
+  onReopened(handler: (bot: HeldBot<C>) => void): () => void {
+    this.reopenedHandlers.add(handler);
+    return () => this.reopenedHandlers.delete(handler);
+  }
+
+  /**
+   * The token of a bot held here, opened again from its sealed form (null when not held): for a
+   * connection that takes the token itself (the Discord gateway's Identify). Never logged or kept
+   * beyond the client it is handed to.
+   */
+  tokenFor(projectId: string): string | null {
+    const bot = this.get(projectId) ? this.bots.get(projectId) : undefined;
+    return bot ? this.deps.openToken(bot.sealed) : null;
   }
 
   /** Starts renewing the leases held, every third of their length. */
@@ -237,6 +254,7 @@ export class BotLeases<C = unknown> {
       bot.generation = lease.generation;
       bot.sealed = lease.botTokenSealed;
       this.deps.logger.info({ projectId: bot.projectId, generation: lease.generation }, 'access: the bot was reconnected; using its new token');
+      for (const handler of this.reopenedHandlers) handler(bot);
     } catch (err) {
       this.deps.logger.error({ err, projectId: bot.projectId }, 'access: the reconnected bot token cannot be opened; letting the bot go');
       void this.release([bot.projectId]).catch(() => undefined);

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { rowsOf, type Db } from '../database/db.js';
 import { healTargets } from './targets.store.js';
 import { markWrites } from '../database/wakeups.js';
@@ -53,7 +53,7 @@ const inGuild = (alias: string, guildId: string) =>
  * The UPDATE of a page's repairs (over `found`), marked as a write of access rows: once it commits,
  * the access workers are woken (src/database/wakeups.ts) and claim the rows made pending.
  */
-const repairUpdate = (seenAt: Date) =>
+const repairUpdate = (seenAt: SQL) =>
   markWrites(
     sql`
         UPDATE access a SET
@@ -67,7 +67,7 @@ const repairUpdate = (seenAt: Date) =>
         FROM found f
         WHERE f.repair IS NOT NULL AND a.target_id = f.target_id AND a.user_id = f.user_id
           -- Re-read on the locked row: a worker's completion in between wins.
-          AND a.state IN ('synced', 'waiting_for_member') AND a.updated_at <= ${at(seenAt)}
+          AND a.state IN ('synced', 'waiting_for_member') AND a.updated_at <= ${seenAt}
         RETURNING f.repair`,
     ['access'],
   );
@@ -125,10 +125,15 @@ export class AccessReconcileStore {
    *   granted, pending (the revoke is made again).
    * Members of the page without rows (people tenure does not manage) are not read, nor are rows of
    * a deleted target.
+   *
+   * `seenAt` null: the members as a gateway event showed them (src/access/discord/gateway.ts), compared
+   * with the rows at rest when the statement runs (a row written by a transaction that started
+   * later is newer than the event).
    */
-  async repairPage(projectId: string, guildId: string, members: readonly ListedMember[], seenAt: Date): Promise<PageRepairs> {
+  async repairPage(projectId: string, guildId: string, members: readonly ListedMember[], seenAt: Date | null): Promise<PageRepairs> {
     if (members.length === 0) return { regrant: 0, rejoined: 0, revoke: 0 };
     const page = JSON.stringify(members);
+    const seen = seenAt ? at(seenAt) : sql`now()`;
     const result = await this.db.execute(sql`
       WITH page AS (
         SELECT m.id AS user_id, m.roles FROM jsonb_to_recordset(${page}::jsonb) AS m(id text, roles text[])
@@ -146,8 +151,8 @@ export class AccessReconcileStore {
         -- A deleted target is not tenure's any more: its rows only wait for their last revoke.
         JOIN targets t ON t.id = a.target_id
         WHERE a.platform = 'discord' AND ${inGuild('a', guildId)}
-          AND a.state IN ('synced', 'waiting_for_member') AND a.updated_at <= ${at(seenAt)}
-      ), repaired AS (${repairUpdate(seenAt)})
+          AND a.state IN ('synced', 'waiting_for_member') AND a.updated_at <= ${seen}
+      ), repaired AS (${repairUpdate(seen)})
       SELECT count(*) FILTER (WHERE repair = 'regrant')::int AS regrant,
              count(*) FILTER (WHERE repair IN ('rejoined', 'rejoined_synced'))::int AS rejoined,
              count(*) FILTER (WHERE repair = 'revoke')::int AS revoke

@@ -86,7 +86,12 @@ export interface Bot {
 const timestamp = (ms: number) => new Date(ms).toISOString().replace('Z', '000+00:00');
 const byId = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0);
 
+/** A change of a guild's members the gateway tells connected bots of (fake-discord-gateway.ts). */
+export type MemberChange = { kind: 'add' | 'update' | 'remove'; guild: Guild; userId: string };
+
 export class DiscordWorld {
+  /** Told of every member joining, leaving or whose roles change, whoever made the change. */
+  readonly memberListeners: ((change: MemberChange) => void)[] = [];
   readonly bots = new Map<string, Bot>();
   readonly botsByToken = new Map<string, Bot>();
   readonly guilds = new Map<string, Guild>();
@@ -119,6 +124,10 @@ export class DiscordWorld {
   }
 
   // ---- changes the tests make ------------------------------------------------------------------
+
+  memberChanged(kind: MemberChange['kind'], guild: Guild, userId: string): void {
+    for (const listener of this.memberListeners) listener({ kind, guild, userId });
+  }
 
   guild(guildId: string): Guild {
     const guild = this.guilds.get(guildId);
@@ -182,7 +191,7 @@ export class DiscordWorld {
 
   /** A member leaves (or is kicked); a bot takes its managed role along. */
   leave(guild: Guild, userId: string): void {
-    guild.members.delete(userId);
+    if (guild.members.delete(userId)) this.memberChanged('remove', guild, userId);
     for (const role of guild.roles.values()) if (role.botId === userId) guild.roles.delete(role.id);
     if (this.bots.has(userId)) {
       guild.removedBots.add(userId);
@@ -210,6 +219,7 @@ export class DiscordWorld {
     if (this.deletedUsers.has(userId)) throw new Error(`fake discord: user ${userId} was deleted`);
     this.checkRoles(guild, roleIds);
     guild.members.set(userId, { id: BigInt(userId), roles: new Set(roleIds), joinedAt: Date.now() });
+    this.memberChanged('add', guild, userId);
   }
 
   setMemberRoles(guildId: string, userId: string, roleIds: string[]): void {
@@ -219,6 +229,7 @@ export class DiscordWorld {
     this.checkRoles(guild, roleIds);
     const managed = [...member.roles].filter((roleId) => guild.roles.get(roleId)?.botId === userId);
     member.roles = new Set([...managed, ...roleIds]);
+    this.memberChanged('update', guild, userId);
   }
 
   deleteUser(userId: string): void {

@@ -1,3 +1,4 @@
+import type { FakeGateway } from './fake-discord-gateway.js';
 import type { InteractionsDesk } from './fake-discord-interactions.js';
 import { KICK_MEMBERS, MANAGE_ROLES, type Bot, type DiscordWorld, type Guild, type Member } from './fake-discord-model.js';
 
@@ -18,7 +19,8 @@ export type BucketName =
   | 'memberRoles'
   | 'removeMember'
   | 'createDm'
-  | 'createMessage';
+  | 'createMessage'
+  | 'gatewayBot';
 
 export interface Answer {
   status: number;
@@ -55,7 +57,7 @@ const missingAccess = () => fail(403, 50001, 'Missing Access');
 const missingPermissions = () => fail(403, 50013, 'Missing Permissions');
 const isAnswer = (value: object): value is Answer => 'status' in value;
 
-export function discordRoutes(world: DiscordWorld, desk: InteractionsDesk): Route[] {
+export function discordRoutes(world: DiscordWorld, desk: InteractionsDesk, gateway: FakeGateway): Route[] {
   /** The guild the bot may see, or the error Discord gives. */
   const visibleGuild = (bot: Bot, guildId: string): Guild | Answer => {
     const guild = world.guilds.get(guildId);
@@ -80,9 +82,10 @@ export function discordRoutes(world: DiscordWorld, desk: InteractionsDesk): Rout
       if (!role) return unknownRole();
       if (!world.can(guild, bot.id, MANAGE_ROLES)) return missingPermissions();
       if (world.position(guild, role) >= world.highestPosition(guild, bot.id)) return missingPermissions();
-      if (role.id !== guild.id) {
+      if (role.id !== guild.id && member.roles.has(role.id) !== add) {
         if (add) member.roles.add(role.id);
         else member.roles.delete(role.id);
+        world.memberChanged('update', guild, params.user_id!);
       }
       return { status: 204 };
     };
@@ -106,6 +109,8 @@ export function discordRoutes(world: DiscordWorld, desk: InteractionsDesk): Rout
       desk.dms.set(key, [...(desk.dms.get(key) ?? []), content]);
       return { status: 200, body: { id: String(Date.now()), channel_id: params.channel_id, content, type: 0 } };
     }),
+    // Get Gateway Bot (docs: Gateway): where the bot's WebSocket connects, and its session start limit.
+    route('GET', '/gateway/bot', 'gatewayBot', (bot) => ({ status: 200, body: gateway.gatewayBot(bot) })),
     route('GET', '/users/@me', 'currentUser', (bot) => ({
       status: 200,
       body: { ...world.userJson(bot.id), mfa_enabled: false, locale: 'en-US', premium_type: 0, email: null, verified: true },

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { banned, rateLimited, RateLimits, type BucketLimit, type InvalidRequestLimit } from './fake-discord-limits.js';
 import { DiscordWorld, KICK_MEMBERS, MANAGE_ROLES, type Bot, type FakeBotInput, type FakeGuildInput, type FakeRoleInput } from './fake-discord-model.js';
 import { discordRoutes, fail, invalidField, SNOWFLAKE, type Answer, type BucketName } from './fake-discord-routes.js';
+import { FakeGateway, type FakeGatewayOptions } from './fake-discord-gateway.js';
 import { InteractionsDesk, type FakeCommand, type FakeOriginalEdit, type SignedInteraction } from './fake-discord-interactions.js';
 
 /**
@@ -60,6 +61,7 @@ import { InteractionsDesk, type FakeCommand, type FakeOriginalEdit, type SignedI
  *   address stay independent. The ban answers every request 429 `{code: 0, message: "You are being
  *   blocked from accessing our API temporarily…"}` with `Retry-After` and no `X-RateLimit-*`
  *   headers, for one hour by default (reports: discord-api-docs#5385, #5682; CSSS/wall_e#2319).
+ * - The gateway (`GET /gateway/bot` and the bots' WebSocket connections): see fake-discord-gateway.ts.
  * - Applications, application commands and interactions: see fake-discord-interactions.ts
  *   (`GET /applications/@me`, the guild commands' bulk overwrite, the follow-up webhook's edit of
  *   the original answer, interactions signed with the test's own Ed25519 key).
@@ -71,6 +73,7 @@ export { fakeSnowflake, type FakeBotInput, type FakeGuildInput, type FakeRoleInp
 export type { BucketName } from './fake-discord-routes.js';
 export type { BucketLimit, InvalidRequestLimit } from './fake-discord-limits.js';
 export type { FakeCommand, FakeOriginalEdit, SignedInteraction } from './fake-discord-interactions.js';
+export type { FakeGateway, GatewayLogEntry } from './fake-discord-gateway.js';
 
 /** Observed limits (see above); `null` = no per-route limit, the global limit only. */
 export const DEFAULT_BUCKETS: Readonly<Record<BucketName, BucketLimit | null>> = {
@@ -85,6 +88,7 @@ export const DEFAULT_BUCKETS: Readonly<Record<BucketName, BucketLimit | null>> =
   removeMember: { limit: 5, windowMs: 1_000 },
   createDm: null,
   createMessage: { limit: 5, windowMs: 5_000 },
+  gatewayBot: null,
 };
 
 export interface FakeDiscordOptions {
@@ -96,6 +100,7 @@ export interface FakeDiscordOptions {
   latencyMs?: number;
   /** Default: 10,000 per 10 minutes, then a one-hour ban. */
   invalidRequests?: Partial<InvalidRequestLimit>;
+  gateway?: FakeGatewayOptions;
 }
 
 export interface FakeCall {
@@ -175,6 +180,8 @@ export interface FakeDiscord {
   /** The messages the bot sent the user in DMs, oldest first. */
   dms(botId: string, userId: string): string[];
   setLatency(ms: number): void;
+  /** The gateway (fake-discord-gateway.ts): bots' WebSocket connections, their identifies, test hooks. */
+  gateway: FakeGateway;
   /** Totals over `calls`, for one bot or all. */
   stats(botId?: string): FakeDiscordStats;
   /** Stops the server and ends every socket, keep-alive ones included. */
@@ -190,7 +197,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   });
   const world = new DiscordWorld();
   const desk = new InteractionsDesk(world);
-  const routes = discordRoutes(world, desk);
+  const gateway = new FakeGateway(world, options.gateway);
+  const routes = discordRoutes(world, desk, gateway);
   let latencyMs = options.latencyMs ?? 0;
   const failures: number[] = [];
   const calls: FakeCall[] = [];
@@ -288,6 +296,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
+  gateway.attach(server, port);
 
   return {
     url: `http://127.0.0.1:${port}/api`,
@@ -336,6 +345,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     signInteraction: (botId, fields, timestampSeconds) => desk.sign(world.bot(botId).id, fields, timestampSeconds),
     guildCommands: (botId, guildId) => desk.commands.get(`${botId}:${guildId}`) ?? [],
     originalEdits: desk.edits,
+    gateway,
     setDmsClosed(botId, userId, closed) {
       if (closed) desk.closedDms.add(`${botId}:${userId}`);
       else desk.closedDms.delete(`${botId}:${userId}`);
@@ -359,6 +369,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     async close() {
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
+      gateway.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

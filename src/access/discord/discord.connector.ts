@@ -162,12 +162,20 @@ export async function applyOnDiscord(rest: REST, row: DiscordCall, signal: Abort
   }
 }
 
+export interface DiscordConnectorOptions extends BotRestOptions {
+  /**
+   * Hold every connected bot, not only those with work: with the gateway on (TENURE_DISCORD_GATEWAY)
+   * the holder keeps the bot's one gateway connection (gateway.ts), so one must always be held.
+   */
+  holdAlways?: boolean;
+}
+
 /** Discord for the access engine: one REST client per bot held (bot-rest.ts), one call per row. */
-export function discordConnector(apiUrl: string, o: BotRestOptions = {}): PlatformConnector<REST> {
+export function discordConnector(apiUrl: string, o: DiscordConnectorOptions = {}): PlatformConnector<REST> {
   return {
     platform: 'discord',
     label: 'Discord',
-    holdAlways: false,
+    holdAlways: o.holdAlways ?? false,
     createClient: (token) => createBotRest(token, apiUrl, o),
     closeClient: closeBotRest,
     apply: (rest, row, signal) => applyOnDiscord(rest, row, signal),
