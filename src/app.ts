@@ -123,7 +123,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(liveUpdatesRoutes, { liveTokens: services.liveTokens });
   await app.register(telegramUpdatesRoutes, { telegramWebhook: services.telegramWebhook });
   // The pages members open (docs/front-desk.md): HTML, no key, their own error page.
-  await registerPages(app, { payLinks: services.payLinks, portal: services.portal, publicUrl: deps.config.frontDesk.publicUrl });
+  await registerPages(app, {
+    payLinks: services.payLinks, portal: services.portal, publicUrl: deps.config.frontDesk.publicUrl,
+    web: { pages: services.publicPages, login: services.discordLogin },
+    discordOrigin: new URL(deps.config.access.discordApiUrl).origin,
+  });
 
   // Start serving with the shared limiter connected when it can be; the insurance covers a slow Redis.
   app.addHook('onReady', () => limiter.ready());

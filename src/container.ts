@@ -30,6 +30,9 @@ import { ProjectsService } from './domain/projects/projects.service.js';
 import { SettingsService } from './domain/settings/settings.service.js';
 import { TargetsService } from './domain/targets/targets.service.js';
 import { UsersService } from './domain/users/users.service.js';
+import { DiscordLoginService } from './domain/web/discord-login.service.js';
+import { PublicPageService } from './domain/web/public-page.js';
+import { discordOAuth } from './web/discord-oauth.js';
 import { sealStoredSecrets, WebhookSecrets } from './domain/webhooks/webhook-secrets.js';
 import { WebhooksService } from './domain/webhooks/webhooks.service.js';
 import { LiveTokenService } from './live/live-tokens.js';
@@ -85,6 +88,10 @@ export interface Services {
   discordInteractions: DiscordInteractions;
   /** Registers the commands for members in the guilds of a project's Discord targets. */
   discordCommands: DiscordCommandsRegistration;
+  /** The public plan page of a project (docs/web.md). */
+  publicPages: PublicPageService;
+  /** Login with Discord for a web buyer: their Discord id becomes their pay link's member (docs/web.md). */
+  discordLogin: DiscordLoginService;
 }
 
 export interface Container {
@@ -293,5 +300,9 @@ function createServices(
       stores.notifications,
     ),
     discordCommands,
+    publicPages: new PublicPageService(stores.web),
+    discordLogin: new DiscordLoginService(stores.web, discordOAuth(config.access.discordApiUrl), payLinkService, secretBox, clock, {
+      redirectUri: `${publicUrl.replace(/\/+$/, '')}/auth/discord/callback`,
+    }),
   };
 }

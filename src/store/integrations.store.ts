@@ -31,6 +31,8 @@ export interface IntegrationStatus extends IntegrationRecord {
   accessByState: Record<string, number>;
   /** Discord: the last failed registration of the commands for members; null once registered (and on Telegram). */
   commandsError: PlatformError | null;
+  /** Discord: the application's client secret is held (Login with Discord, docs/web.md). */
+  webLogin: boolean;
 }
 
 /** The bot's sealed token and the project's target chats of its platform, for a live rights check. */
@@ -50,6 +52,8 @@ export interface Connection {
   /** Discord: the bot's application and its public key (interactions are signed with it); null elsewhere. */
   applicationId?: string | null;
   verifyKey?: string | null;
+  /** Discord: the application's OAuth2 client secret, sealed; null keeps the one held for the same application. */
+  clientSecretSealed?: string | null;
 }
 
 const RECORD = (alias: string) => sql.raw(`
@@ -91,8 +95,8 @@ export class IntegrationsStore {
           -- are read by the re-plan the connection starts.
           SELECT id FROM projects WHERE id = ${c.projectId} FOR UPDATE
         ), upsert AS (
-          INSERT INTO integrations (project_id, platform, bot_token_sealed, bot_id, bot_name, application_id, verify_key, connected_at, health, last_error, generation, updated_at)
-          SELECT ${c.projectId}, ${c.platform}, ${c.botTokenSealed}, ${c.botId}, ${c.botName}, ${c.applicationId ?? null}, ${c.verifyKey ?? null}, ${nowAt}, 'ok', NULL, 1, ${nowAt}
+          INSERT INTO integrations (project_id, platform, bot_token_sealed, bot_id, bot_name, application_id, verify_key, client_secret_sealed, connected_at, health, last_error, generation, updated_at)
+          SELECT ${c.projectId}, ${c.platform}, ${c.botTokenSealed}, ${c.botId}, ${c.botName}, ${c.applicationId ?? null}, ${c.verifyKey ?? null}, ${c.clientSecretSealed ?? null}, ${nowAt}, 'ok', NULL, 1, ${nowAt}
           FROM held
           WHERE NOT EXISTS (
             SELECT 1 FROM integrations WHERE platform = ${c.platform} AND bot_id = ${c.botId} AND project_id <> ${c.projectId}
@@ -100,6 +104,9 @@ export class IntegrationsStore {
           ON CONFLICT (project_id, platform) DO UPDATE SET
             bot_token_sealed = excluded.bot_token_sealed, bot_id = excluded.bot_id, bot_name = excluded.bot_name,
             application_id = excluded.application_id, verify_key = excluded.verify_key,
+            -- A secret belongs to its application: kept when not given again for the same one, dropped for another.
+            client_secret_sealed = coalesce(excluded.client_secret_sealed,
+              CASE WHEN integrations.application_id IS NOT DISTINCT FROM excluded.application_id THEN integrations.client_secret_sealed END),
             connected_at = excluded.connected_at, health = 'ok', last_error = NULL, reconciled_at = NULL,
             generation = integrations.generation + 1, updated_at = excluded.updated_at
           RETURNING *
@@ -120,6 +127,7 @@ export class IntegrationsStore {
   async status(projectId: string, platform: Platform): Promise<IntegrationStatus | null> {
     const result = await this.db.execute(sql`
       SELECT ${RECORD('i')}, ${iso(sql`i.connected_at`)} AS "connectedAt", i.commands_error AS "commandsError",
+        i.client_secret_sealed IS NOT NULL AS "webLogin",
         (SELECT coalesce(json_agg(json_build_object('targetId', t.id, 'targetName', t.name, 'healthError', t.health_error) ORDER BY t.created_at, t.id), '[]'::json)
          FROM targets t WHERE t.project_id = i.project_id AND t.platform = i.platform AND t.health <> 'ok') AS "unhealthyTargets",
         (SELECT coalesce(json_object_agg(s.state, s.n), '{}'::json)

@@ -15,3 +15,4 @@ export { heldReversals, merchantAccounts, paymentEvents, payments } from './sche
 export { couponRedemptions, coupons, couponStripeCoupons } from './schema/coupons.js';
 export { payLinks, portalLinks } from './schema/front-desk.js';
 export { notifications, unreachableMembers } from './schema/notifications.js';
+export { discordMemberTokens, guildJoins, webLogins } from './schema/web.js';

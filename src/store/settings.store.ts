@@ -24,7 +24,8 @@ export class SettingsStore {
     if (entries.length === 0) return;
     await this.db
       .insert(settings)
-      .values(entries.map(([key, value]) => ({ projectId, key, value })))
+      // A setting may be null (no logo): stored as JSON null, since the column itself is NOT NULL.
+      .values(entries.map(([key, value]) => ({ projectId, key, value: value === null ? sql`'null'::jsonb` : value })))
       .onConflictDoUpdate({
         target: [settings.projectId, settings.key],
         set: { value: sql`excluded.value`, updatedAt: sql`now()` },

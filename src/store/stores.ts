@@ -1,4 +1,6 @@
 import { NotificationsStore } from './notifications.store.js';
+import { GuildJoinsStore } from './guild-joins.store.js';
+import { WebStore } from './web.store.js';
 import type { Clock } from '../domain/clock.js';
 import { AccessPlanStore, EMBEDDED_PROJECT_BATCH, PROJECT_BATCH } from './access-plan.store.js';
 import { AccessReconcileStore } from './access-reconcile.store.js';
@@ -99,6 +101,10 @@ export interface Stores {
   discordFrontDesk: DiscordFrontDeskStore;
   /** The confirmations the bot sends members after a payment, and the members it cannot reach (docs/front-desk.md, "Confirmations"). */
   notifications: NotificationsStore;
+  /** The public plan page and the logins with Discord under way (docs/web.md). */
+  web: WebStore;
+  /** The guild joins after a payment of a member who logged in with Discord (docs/web.md). */
+  guildJoins: GuildJoinsStore;
 }
 
 /** How each store is built on a database handle: the process's own, or a transaction's. */
@@ -142,6 +148,8 @@ function storeFactories(database: Database, clock: Clock): { [K in keyof Stores]
     portalLinks: (db) => new PortalLinksStore(db),
     discordFrontDesk: (db) => new DiscordFrontDeskStore(db),
     notifications: (db) => new NotificationsStore(db),
+    web: (db) => new WebStore(db),
+    guildJoins: (db) => new GuildJoinsStore(db),
   };
 }
 

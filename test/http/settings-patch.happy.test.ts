@@ -34,6 +34,8 @@ describe(`${settingsPatch.name}: happy`, () => {
       support_enabled: true,
       ai_enabled: true,
       policies: { terms: { type: 'url', value: 'https://example.com/t' }, privacy: null, minimum_age: 13 },
+      page_logo_url: 'https://cdn.example.com/logo.png',
+      page_accent_color: '#3a36c9',
     };
     expect((await patch(t, every)).statusCode).toBe(204);
     expect(await all(t)).toStrictEqual(every);

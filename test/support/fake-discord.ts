@@ -4,6 +4,7 @@ import { banned, rateLimited, RateLimits, type BucketLimit, type InvalidRequestL
 import { DiscordWorld, KICK_MEMBERS, MANAGE_ROLES, type Bot, type FakeBotInput, type FakeGuildInput, type FakeRoleInput } from './fake-discord-model.js';
 import { discordRoutes, fail, invalidField, SNOWFLAKE, type Answer, type BucketName } from './fake-discord-routes.js';
 import { FakeGateway, type FakeGatewayOptions } from './fake-discord-gateway.js';
+import { OAuthDesk, type FakeOAuth } from './fake-discord-oauth.js';
 import { InteractionsDesk, type FakeCommand, type FakeOriginalEdit, type SignedInteraction } from './fake-discord-interactions.js';
 
 /**
@@ -186,6 +187,8 @@ export interface FakeDiscord {
   stats(botId?: string): FakeDiscordStats;
   /** Stops the server and ends every socket, keep-alive ones included. */
   close(): Promise<void>;
+  /** OAuth2: the authorize page, the token endpoint, users/@me by Bearer, Add Guild Member (fake-discord-oauth.ts). */
+  oauth: FakeOAuth;
 }
 
 export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promise<FakeDiscord> {
@@ -197,6 +200,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   });
   const world = new DiscordWorld();
   const desk = new InteractionsDesk(world);
+  const oauth = new OAuthDesk(world);
   const gateway = new FakeGateway(world, options.gateway);
   const routes = discordRoutes(world, desk, gateway);
   let latencyMs = options.latencyMs ?? 0;
@@ -279,6 +283,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     const reason = req.headers['x-audit-log-reason'];
     if (typeof reason === 'string') call.reason = decode(reason);
 
+    const viaOAuth = oauth.answer(method, new URL(req.url ?? '/', 'http://fake-discord'), req.headers, raw);
+    if (viaOAuth) return send(res, { ...call, route: 'oauth2' }, viaOAuth);
     const banLeft = limits.bannedFor(key, at);
     if (banLeft > 0) {
       call.blocked = true;
@@ -301,6 +307,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   return {
     url: `http://127.0.0.1:${port}/api`,
     calls,
+    oauth,
     addBot: (bot) => world.addBot(bot),
     resetToken: (botId, newToken) => world.resetToken(botId, newToken),
     setGuildMembersIntent(botId, enabled) {

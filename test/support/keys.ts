@@ -58,6 +58,8 @@ export const DEFAULTS = {
   support_enabled: false,
   ai_enabled: false,
   policies: { terms: null, privacy: null, minimum_age: null },
+  page_logo_url: null,
+  page_accent_color: null,
 };
 
 /** For each setting, values it accepts (as stored and shown) and values it refuses, with the message. */
@@ -130,6 +132,22 @@ export const SETTING_CASES: { key: string; valid: unknown[]; invalid: [unknown, 
       [{ minimum_age: '18' }, 'policies.minimum_age must be null or an integer from 0 to 120'],
       [{ minimum_age: -1 }, 'policies.minimum_age must be null or an integer from 0 to 120'],
       [{ cookies: null }, 'policies has unknown fields: cookies'],
+    ],
+  },
+  {
+    key: 'page_logo_url',
+    valid: ['https://cdn.example.com/logo.png', null],
+    invalid: [
+      ['http://cdn.example.com/logo.png', 'page_logo_url must be null or an https URL of at most 2048 characters, without user or password'],
+      ['javascript:alert(1)', 'page_logo_url must be null or an https URL of at most 2048 characters, without user or password'],
+    ],
+  },
+  {
+    key: 'page_accent_color',
+    valid: ['#3a36c9', null],
+    invalid: [
+      ['blue', 'page_accent_color must be null or a colour as #rrggbb (e.g. #3a36c9)'],
+      ['#fff', 'page_accent_color must be null or a colour as #rrggbb (e.g. #3a36c9)'],
     ],
   },
 ];

@@ -24,6 +24,8 @@ export interface IntegrationStatusView extends IntegrationView {
   chats?: ChatRightsView[];
   /** Discord: why the commands for members could not be registered in a guild, null once they were. */
   commands_error?: PlatformError | null;
+  /** Discord: Login with Discord is set up (the application's client secret is held). */
+  web_login?: boolean;
 }
 
 /** The bot in one target chat, as the platform said when asked. */
@@ -54,7 +56,7 @@ export function toIntegrationStatusView(s: IntegrationStatus): IntegrationStatus
     ...toIntegrationView(s),
     targets: s.unhealthyTargets.map((t) => ({ target_id: t.targetId, target_name: t.targetName, health_error: t.healthError })),
     access: Object.fromEntries(ACCESS_STATES.map((state) => [state, s.accessByState[state] ?? 0])) as IntegrationStatusView['access'],
-    ...(s.platform === 'discord' ? { commands_error: s.commandsError } : {}),
+    ...(s.platform === 'discord' ? { commands_error: s.commandsError, web_login: s.webLogin } : {}),
   };
 }
 

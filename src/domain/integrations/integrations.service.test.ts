@@ -114,7 +114,7 @@ describe('IntegrationsService.status', () => {
     const asked: unknown[] = [];
     const store = storeWith({
       async status() {
-        return { ...record, unhealthyTargets: [], accessByState: {}, commandsError: null };
+        return { ...record, unhealthyTargets: [], accessByState: {}, commandsError: null, webLogin: false };
       },
       async chatsToCheck(projectId: string, platform: string, limit: number) {
         asked.push(['chatsToCheck', projectId, platform, limit]);

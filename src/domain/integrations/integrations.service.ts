@@ -68,6 +68,9 @@ export interface ProjectPlanner {
 /** What follows a connection on the platform (Discord: the commands registered in the project's guilds); never throws. */
 export type AfterConnect = (projectId: string, platform: Platform) => Promise<void>;
 
+/** A Discord application's client secret as the Developer Portal shows it (32 characters today; the bounds leave room). */
+const CLIENT_SECRET = /^[A-Za-z0-9_-]{16,128}$/;
+
 /** Token checks a project may make a minute, per process (check-budget.ts says why). */
 export const TOKEN_CHECKS_PER_MINUTE = 10;
 
@@ -99,10 +102,13 @@ export class IntegrationsService {
    * nothing is stored unless it names a bot. A (re)connection retries what failed under the last
    * one (its targets healthy again, their failed rows pending), then plans the whole project.
    */
-  async connect(projectId: string, platform: Platform, rawToken: string): Promise<Result<IntegrationView>> {
+  async connect(projectId: string, platform: Platform, rawToken: string, clientSecret?: string): Promise<Result<IntegrationView>> {
     const check = this.checkOf(platform);
     const normalized = check.normalize(rawToken);
     if ('problem' in normalized) return fail('VALIDATION_ERROR', normalized.problem);
+    if (clientSecret !== undefined && (platform !== 'discord' || !CLIENT_SECRET.test(clientSecret))) {
+      return fail('VALIDATION_ERROR', 'client_secret must be the Discord application\'s client secret: 16 to 128 characters of A-Z, a-z, 0-9, - and _');
+    }
     // Before the platform is asked: without a key the token could not be kept anyway.
     if (!this.box) return fail('SERVICE_UNAVAILABLE', MISSING_KEY_MESSAGE);
     const allowed = this.budget.take(projectId);
@@ -124,6 +130,7 @@ export class IntegrationsService {
         botName: verdict.botName,
         applicationId: verdict.application?.id ?? null,
         verifyKey: verdict.application?.verifyKey ?? null,
+        clientSecretSealed: clientSecret === undefined ? null : this.box.seal(clientSecret),
       },
       this.clock.now(),
     );

@@ -112,9 +112,15 @@ export interface ConfirmationStatements {
   queueConfirmation(g: { projectId: string; userId: string; planId: string; paymentKey: string }, now: Date): Promise<boolean>;
 }
 
+/** The guild join a grant queues for a member who logged in with Discord on the web (docs/web.md, "After payment"). */
+export interface GuildJoinStatements {
+  queueAfterPayment(g: { projectId: string; userId: string; planId: string; paymentKey: string }, now: Date): Promise<boolean>;
+}
+
 export interface StripeEventStores {
   stripeEvents: StripeEventLog;
   notifications: ConfirmationStatements;
+  guildJoins: GuildJoinStatements;
   payments: PaymentStatements;
   paymentReversals: ReversalStatements;
   paidMemberships: PaidMembershipStatements;

@@ -34,6 +34,7 @@ class Twin {
   readonly stores: StripeEventStores = {
     // The confirmation a grant queues is not one of the writes these tests follow.
     notifications: { queueConfirmation: () => Promise.resolve(true) },
+    guildJoins: { queueAfterPayment: () => Promise.resolve(false) },
     stripeEvents: {
       recordOnce: () => Promise.resolve(this.fresh),
       setOutcome: (_meta, outcome) => this.write(`outcome ${outcome}`),

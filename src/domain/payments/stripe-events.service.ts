@@ -185,7 +185,12 @@ class EventApplication {
     if (refusal) return { kind: 'not-granted', why: refusal };
     const grant = { projectId, userId: buyer.userId, planId: buyer.planId, subscriptionId, eventAt };
     // The member's confirmation (docs/front-desk.md, "Confirmations"), queued with the grant: once per payment.
-    const confirm = () => this.s.notifications.queueConfirmation({ projectId, userId: buyer.userId, planId: buyer.planId, paymentKey }, this.now);
+    // And, for a member who logged in with Discord on the web, their join to the plan's guilds (docs/web.md).
+    const confirm = async () => {
+      const paid = { projectId, userId: buyer.userId, planId: buyer.planId, paymentKey };
+      await this.s.notifications.queueConfirmation(paid, this.now);
+      await this.s.guildJoins.queueAfterPayment(paid, this.now);
+    };
     if (await m.extendByPlan(grant, this.now)) {
       await confirm();
       return { kind: 'extended' };

@@ -25,6 +25,10 @@ export interface Settings {
   support_enabled: boolean;
   ai_enabled: boolean;
   policies: Policies;
+  /** The public plan page's logo (docs/web.md, "Branding"): an https URL, or null for none. */
+  page_logo_url: string | null;
+  /** The public pages' accent colour, `#rrggbb` (docs/web.md, "Branding"), or null for tenure's own. */
+  page_accent_color: string | null;
 }
 
 export type SettingKey = keyof Settings;
@@ -42,6 +46,8 @@ export const DEFAULT_SETTINGS: Settings = {
   support_enabled: false,
   ai_enabled: false,
   policies: { terms: null, privacy: null, minimum_age: null },
+  page_logo_url: null,
+  page_accent_color: null,
 };
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; message: string };
@@ -110,6 +116,23 @@ function policies(v: unknown): Checked<Policies> {
   return valid({ terms: terms.value, privacy: privacy.value, minimum_age: age as number | null });
 }
 
+/** Only https: the page's Content-Security-Policy allows images from https origins alone (docs/web.md). */
+function logoUrl(v: unknown): Checked<string | null> {
+  if (v === null) return valid(null);
+  if (typeof v === 'string' && v.length <= 2048 && URL.canParse(v)) {
+    const url = new URL(v);
+    if (url.protocol === 'https:' && url.hostname !== '' && url.username === '' && url.password === '') return valid(url.href);
+  }
+  return invalid('page_logo_url must be null or an https URL of at most 2048 characters, without user or password');
+}
+
+/** Any colour is taken: the pages pick the text drawn on it so WCAG AA contrast holds (src/domain/web/branding.ts). */
+function accentColor(v: unknown): Checked<string | null> {
+  if (v === null) return valid(null);
+  if (typeof v === 'string' && /^#[0-9a-fA-F]{6}$/.test(v)) return valid(v.toLowerCase());
+  return invalid('page_accent_color must be null or a colour as #rrggbb (e.g. #3a36c9)');
+}
+
 export const SETTING_VALIDATORS: { [K in SettingKey]: (value: unknown) => Checked<Settings[K]> } = {
   default_language: text('default_language', isLanguage, 'an ISO 639 language code, optionally with a region (en, pt-BR)'),
   timezone_preference: text('timezone_preference', isTimeZone, 'an IANA time zone name (UTC, Europe/Berlin)'),
@@ -120,6 +143,8 @@ export const SETTING_VALIDATORS: { [K in SettingKey]: (value: unknown) => Checke
   support_enabled: bool('support_enabled'),
   ai_enabled: bool('ai_enabled'),
   policies,
+  page_logo_url: logoUrl,
+  page_accent_color: accentColor,
 };
 
 export const SETTING_KEYS = Object.keys(DEFAULT_SETTINGS) as SettingKey[];

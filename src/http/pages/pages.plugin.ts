@@ -11,6 +11,7 @@ import type { PortalService } from '../../domain/front-desk/portal.service.js';
 import { toAppError } from '../errors.js';
 import { payPages } from './pay.pages.js';
 import { portalPages } from './portal.pages.js';
+import { webPages, type WebPagesOptions } from './web.pages.js';
 import { messagePage, type PageContext } from './render.js';
 
 /**
@@ -27,6 +28,10 @@ export interface PagesOptions {
   portal: Pick<PortalService, 'open' | 'billing'>;
   /** TENURE_PUBLIC_URL: its path is the prefix of every link a page makes. */
   publicUrl: string;
+  /** The public plan page and Login with Discord (docs/web.md). */
+  web: Pick<WebPagesOptions, 'pages' | 'login'>;
+  /** The origin of Discord's authorize page (TENURE_DISCORD_API_URL's): the login form's redirect goes there. */
+  discordOrigin: string;
 }
 
 const TEMPLATES = fileURLToPath(new URL('./templates/', import.meta.url));
@@ -46,8 +51,10 @@ export const pagesPlugin: FastifyPluginAsync<PagesOptions> = async (app, options
       directives: {
         defaultSrc: ["'none'"],
         styleSrc: ["'self'"],
-        imgSrc: ["'self'"],
-        formAction: ["'self'", STRIPE_BILLING],
+        // A project's logo (docs/web.md, "Branding"): its setting takes https URLs only, of any host.
+        imgSrc: ["'self'", 'https:'],
+        // Login with Discord's form redirects to Discord's authorize page.
+        formAction: ["'self'", STRIPE_BILLING, options.discordOrigin],
         frameAncestors: ["'none'"],
         baseUri: ["'none'"],
       },
@@ -85,6 +92,7 @@ export const pagesPlugin: FastifyPluginAsync<PagesOptions> = async (app, options
   );
   await app.register(payPages, { payLinks: options.payLinks, context });
   await app.register(portalPages, { portal: options.portal, context });
+  await app.register(webPages, { ...options.web, context });
 };
 
 /** The pages, on `app` (an encapsulated scope: their parsers, hooks and error page stay theirs). */

@@ -47,6 +47,8 @@ export const integrations = pgTable(
      * guilds, null once they registered. The bot's health stays as it is: access calls go on.
      */
     commandsError: jsonb('commands_error'),
+    /** Discord: the application's OAuth2 client secret (Login with Discord, docs/web.md), sealed like the token; null when not given. */
+    clientSecretSealed: text('client_secret_sealed'),
     updatedAt: tz('updated_at').notNull().defaultNow(),
   },
   (t) => [

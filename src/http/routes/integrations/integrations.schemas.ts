@@ -52,6 +52,11 @@ export const IntegrationStatus = Type.Object({
       },
     ),
   ),
+  web_login: Type.Optional(
+    Type.Boolean({
+      description: "Discord only: Login with Discord works on the public plan page (docs/web.md): the application's client_secret was given with the bot token",
+    }),
+  ),
   commands_error: Type.Optional(
     Nullable(PlatformError, {
       description:
@@ -61,8 +66,14 @@ export const IntegrationStatus = Type.Object({
   ),
 });
 
-/** The schemas of one platform's connection routes; `label` names the platform in summaries. */
-export function integrationSchemas(label: string) {
+const ClientSecret = Type.String({
+  'x-message': 'client_secret must be a string',
+  description:
+    "Discord only, optional: the application's OAuth2 client secret (Developer Portal → OAuth2), for Login with Discord on the public plan page (docs/web.md); stored encrypted, never returned. Omitted on a reconnection of the same application, the one given before is kept",
+});
+
+/** The schemas of one platform's connection routes; `label` names the platform in summaries; Discord's connection takes a client secret too. */
+export function integrationSchemas(label: string, o: { clientSecret?: boolean } = {}) {
   return {
     connect: {
       summary: `Connect the project's ${label} bot, or replace it (the token is checked with ${label} first)`,
@@ -72,6 +83,7 @@ export function integrationSchemas(label: string) {
           'x-message': 'bot_token must be a string',
           description: `The bot's token; checked with ${label} before it is stored, stored encrypted, never returned`,
         }),
+        ...(o.clientSecret ? { client_secret: Type.Optional(ClientSecret) } : {}),
       }),
       response: { 200: Envelope(Integration), ...errorResponses(409, 422) },
     },

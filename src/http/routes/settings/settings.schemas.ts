@@ -19,6 +19,8 @@ export const Settings = Type.Object({
     privacy: Policy,
     minimum_age: Type.Union([Type.Integer({ minimum: 0, maximum: 120 }), Type.Null()]),
   }),
+  page_logo_url: Type.Union([Type.String({ format: 'uri', description: 'The public plan page\'s logo: an https URL' }), Type.Null()]),
+  page_accent_color: Type.Union([Type.String({ pattern: '^#[0-9a-f]{6}$', description: 'The public pages\' accent colour, #rrggbb; the text on it is picked for WCAG AA contrast' }), Type.Null()]),
 });
 
 const KeyParams = Type.Object({ project_id: Type.String(), key: Type.String({ description: 'A setting name, e.g. default_currency' }) });

@@ -1,0 +1,154 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import type { Result } from '../errors.js';
+import { digestOf, isLinkToken, newLinkToken } from '../front-desk/link-tokens.js';
+import type { PayLinkInput, PayLinkView } from '../front-desk/pay-links.service.js';
+import { openOrNull, type SecretBox } from '../integrations/secret-box.js';
+
+/**
+ * Login with Discord for a web buyer (docs/web.md, "Login with Discord"): the authorization code
+ * flow with PKCE (S256) and a single-use `state` bound to the browser. `start` keeps a record of
+ * the login (the state's digest, the sealed PKCE verifier, ten minutes) and the route sets the
+ * state in an HTTP-only cookie; `finish` accepts Discord's answer only in the browser holding that
+ * cookie, consumes the record once, exchanges the code, and makes the buyer's pay link for their
+ * Discord id. The member's token is kept, sealed, so that the bot can add them to the guild once
+ * they paid (src/domain/web/guild-joins.ts). The OAuth2 calls themselves are oauth4webapi's
+ * (src/web/discord-oauth.ts).
+ */
+
+/** How long a login may take between the Login button and Discord's redirect back. */
+export const LOGIN_TTL_MS = 10 * 60_000;
+
+/** The application a project's Discord logins go through, as the store reads it. */
+export interface LoginApplication {
+  applicationId: string;
+  clientSecretSealed: string;
+}
+
+export interface LoginRecord {
+  projectId: string;
+  planId: string;
+  codeVerifierSealed: string;
+  expiresAt: Date;
+  application: LoginApplication | null;
+}
+
+export interface DiscordLoginStatements {
+  /** The project's Discord application with its sealed client secret, and whether `planId` is one of its plans granting a Discord target. */
+  loginTarget(projectId: string, planId: string): Promise<{ application: LoginApplication | null; planGrantsDiscord: boolean }>;
+  saveLogin(l: { stateHash: string; projectId: string; planId: string; codeVerifierSealed: string; createdAt: Date; expiresAt: Date }): Promise<void>;
+  /** Deletes the login and answers it (single use): null when there is none (never made, or already used). */
+  takeLogin(stateHash: string): Promise<LoginRecord | null>;
+  saveMemberToken(t: { projectId: string; userId: string; accessTokenSealed: string; refreshTokenSealed: string | null; expiresAt: Date }): Promise<void>;
+}
+
+/** What Discord answered a code exchange (and `/users/@me` with the token). */
+export type Exchanged =
+  | { kind: 'ok'; userId: string; accessToken: string; refreshToken: string | null; expiresInSeconds: number }
+  /** The buyer pressed Cancel on Discord's consent screen (`error=access_denied`). */
+  | { kind: 'denied' }
+  /** Discord refused the code or the client (`invalid_grant`, `invalid_client`…). */
+  | { kind: 'refused'; error: string }
+  | { kind: 'unavailable'; error: string };
+
+/** Discord's OAuth2 endpoints (src/web/discord-oauth.ts). */
+export interface DiscordOAuth {
+  pkce(): Promise<{ verifier: string; challenge: string }>;
+  authorizeUrl(a: { clientId: string; redirectUri: string; state: string; codeChallenge: string }): string;
+  exchange(a: { clientId: string; clientSecret: string; redirectUri: string; callback: URLSearchParams; state: string; codeVerifier: string }): Promise<Exchanged>;
+}
+
+export type StartOutcome =
+  | { kind: 'redirect'; url: string; state: string }
+  /** No such plan of the project, or it grants nothing on Discord. */
+  | { kind: 'unknown' }
+  /** The project has no Discord application with a client secret, or no key to open it. */
+  | { kind: 'not-configured' };
+
+export type FinishOutcome =
+  | { kind: 'pay'; payLinkId: string; projectId: string }
+  /** The state is not the one this browser started with (forged, another browser, no cookie). */
+  | { kind: 'forged' }
+  /** No login under way for this state: already used, or never made. */
+  | { kind: 'used' }
+  | { kind: 'expired'; projectId: string }
+  | { kind: 'denied'; projectId: string }
+  | { kind: 'refused'; projectId: string; error: string }
+  | { kind: 'unavailable'; projectId: string; error: string }
+  /** Discord said who they are, but the pay link could not be made (banned, plan gone). */
+  | { kind: 'no-pay-link'; projectId: string; message: string };
+
+export interface PayLinkMaker {
+  create(projectId: string, input: PayLinkInput): Promise<Result<PayLinkView>>;
+}
+
+export class DiscordLoginService {
+  constructor(
+    private readonly store: DiscordLoginStatements,
+    private readonly oauth: DiscordOAuth,
+    private readonly payLinks: PayLinkMaker,
+    private readonly box: SecretBox | null,
+    private readonly clock: Clock,
+    private readonly options: { redirectUri: string },
+  ) {}
+
+  async start(projectId: string, planId: string): Promise<StartOutcome> {
+    const target = await this.store.loginTarget(projectId, planId);
+    if (!target.planGrantsDiscord) return { kind: 'unknown' };
+    const app = target.application;
+    if (!app || !this.box || openOrNull(this.box, app.clientSecretSealed) === null) return { kind: 'not-configured' };
+    const state = newLinkToken();
+    const { verifier, challenge } = await this.oauth.pkce();
+    const now = this.clock.now();
+    await this.store.saveLogin({
+      stateHash: digestOf(state),
+      projectId,
+      planId,
+      codeVerifierSealed: this.box.seal(verifier),
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + LOGIN_TTL_MS),
+    });
+    const url = this.oauth.authorizeUrl({ clientId: app.applicationId, redirectUri: this.options.redirectUri, state, codeChallenge: challenge });
+    return { kind: 'redirect', url, state };
+  }
+
+  /** Discord's redirect back: `callback` its query, `cookieState` the state this browser started with. */
+  async finish(callback: URLSearchParams, cookieState: string | undefined): Promise<FinishOutcome> {
+    const state = callback.get('state') ?? '';
+    if (!isLinkToken(state) || cookieState === undefined || !sameText(state, cookieState)) return { kind: 'forged' };
+    const login = await this.store.takeLogin(digestOf(state));
+    if (!login) return { kind: 'used' };
+    const { projectId } = login;
+    if (login.expiresAt.getTime() <= this.clock.now().getTime()) return { kind: 'expired', projectId };
+    if (callback.get('error') === 'access_denied') return { kind: 'denied', projectId };
+    const secret = this.box && login.application ? openOrNull(this.box, login.application.clientSecretSealed) : null;
+    const verifier = this.box ? openOrNull(this.box, login.codeVerifierSealed) : null;
+    if (!this.box || !login.application || secret === null || verifier === null) return { kind: 'unavailable', projectId, error: 'Login with Discord is no longer set up' };
+    const answer = await this.oauth.exchange({
+      clientId: login.application.applicationId,
+      clientSecret: secret,
+      redirectUri: this.options.redirectUri,
+      callback,
+      state,
+      codeVerifier: verifier,
+    });
+    if (answer.kind === 'denied') return { kind: 'denied', projectId };
+    if (answer.kind !== 'ok') return { ...answer, projectId };
+    await this.store.saveMemberToken({
+      projectId,
+      userId: answer.userId,
+      accessTokenSealed: this.box.seal(answer.accessToken),
+      refreshTokenSealed: answer.refreshToken === null ? null : this.box.seal(answer.refreshToken),
+      expiresAt: new Date(this.clock.now().getTime() + answer.expiresInSeconds * 1000),
+    });
+    const link = await this.payLinks.create(projectId, { planId: login.planId, userId: answer.userId });
+    if (!link.ok) return { kind: 'no-pay-link', projectId, message: link.error.message };
+    return { kind: 'pay', payLinkId: link.value.pay_link_id, projectId };
+  }
+}
+
+function sameText(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}

@@ -1,0 +1,125 @@
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { LOGIN_TTL_MS, type DiscordLoginService, type FinishOutcome } from '../../domain/web/discord-login.service.js';
+import type { PublicPageService, PublicPageView } from '../../domain/web/public-page.js';
+import { isUuid } from '../../domain/ids.js';
+import { DOCS_PREFIX } from '../openapi.js';
+import { messagePage, page, type Message, type PageContext } from './render.js';
+
+/**
+ * Members on the web (docs/web.md): `GET /` (what this server is), `GET /p/{project_id}` (the
+ * project's plans and a way to buy each), its colours (`/p/{project_id}/brand.css`), and Login with
+ * Discord: `POST /auth/discord/start` (a form with a CSRF token) → Discord's consent page →
+ * `GET /auth/discord/callback` → 303 to the buyer's own pay link. Every redirect goes to a path of
+ * ours or to the URL the login service built for Discord's authorize endpoint; no parameter names
+ * where to go.
+ */
+
+export interface WebPagesOptions {
+  pages: Pick<PublicPageService, 'page'>;
+  login: Pick<DiscordLoginService, 'start' | 'finish'>;
+  context: PageContext;
+}
+
+/** The browser's half of a login's `state`: HTTP-only, sent back only to the callback's path. */
+const LOGIN_COOKIE = 'tenure_login';
+const NO_PROJECT: Message = { title: 'Page not found', lines: ['There is no membership page at this address. Check that you opened all of it.'] };
+const START_AGAIN = 'Go back to the plans page and press Login with Discord again.';
+
+type ProjectParams = { Params: { project_id: string } };
+type StartBody = { Body: { project_id?: unknown; plan_id?: unknown } };
+
+export const webPages: FastifyPluginAsync<WebPagesOptions> = async (app, { pages, login, context }) => {
+  const plansPath = (projectId: string) => `${context.base}/p/${encodeURIComponent(projectId)}`;
+  const loginCookie = { path: `${context.base}/auth/discord/`, httpOnly: true, sameSite: 'lax' as const, secure: context.secure };
+
+  app.get('/', { config: { public: true }, schema: { hide: true } }, async (_request, reply) =>
+    page(reply, context, 200, 'web-landing', { title: 'tenure', docsHref: `${context.base}${DOCS_PREFIX}` }),
+  );
+
+  app.get<ProjectParams>('/p/:project_id', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
+    const view = await pages.page(request.params.project_id);
+    if (!view) return messagePage(reply, context, 404, NO_PROJECT);
+    // The CSRF secret's cookie goes only where the form posts.
+    const csrf = reply.generateCsrf({ path: `${context.base}/auth/discord/`, sameSite: 'lax' });
+    return page(reply, context, 200, 'web-plans', { ...shown(view), csrf, startAction: `${context.base}/auth/discord/start`, brandCss: `${plansPath(view.project.projectId)}/brand.css` });
+  });
+
+  // The accent colour as CSS custom properties: the CSP allows stylesheets of our own only, so no inline style.
+  app.get<ProjectParams>('/p/:project_id/brand.css', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
+    const view = await pages.page(request.params.project_id);
+    if (!view) return reply.code(404).type('text/css; charset=utf-8').send('');
+    const { accent, onAccent, link } = view.palette;
+    return reply
+      .type('text/css; charset=utf-8')
+      .header('cache-control', 'public, max-age=300')
+      .send(`:root { --accent: ${accent}; --on-accent: ${onAccent}; --link: ${link}; }\n`);
+  });
+
+  app.post<StartBody>('/auth/discord/start', { config: { public: true }, schema: { hide: true }, preHandler: app.csrfProtection }, async (request, reply) => {
+    const { project_id: projectId, plan_id: planId } = request.body ?? {};
+    if (typeof projectId !== 'string' || typeof planId !== 'string' || !isUuid(projectId) || !isUuid(planId)) return messagePage(reply, context, 404, NO_PROJECT);
+    const started = await login.start(projectId.toLowerCase(), planId.toLowerCase());
+    if (started.kind === 'unknown') return messagePage(reply, context, 404, { title: 'Plan not found', lines: ['This plan is no longer offered here.'], action: { href: plansPath(projectId), label: 'See the plans' } });
+    if (started.kind === 'not-configured') {
+      return messagePage(reply, context, 409, { title: 'Login with Discord is not set up', lines: ['Nothing was charged. Please ask the community team for a payment link, or try again later.'] });
+    }
+    reply.setCookie(LOGIN_COOKIE, started.state, { ...loginCookie, maxAge: LOGIN_TTL_MS / 1000 });
+    return reply.header('cache-control', 'no-store').redirect(started.url, 303);
+  });
+
+  app.get('/auth/discord/callback', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
+    const query = new URLSearchParams(request.url.slice(request.url.indexOf('?') + 1 || request.url.length));
+    const outcome = await login.finish(query, request.cookies[LOGIN_COOKIE]);
+    // Single use: whatever happened, this browser's state is spent.
+    reply.clearCookie(LOGIN_COOKIE, loginCookie);
+    if (outcome.kind === 'pay') return reply.header('cache-control', 'no-store').redirect(`${context.base}/pay/${encodeURIComponent(outcome.payLinkId)}`, 303);
+    if (outcome.kind === 'refused' || outcome.kind === 'unavailable' || outcome.kind === 'no-pay-link') {
+      request.log.warn({ outcome: outcome.kind, reason: 'error' in outcome ? outcome.error : outcome.message }, 'a login with Discord did not end in a pay link');
+    }
+    return loginFailedPage(reply, context, outcome, plansPath);
+  });
+};
+
+function loginFailedPage(reply: FastifyReply, context: PageContext, o: Exclude<FinishOutcome, { kind: 'pay' }>, plansPath: (id: string) => string) {
+  const back = 'projectId' in o ? { href: plansPath(o.projectId), label: 'Back to the plans' } : undefined;
+  const [status, message]: [number, Message] = (() => {
+    switch (o.kind) {
+      case 'forged':
+        return [400, { title: 'This login did not start here', lines: ['For your safety, a login with Discord must finish in the browser where it started, within 10 minutes.', START_AGAIN] }] as [number, Message];
+      case 'used':
+        return [410, { title: 'This login has already been used', lines: ['Each login with Discord works once.', START_AGAIN] }] as [number, Message];
+      case 'expired':
+        return [410, { title: 'This login has expired', lines: ['A login with Discord must be finished within 10 minutes. Nothing was charged.', START_AGAIN] }] as [number, Message];
+      case 'denied':
+        return [403, { title: 'You did not allow the login', lines: ['Discord says you pressed Cancel, so we do not know your Discord account and nothing was charged.', 'To buy, log in again and press Authorize: we use your account only to give you your membership and add you to the server.'] }] as [number, Message];
+      case 'refused':
+        return [502, { title: 'Discord did not accept the login', lines: ['Nothing was charged. Please try again; if it keeps failing, tell the community team.'] }] as [number, Message];
+      case 'unavailable':
+        return [503, { title: 'We could not reach Discord', lines: ['Nothing was charged. Please try again in a minute.'] }] as [number, Message];
+      case 'no-pay-link':
+        return [409, { title: 'This plan cannot be bought right now', lines: ['Nothing was charged. Please contact the community team.'] }] as [number, Message];
+    }
+  })();
+  return messagePage(reply, context, status, back ? { ...message, action: back } : message);
+}
+
+const KIND: Record<string, string> = { guild: 'server', role: 'role', channel: 'channel', group: 'group' };
+const PLATFORM: Record<string, string> = { discord: 'Discord', telegram: 'Telegram' };
+
+/** The page's words for what the service read. */
+function shown(v: PublicPageView) {
+  return {
+    title: v.project.name,
+    projectName: v.project.name,
+    projectId: v.project.projectId,
+    logoUrl: v.logoUrl,
+    plans: v.plans.map((p) => ({
+      planId: p.planId,
+      name: p.name,
+      price: p.priceFormatted,
+      terms: p.recurring ? `renews every ${p.duration} until you cancel` : `for ${p.duration}, paid once`,
+      grants: p.targets.map((t) => `${t.name} (${PLATFORM[t.platform] ?? t.platform} ${KIND[t.kind] ?? t.kind})`),
+      buy: p.buy,
+    })),
+  };
+}

@@ -1,0 +1,80 @@
+import { sql } from 'drizzle-orm';
+import { index, integer, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { plans } from './catalogue.js';
+import { tz } from './columns.js';
+import { projects } from './projects.js';
+
+/**
+ * Members on the web (docs/web.md): Login with Discord from the public plan page, the member's
+ * Discord token kept for joining them to the guild once they paid, and those joins.
+ */
+
+/**
+ * One login under way: made when the buyer presses Login with Discord, deleted when Discord sends
+ * them back (single use) or when it expires. Keyed by the SHA-256 digest of its `state`, so a
+ * leaked table names no state; the PKCE verifier is sealed with the instance key.
+ */
+export const webLogins = pgTable(
+  'web_logins',
+  {
+    stateHash: text('state_hash').primaryKey(),
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    planId: uuid('plan_id')
+      .notNull()
+      .references(() => plans.id, { onDelete: 'cascade' }),
+    codeVerifierSealed: text('code_verifier_sealed').notNull(),
+    createdAt: tz('created_at').notNull().defaultNow(),
+    expiresAt: tz('expires_at').notNull(),
+  },
+  (t) => [index('web_logins_expires_idx').on(t.expiresAt)],
+);
+
+/**
+ * A member's Discord OAuth2 token (scope `identify guilds.join`), sealed: what lets the bot add
+ * them to a guild (Add Guild Member takes the member's own access token). One per project and member,
+ * replaced by their next login.
+ */
+export const discordMemberTokens = pgTable(
+  'discord_member_tokens',
+  {
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    userId: text('user_id').notNull(),
+    accessTokenSealed: text('access_token_sealed').notNull(),
+    refreshTokenSealed: text('refresh_token_sealed'),
+    expiresAt: tz('expires_at').notNull(),
+    updatedAt: tz('updated_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.userId] })],
+);
+
+/**
+ * A guild join to make after a payment: queued in the payment's transaction for a member who
+ * logged in with Discord (one per payment key), claimed with `FOR UPDATE SKIP LOCKED` by the guild
+ * join job, which adds the member to the guilds of the plan's Discord targets.
+ */
+export const guildJoins = pgTable(
+  'guild_joins',
+  {
+    id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    userId: text('user_id').notNull(),
+    planId: uuid('plan_id').notNull(),
+    /** `payment:<payment key>`: a payment applied twice queues one join. */
+    dedupeKey: text('dedupe_key').notNull(),
+    /** `pending` | `joined` | `failed`. */
+    state: text('state').notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: tz('next_attempt_at').notNull().defaultNow(),
+    /** What Discord answered last (`code: message`). */
+    lastError: text('last_error'),
+    createdAt: tz('created_at').notNull().defaultNow(),
+    doneAt: tz('done_at'),
+  },
+  (t) => [uniqueIndex('guild_joins_dedupe_key').on(t.projectId, t.dedupeKey), index('guild_joins_due_idx').on(t.nextAttemptAt).where(sql`state = 'pending'`)],
+);

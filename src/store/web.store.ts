@@ -1,0 +1,89 @@
+import { sql } from 'drizzle-orm';
+import type { DiscordLoginStatements, LoginApplication, LoginRecord } from '../domain/web/discord-login.service.js';
+import { MAX_PUBLIC_PLANS, type PublicProject } from '../domain/web/public-page.js';
+import { rowsOf, type Db } from '../database/db.js';
+import { at } from '../database/sql.js';
+
+/**
+ * Members on the web (docs/web.md; schema in schema/web.ts): what the public plan page shows, and
+ * the logins with Discord under way. Each method is one statement.
+ */
+
+const GUILD_OF = sql.raw(`CASE WHEN t.kind = 'guild' THEN t.external_id ELSE g.external_id END`);
+
+export class WebStore implements DiscordLoginStatements {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * The project, its plans (oldest first, at most MAX_PUBLIC_PLANS) with the enabled targets each
+   * grants, whether Login with Discord is set up, the Telegram bot's name and the branding
+   * settings; null when there is no such project.
+   */
+  async publicProject(projectId: string): Promise<PublicProject | null> {
+    const result = await this.db.execute(sql`
+      SELECT p.id AS "projectId", p.name,
+        (SELECT coalesce(json_agg(json_build_object(
+            'planId', pl.id, 'name', pl.name, 'priceFormatted', pl.price_formatted, 'duration', pl.duration, 'recurring', pl.recurring,
+            'targets', (SELECT coalesce(json_agg(json_build_object('name', t.name, 'kind', t.kind, 'platform', t.platform) ORDER BY pt.created_at, t.id), '[]'::json)
+                        FROM plan_targets pt JOIN targets t ON t.id = pt.target_id WHERE pt.plan_id = pl.id AND t.is_enabled)
+          ) ORDER BY pl.created_at, pl.id), '[]'::json)
+         FROM (SELECT * FROM plans WHERE project_id = p.id AND deleted_at IS NULL ORDER BY created_at, id LIMIT ${MAX_PUBLIC_PLANS}) pl) AS plans,
+        EXISTS (SELECT 1 FROM integrations i WHERE i.project_id = p.id AND i.platform = 'discord'
+                AND i.client_secret_sealed IS NOT NULL AND i.application_id IS NOT NULL) AS "discordLogin",
+        (SELECT i.bot_name FROM integrations i WHERE i.project_id = p.id AND i.platform = 'telegram') AS "telegramBot",
+        (SELECT s.value FROM settings s WHERE s.project_id = p.id AND s.key = 'page_logo_url') AS "logoSetting",
+        (SELECT s.value FROM settings s WHERE s.project_id = p.id AND s.key = 'page_accent_color') AS "accentSetting"
+      FROM projects p WHERE p.id = ${projectId}`);
+    const row = rowsOf<PublicProject & { plans: PublicProject['plans'] | string }>(result)[0];
+    if (!row) return null;
+    return { ...row, plans: typeof row.plans === 'string' ? (JSON.parse(row.plans) as PublicProject['plans']) : row.plans };
+  }
+
+  async loginTarget(projectId: string, planId: string): Promise<{ application: LoginApplication | null; planGrantsDiscord: boolean }> {
+    const result = await this.db.execute(sql`
+      SELECT
+        EXISTS (SELECT 1 FROM plans pl JOIN plan_targets pt ON pt.plan_id = pl.id JOIN targets t ON t.id = pt.target_id
+                WHERE pl.id = ${planId} AND pl.project_id = ${projectId} AND pl.deleted_at IS NULL AND t.platform = 'discord' AND t.is_enabled) AS "planGrantsDiscord",
+        i.application_id AS "applicationId", i.client_secret_sealed AS "clientSecretSealed"
+      FROM (SELECT 1) one
+      LEFT JOIN integrations i ON i.project_id = ${projectId} AND i.platform = 'discord'`);
+    const row = rowsOf<{ planGrantsDiscord: boolean; applicationId: string | null; clientSecretSealed: string | null }>(result)[0]!;
+    const application = row.applicationId && row.clientSecretSealed ? { applicationId: row.applicationId, clientSecretSealed: row.clientSecretSealed } : null;
+    return { application, planGrantsDiscord: row.planGrantsDiscord };
+  }
+
+  /** Records a login; logins expired an hour ago go with it, so the table holds only logins under way. */
+  async saveLogin(l: { stateHash: string; projectId: string; planId: string; codeVerifierSealed: string; createdAt: Date; expiresAt: Date }): Promise<void> {
+    await this.db.execute(sql`
+      WITH swept AS (DELETE FROM web_logins WHERE expires_at < ${at(new Date(l.createdAt.getTime() - 3_600_000))})
+      INSERT INTO web_logins (state_hash, project_id, plan_id, code_verifier_sealed, created_at, expires_at)
+      VALUES (${l.stateHash}, ${l.projectId}, ${l.planId}, ${l.codeVerifierSealed}, ${at(l.createdAt)}, ${at(l.expiresAt)})`);
+  }
+
+  async takeLogin(stateHash: string): Promise<LoginRecord | null> {
+    const result = await this.db.execute(sql`
+      WITH taken AS (DELETE FROM web_logins WHERE state_hash = ${stateHash} RETURNING project_id, plan_id, code_verifier_sealed, expires_at)
+      SELECT t.project_id AS "projectId", t.plan_id AS "planId", t.code_verifier_sealed AS "codeVerifierSealed", t.expires_at AS "expiresAt",
+             i.application_id AS "applicationId", i.client_secret_sealed AS "clientSecretSealed"
+      FROM taken t LEFT JOIN integrations i ON i.project_id = t.project_id AND i.platform = 'discord'`);
+    const row = rowsOf<Omit<LoginRecord, 'application' | 'expiresAt'> & { expiresAt: Date | string; applicationId: string | null; clientSecretSealed: string | null }>(result)[0];
+    if (!row) return null;
+    return {
+      projectId: row.projectId,
+      planId: row.planId,
+      codeVerifierSealed: row.codeVerifierSealed,
+      expiresAt: new Date(row.expiresAt),
+      application: row.applicationId && row.clientSecretSealed ? { applicationId: row.applicationId, clientSecretSealed: row.clientSecretSealed } : null,
+    };
+  }
+
+  async saveMemberToken(t: { projectId: string; userId: string; accessTokenSealed: string; refreshTokenSealed: string | null; expiresAt: Date }): Promise<void> {
+    await this.db.execute(sql`
+      INSERT INTO discord_member_tokens (project_id, user_id, access_token_sealed, refresh_token_sealed, expires_at, updated_at)
+      VALUES (${t.projectId}, ${t.userId}, ${t.accessTokenSealed}, ${t.refreshTokenSealed}, ${at(t.expiresAt)}, now())
+      ON CONFLICT (project_id, user_id) DO UPDATE SET access_token_sealed = excluded.access_token_sealed,
+        refresh_token_sealed = excluded.refresh_token_sealed, expires_at = excluded.expires_at, updated_at = excluded.updated_at`);
+  }
+}
+
+export { GUILD_OF };
