@@ -22,6 +22,7 @@ import { merchantAccountsRoutes } from './http/routes/merchant-accounts/merchant
 import { paymentsRoutes } from './http/routes/payments/payments.routes.js';
 import { payLinksRoutes } from './http/routes/pay-links/pay-links.routes.js';
 import { portalLinksRoutes } from './http/routes/portal-links/portal-links.routes.js';
+import { invoicingRoutes } from './http/routes/invoicing/invoicing.routes.js';
 import { registerPages } from './http/pages/pages.plugin.js';
 import { plansRoutes } from './http/routes/plans/plans.routes.js';
 import { settingsRoutes } from './http/routes/settings/settings.routes.js';
@@ -111,6 +112,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(checkoutRoutes, { checkout: services.checkout });
   await app.register(payLinksRoutes, { payLinks: services.payLinks });
   await app.register(portalLinksRoutes, { portal: services.portal });
+  await app.register(invoicingRoutes, { invoicing: services.invoicing });
   await app.register(stripeEventsRoutes, { stripeEvents: services.stripeEvents });
   await app.register(discordInteractionsRoutes, { discordInteractions: services.discordInteractions });
   await app.register(paymentsRoutes, { payments: services.payments });
@@ -124,7 +126,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(telegramUpdatesRoutes, { telegramWebhook: services.telegramWebhook });
   // The pages members open (docs/front-desk.md): HTML, no key, their own error page.
   await registerPages(app, {
-    payLinks: services.payLinks, portal: services.portal, publicUrl: deps.config.frontDesk.publicUrl,
+    payLinks: services.payLinks, portal: services.portal, portalActions: services.portalActions, publicUrl: deps.config.frontDesk.publicUrl,
     web: { pages: services.publicPages, login: services.discordLogin },
     discordOrigin: new URL(deps.config.access.discordApiUrl).origin,
   });

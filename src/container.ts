@@ -13,7 +13,9 @@ import type { SecretBox } from './domain/integrations/secret-box.js';
 import { TelegramWebhookSecrets } from './domain/integrations/telegram-webhook-secret.js';
 import { TelegramWebhookService } from './domain/integrations/telegram-webhook.service.js';
 import { PAY_LINK_TTL_MS, PayLinksService } from './domain/front-desk/pay-links.service.js';
+import { PortalActions } from './domain/front-desk/portal-actions.js';
 import { PortalService } from './domain/front-desk/portal.service.js';
+import { InvoicingService } from './domain/invoicing/invoicing.service.js';
 import { MembershipsService } from './domain/memberships/memberships.service.js';
 import { CheckoutCoupons } from './domain/payments/checkout-coupons.js';
 import { CheckoutService } from './domain/payments/checkout.service.js';
@@ -84,6 +86,10 @@ export interface Services {
   payLinks: PayLinksService;
   /** The member's portal: single-use links to their memberships, payments and Stripe billing (docs/front-desk.md). */
   portal: PortalService;
+  /** The portal's forms: a renewal cancelled or resumed, a Telegram invite, invoicing details (docs/portal.md). */
+  portalActions: PortalActions;
+  /** Members' invoicing details, passed to Stripe as the customer's (docs/portal.md). */
+  invoicing: InvoicingService;
   /** Discord's interactions with the project's bot: commands and buttons for members (docs/front-desk.md). */
   discordInteractions: DiscordInteractions;
   /** Registers the commands for members in the guilds of a project's Discord targets. */
@@ -242,7 +248,30 @@ function createServices(
     discordCommandRegistrar(config.access.discordApiUrl),
     logDiscord('registering the Discord commands failed'),
   );
-  const portal = new PortalService(transactor, stores.portalLinks, stores.memberships, stores.payments, stores.merchantAccounts, stripe, secretBox, clock, { publicUrl });
+  const invoicing = new InvoicingService(stores.invoicing, clock);
+  const portal = new PortalService({
+    transactor,
+    links: stores.portalLinks,
+    payments: stores.payments,
+    accounts: stores.merchantAccounts,
+    stripe,
+    invoicing,
+    box: secretBox,
+    clock,
+    publicUrl,
+  });
+  const access = new AccessService(stores.access, stores.accessPlan, stores.telegramInvites, clock);
+  const portalActions = new PortalActions({
+    links: stores.portalLinks,
+    accounts: stores.merchantAccounts,
+    stripe,
+    stripeEvents,
+    invoicing,
+    access,
+    invites: stores.telegramInvites,
+    box: secretBox,
+    clock,
+  });
   return {
     auth,
     projects,
@@ -274,7 +303,7 @@ function createServices(
         if (platform === 'discord') await discordCommands.register(projectId);
       },
     ),
-    access: new AccessService(stores.access, stores.accessPlan, stores.telegramInvites, clock),
+    access,
     telegramWebhook: new TelegramWebhookService(
       stores.telegramUpdates,
       TelegramWebhookSecrets.of(secretBox),
@@ -288,6 +317,8 @@ function createServices(
     coupons: new CouponsService(stores.coupons, clock),
     payLinks: payLinkService,
     portal,
+    portalActions,
+    invoicing,
     discordInteractions: new DiscordInteractions(
       stores.discordFrontDesk,
       // A plan button's answer: the pressing member's own pay link.

@@ -88,11 +88,15 @@ export class PaidMembershipsStore implements PaidMembershipStatements {
     return { created: Boolean(row.id), banned: row.banned };
   }
 
-  async setSubscriptionStatus(s: { projectId: string; subscriptionId: string; userId: string | null; status: string; eventAt: Date }, now: Date): Promise<string[]> {
+  async setSubscriptionStatus(
+    s: { projectId: string; subscriptionId: string; userId: string | null; status: string; cancelAtPeriodEnd: boolean | null; eventAt: Date },
+    now: Date,
+  ): Promise<string[]> {
     const eventAt = sql`${at(s.eventAt)}`;
     const rows = rowsOf<{ id: string }>(
       await this.db.execute(sql`
-        UPDATE memberships SET subscription_id = ${s.subscriptionId}, subscription_status = ${s.status}, subscription_status_at = ${eventAt}, updated_at = ${at(now)}
+        UPDATE memberships SET subscription_id = ${s.subscriptionId}, subscription_status = ${s.status}, subscription_status_at = ${eventAt},
+          subscription_cancel_at_period_end = COALESCE(${s.cancelAtPeriodEnd}::boolean, subscription_cancel_at_period_end), updated_at = ${at(now)}
         WHERE project_id = ${s.projectId}
           AND (subscription_id = ${s.subscriptionId} OR (subscription_id IS NULL AND user_id = ${s.userId}::text))
           AND (subscription_status_at IS NULL OR subscription_status_at <= ${eventAt})

@@ -1,12 +1,22 @@
 import { sql } from 'drizzle-orm';
-import type { PortalLinkRecord, PortalLinkStatements } from '../domain/front-desk/portal-link-statements.js';
+import type {
+  PortalAccessRecord,
+  PortalLinkRecord,
+  PortalLinkStatements,
+  PortalMemberStatements,
+  PortalMembershipRecord,
+} from '../domain/front-desk/portal-link-statements.js';
 import { rowsOf, type Db } from '../database/db.js';
 import { at } from '../database/sql.js';
+import { statusAt } from './rule-twins.js';
 
 const dateOrNull = (v: string | Date | null): Date | null => (v === null ? null : new Date(v));
 
-/** `portal_links` (docs/front-desk.md, "The portal"): PortalService decides; these are its statements. */
-export class PortalLinksStore implements PortalLinkStatements {
+/**
+ * `portal_links` (docs/portal.md), and what the portal reads of the member's memberships, access
+ * and payments: PortalService decides; these are its statements.
+ */
+export class PortalLinksStore implements PortalLinkStatements, PortalMemberStatements {
   constructor(private readonly db: Db) {}
 
   async insert(link: { tokenHash: string; projectId: string; userId: string; createdAt: Date; expiresAt: Date }): Promise<void> {
@@ -56,5 +66,56 @@ export class PortalLinksStore implements PortalLinkStatements {
         ORDER BY created_at DESC, id DESC LIMIT 1`),
     )[0];
     return r ? { customerId: r.customer_id, merchantAccountId: r.merchant_account_id } : null;
+  }
+
+  async membershipsOf(projectId: string, userId: string, now: Date): Promise<PortalMembershipRecord[]> {
+    const rows = rowsOf<{
+      id: string;
+      plan_id: string | null;
+      plan_name: string | null;
+      status: 'active' | 'expired';
+      end_date: string | Date;
+      subscription_id: string | null;
+      subscription_status: string | null;
+      subscription_cancel_at_period_end: boolean;
+    }>(
+      await this.db.execute(sql`
+        SELECT m.id, m.plan_id, p.name AS plan_name, ${statusAt(sql`m.end_date`, now)} AS status, m.end_date,
+               m.subscription_id, m.subscription_status, m.subscription_cancel_at_period_end
+        FROM memberships m LEFT JOIN plans p ON p.id = m.plan_id
+        WHERE m.project_id = ${projectId} AND m.user_id = ${userId}
+        ORDER BY m.end_date DESC, m.id`),
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      planId: r.plan_id,
+      planName: r.plan_name,
+      status: r.status,
+      endDate: new Date(r.end_date),
+      subscriptionId: r.subscription_id,
+      subscriptionStatus: r.subscription_status,
+      cancelAtPeriodEnd: r.subscription_cancel_at_period_end,
+    }));
+  }
+
+  async accessOf(projectId: string, userId: string): Promise<PortalAccessRecord[]> {
+    const rows = rowsOf<{ target_id: string; target_name: string | null; platform: 'discord' | 'telegram'; kind: string; state: string }>(
+      await this.db.execute(sql`
+        SELECT a.target_id, t.name AS target_name, a.platform, a.kind, a.state
+        FROM access a LEFT JOIN targets t ON t.id = a.target_id
+        WHERE a.project_id = ${projectId} AND a.user_id = ${userId} AND a.desired = 'granted'
+        ORDER BY a.platform, t.name, a.target_id`),
+    );
+    return rows.map((r) => ({ targetId: r.target_id, targetName: r.target_name, platform: r.platform, kind: r.kind, state: r.state }));
+  }
+
+  async subscriptionAccount(projectId: string, subscriptionId: string): Promise<string | null> {
+    const r = rowsOf<{ merchant_account_id: string }>(
+      await this.db.execute(sql`
+        SELECT merchant_account_id FROM payments
+        WHERE project_id = ${projectId} AND subscription_id = ${subscriptionId} AND provider = 'stripe' AND merchant_account_id IS NOT NULL
+        ORDER BY created_at DESC, id DESC LIMIT 1`),
+    )[0];
+    return r ? r.merchant_account_id : null;
   }
 }

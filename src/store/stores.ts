@@ -17,6 +17,7 @@ import { DiscordFrontDeskStore } from './discord-front-desk.store.js';
 import { ExpiryStore } from './expiry.store.js';
 import { RetentionStore } from './retention.store.js';
 import { IdempotencyStore } from './idempotency.store.js';
+import { InvoicingStore } from './invoicing.store.js';
 import { InstanceSecretsStore } from './instance-secrets.store.js';
 import { IntegrationsStore } from './integrations.store.js';
 import { LiveEventsStore } from './live-events.store.js';
@@ -97,6 +98,8 @@ export interface Stores {
   payLinks: PayLinksStore;
   /** The members' single-use portal links and the browser sessions they start (docs/front-desk.md). */
   portalLinks: PortalLinksStore;
+  /** The members' invoicing details (docs/portal.md). */
+  invoicing: InvoicingStore;
   /** Discord's commands for members: the application, interaction ids, plans per guild, the commands' guilds (docs/front-desk.md). */
   discordFrontDesk: DiscordFrontDeskStore;
   /** The confirmations the bot sends members after a payment, and the members it cannot reach (docs/front-desk.md, "Confirmations"). */
@@ -146,6 +149,7 @@ function storeFactories(database: Database, clock: Clock): { [K in keyof Stores]
     coupons: (db) => new CouponsStore(db),
     payLinks: (db) => new PayLinksStore(db),
     portalLinks: (db) => new PortalLinksStore(db),
+    invoicing: (db) => new InvoicingStore(db),
     discordFrontDesk: (db) => new DiscordFrontDeskStore(db),
     notifications: (db) => new NotificationsStore(db),
     web: (db) => new WebStore(db),

@@ -137,7 +137,7 @@ describe('the member pages in a browser', () => {
     const portal = (await t.request({ method: 'POST', url: portalLinksPath(t, user) })).json().data as { url: string };
     await page.goto(portal.url);
     expect(await page.locator('h1').textContent()).toBe('Your memberships');
-    expect(await page.getByRole('table', { name: 'Your memberships and when they end' }).textContent()).toContain('Gold');
+    expect(await page.getByRole('region', { name: 'Gold' }).textContent()).toContain('Renews on');
     await checkPage(page, '6-portal');
     const billingUrl = await sentToStripe(page, 'billing.stripe.com', () => page.getByRole('button', { name: 'Manage billing' }).click());
     expect(billingUrl).toMatch(/^https:\/\/billing\.stripe\.com\/p\/session\//);

@@ -33,7 +33,7 @@ describe('POST /v2/projects/{project_id}/users/{user_id}/portal-links and the po
     expect(first.statusCode, first.body).toBe(200);
     expect(headingOf(first.body)).toBe('Your memberships');
     expect(first.body).toContain('Gold');
-    expect(first.body).toContain('Renews automatically');
+    expect(first.body).toContain('Renews on ');
     expect(first.body).toContain('10.00 USD');
     expect(first.body).toContain('Manage billing');
     const session = first.cookies.find((c) => c.name === 'tenure_portal')!;

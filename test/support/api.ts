@@ -211,6 +211,8 @@ function projectTables(projectId: string) {
     // The front desk's links.
     pay_links: own('pay_links', 'r.id_hash'),
     portal_links: own('portal_links', 'r.token_hash'),
+    // Members' invoicing details (docs/portal.md).
+    member_invoicing: own('member_invoicing', 'r.user_id'),
   };
 }
 
@@ -237,7 +239,7 @@ export async function projectState(h: Harness, projectId: string) {
     readTables(h, projectId, ['api_keys', 'settings', 'users', 'bans']),
     readTables(h, projectId, ['integrations', 'access']),
     readTables(h, projectId, ['merchant_accounts', 'payments', 'payment_events', 'held_reversals', 'coupons', 'coupon_redemptions', 'coupon_stripe_coupons']),
-    readTables(h, projectId, ['pay_links', 'portal_links']),
+    readTables(h, projectId, ['pay_links', 'portal_links', 'member_invoicing']),
   ]);
   return { memberships, webhooks, events: rowsOf(events), updated: rowsOf(updated), catalogue, people, access, payments, links };
 }

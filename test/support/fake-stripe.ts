@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { billingRoutes, type Customer } from './fake-stripe-billing.js';
 import { discountOn, stripeId, StripeWorld, type Account, type Coupon, type Session } from './fake-stripe-model.js';
 
 /**
@@ -40,13 +41,16 @@ import { discountOn, stripeId, StripeWorld, type Account, type Coupon, type Sess
  *   made) is required here (the other way to name one, customer_account, is for Connect accounts
  *   and not modelled), `return_url` optional and a URL; answers a `billing_portal.session`
  *   (`bps_…`, configuration `bpc_…`, created, customer, flow null, livemode, locale null,
- *   on_behalf_of null, return_url or null, and its `url` on billing.stripe.com).
+ *   on_behalf_of null, return_url or null, and its `url` on billing.stripe.com);
+ *   `POST /v1/subscriptions/{id}` and `POST /v1/customers/{id}`: fake-stripe-billing.ts.
  */
 
 export interface FakeStripe {
   /** `http://127.0.0.1:<port>`, for TENURE_STRIPE_API_URL. */
   url: string;
   world: StripeWorld;
+  /** The customers updated (`POST /v1/customers/{id}`, fake-stripe-billing.ts), by id. */
+  customers: Map<string, Customer>;
   /** The customer portal sessions made, in order. */
   portalSessions: { id: string; customer: string; return_url: string | null; url: string }[];
   /** Every request, in order. */
@@ -99,6 +103,8 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   const timers = new Set<NodeJS.Timeout>();
   const saved = new Map<string, { fingerprint: string; answer: Answer }>();
   const portalSessions: FakeStripe['portalSessions'] = [];
+  // Subscription and customer updates live in a file of their own (this one is long enough).
+  const billing = billingRoutes(world);
 
   function keyOf(req: IncomingMessage): string | null {
     const header = req.headers.authorization ?? '';
@@ -123,6 +129,8 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     if (method === 'GET' && path === '/v1/events') return listEvents(account, params);
     if (method === 'POST' && path === '/v1/billing_portal/sessions') return createPortalSession(account, params);
     if (method === 'POST' && path === '/v1/coupons') return createCoupon(account, params);
+    const updated = billing.route(method, path, account, params);
+    if (updated) return updated;
     const coupon = /^\/v1\/coupons\/([^/]+)$/.exec(path);
     if (method === 'GET' && coupon) {
       const c = world.couponsOf(account.id).get(decodeURIComponent(coupon[1]!));
@@ -400,6 +408,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     url: `http://127.0.0.1:${port}`,
     world,
     calls,
+    customers: billing.customers,
     portalSessions,
     setLatency(ms) {
       latencyMs = ms;

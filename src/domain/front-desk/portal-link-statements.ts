@@ -21,3 +21,36 @@ export interface PortalLinkStatements {
   /** The Stripe customer of the member's latest payment that names one, with its merchant account. */
   billingCustomer(projectId: string, userId: string): Promise<{ customerId: string; merchantAccountId: string } | null>;
 }
+
+/** A membership as the portal shows it (docs/portal.md). */
+export interface PortalMembershipRecord {
+  id: string;
+  planId: string | null;
+  planName: string | null;
+  /** By the end date against the app's clock (the rule twin statusAt). */
+  status: 'active' | 'expired';
+  endDate: Date;
+  subscriptionId: string | null;
+  subscriptionStatus: string | null;
+  /** The subscription ends with its paid period (cancelled in the portal or on Stripe). */
+  cancelAtPeriodEnd: boolean;
+}
+
+/** One place the member's plan grants them (an access row they should hold), as the portal shows it. */
+export interface PortalAccessRecord {
+  targetId: string;
+  targetName: string | null;
+  platform: 'discord' | 'telegram';
+  kind: string;
+  /** The access row's state: `synced` (in), `waiting_for_member` (not in yet), `pending`, `failed`. */
+  state: string;
+}
+
+/** What the portal's pages and actions read beyond the link itself: each one statement. */
+export interface PortalMemberStatements {
+  membershipsOf(projectId: string, userId: string, now: Date): Promise<PortalMembershipRecord[]>;
+  /** The member's granted access rows, with their targets' names. */
+  accessOf(projectId: string, userId: string): Promise<PortalAccessRecord[]>;
+  /** The merchant account a subscription's payments came through; null when none recorded one. */
+  subscriptionAccount(projectId: string, subscriptionId: string): Promise<string | null>;
+}

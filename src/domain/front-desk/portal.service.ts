@@ -1,20 +1,22 @@
 import type { MerchantAccountsStore } from '../../store/merchant-accounts.store.js';
-import type { MembershipsStore } from '../../store/memberships.store.js';
 import type { PaymentsStore } from '../../store/payments.store.js';
 import type { Clock } from '../clock.js';
 import { ok, type Result } from '../errors.js';
+import type { InvoicingView } from '../invoicing/invoicing-rules.js';
+import type { InvoicingService } from '../invoicing/invoicing.service.js';
 import { openOrNull, type SecretBox } from '../integrations/secret-box.js';
 import type { StripeApi } from '../payments/stripe-api.js';
 import type { Transactor } from '../transactions.js';
 import { digestOf, isLinkToken, newLinkToken } from './link-tokens.js';
-import type { PortalLinkStatements } from './portal-link-statements.js';
+import type { PortalLinkStatements, PortalMemberStatements } from './portal-link-statements.js';
+import { membershipOf, type PortalMembership } from './portal-view.js';
 
 /**
- * The member's portal (docs/front-desk.md, "The portal"): a single-use link, valid 15 minutes,
- * that opens a page of their memberships and payments. Opening it spends it and starts a short
- * browser session (a random secret in an HTTP-only cookie, its digest on the link's row): the page
- * can be reloaded and its billing button used from that browser only, and a forwarded or leaked
- * link opens nothing once used.
+ * The member's portal (docs/portal.md): a single-use link, valid 15 minutes, that opens a page of
+ * their memberships and payments. Opening it spends it and starts a short browser session (a
+ * random secret in an HTTP-only cookie, its digest on the link's row): the page and its forms work
+ * from that browser only, and a forwarded or leaked link opens nothing once used. What the forms
+ * do (cancel or resume a renewal, an invite, invoicing details) is portal-actions.ts.
  */
 
 export const PORTAL_LINK_TTL_MS = 15 * 60_000;
@@ -27,45 +29,46 @@ export interface PortalLinkView {
 }
 
 export interface PortalPage {
-  memberships: { planName: string; status: 'active' | 'expired'; endDate: string; renewal: string | null }[];
+  memberships: PortalMembership[];
   payments: { date: string; amount: string; currency: string; status: string; planName: string | null }[];
+  invoicing: InvoicingView;
   /** Whether the member has a Stripe customer whose billing they can manage. */
   canManageBilling: boolean;
 }
 
+/** Who a link and the browser's session let in. */
+export type PortalMember = { projectId: string; userId: string; token: string };
+
+/** Why a link opens nothing. */
+export type Refusal = { kind: 'unknown' } | { kind: 'expired' } | { kind: 'used' };
+
 export type PortalOutcome =
-  | { kind: 'unknown' }
-  | { kind: 'expired' }
-  | { kind: 'used' }
+  | Refusal
   /** `newSession`: the secret of the browser session just started, for the cookie; null when the cookie's session goes on. */
   | { kind: 'page'; page: PortalPage; newSession: string | null };
 
-export type BillingOutcome =
-  | { kind: 'unknown' }
-  | { kind: 'expired' }
-  | { kind: 'used' }
-  | { kind: 'no-customer' }
-  | { kind: 'unavailable' }
-  | { kind: 'redirect'; url: string };
+export type BillingOutcome = Refusal | { kind: 'no-customer' } | { kind: 'unavailable' } | { kind: 'redirect'; url: string };
+
+export interface PortalDeps {
+  transactor: Transactor<{ portalLinks: PortalLinkStatements }>;
+  links: PortalLinkStatements & PortalMemberStatements;
+  payments: Pick<PaymentsStore, 'list'>;
+  accounts: Pick<MerchantAccountsStore, 'secretsOf'>;
+  stripe: Pick<StripeApi, 'createBillingPortalSession' | 'updateCustomer'>;
+  invoicing: Pick<InvoicingService, 'get' | 'stripeDetails'>;
+  box: SecretBox | null;
+  clock: Clock;
+  publicUrl: string;
+}
 
 export class PortalService {
-  constructor(
-    private readonly transactor: Transactor<{ portalLinks: PortalLinkStatements }>,
-    private readonly links: PortalLinkStatements,
-    private readonly memberships: Pick<MembershipsStore, 'list'>,
-    private readonly payments: Pick<PaymentsStore, 'list'>,
-    private readonly accounts: Pick<MerchantAccountsStore, 'secretsOf'>,
-    private readonly stripe: Pick<StripeApi, 'createBillingPortalSession'>,
-    private readonly box: SecretBox | null,
-    private readonly clock: Clock,
-    private readonly options: { publicUrl: string },
-  ) {}
+  constructor(private readonly deps: PortalDeps) {}
 
   async create(projectId: string, userId: string): Promise<Result<PortalLinkView>> {
     const token = newLinkToken();
-    const now = this.clock.now();
+    const now = this.deps.clock.now();
     const expiresAt = new Date(now.getTime() + PORTAL_LINK_TTL_MS);
-    await this.links.insert({ tokenHash: digestOf(token), projectId, userId, createdAt: now, expiresAt });
+    await this.deps.links.insert({ tokenHash: digestOf(token), projectId, userId, createdAt: now, expiresAt });
     return ok({ url: this.urlOf(token), expires_at: expiresAt.toISOString() });
   }
 
@@ -75,9 +78,9 @@ export class PortalService {
     if (member.kind === 'in') return { kind: 'page', page: await this.page(member.projectId, member.userId), newSession: null };
     if (member.kind !== 'fresh') return { kind: member.kind };
     const secret = newLinkToken();
-    const now = this.clock.now();
+    const now = this.deps.clock.now();
     // The claim and the read that explains a refusal see one state of the row.
-    const claimed = await this.transactor.run(async (s) => {
+    const claimed = await this.deps.transactor.run(async (s) => {
       if (await s.portalLinks.claim(digestOf(token), { sessionHash: digestOf(secret), sessionExpiresAt: new Date(now.getTime() + PORTAL_SESSION_TTL_MS) }, now)) return 'claimed' as const;
       const row = await s.portalLinks.find(digestOf(token));
       return row && row.usedAt === null ? ('expired' as const) : ('used' as const);
@@ -86,32 +89,44 @@ export class PortalService {
     return { kind: 'page', page: await this.page(member.projectId, member.userId), newSession: secret };
   }
 
-  /** The page's "Manage billing": a Stripe customer portal session, from the browser the link was opened in. */
-  async billing(token: string, session: string | undefined): Promise<BillingOutcome> {
+  /** The member a form of the page acts for: only from the browser whose session the link started. */
+  async enter(token: string, session: string | undefined): Promise<PortalMember | Refusal> {
     const member = await this.member(token, session);
+    // A form posted with a link never opened: it was not sent from the page.
     if (member.kind === 'fresh') return { kind: 'used' };
-    if (member.kind !== 'in') return { kind: member.kind };
-    const customer = await this.links.billingCustomer(member.projectId, member.userId);
+    return member.kind === 'in' ? { projectId: member.projectId, userId: member.userId, token } : { kind: member.kind };
+  }
+
+  /**
+   * The page's "Manage billing": a Stripe customer portal session. The member's invoicing details
+   * go to their Stripe customer first, so Stripe's page and invoices show them.
+   */
+  async billing(token: string, session: string | undefined): Promise<BillingOutcome> {
+    const member = await this.enter(token, session);
+    if ('kind' in member) return member;
+    const customer = await this.deps.links.billingCustomer(member.projectId, member.userId);
     if (!customer) return { kind: 'no-customer' };
-    const account = await this.accounts.secretsOf(customer.merchantAccountId);
-    const secretKey = account && openOrNull(this.box, account.secretKeySealed);
+    const account = await this.deps.accounts.secretsOf(customer.merchantAccountId);
+    const secretKey = account && openOrNull(this.deps.box, account.secretKeySealed);
     if (!secretKey) return { kind: 'unavailable' };
-    const answer = await this.stripe.createBillingPortalSession(secretKey, { customer: customer.customerId, returnUrl: this.urlOf(token) });
+    const details = await this.deps.invoicing.stripeDetails(member.projectId, member.userId);
+    if (details) {
+      const updated = await this.deps.stripe.updateCustomer(secretKey, customer.customerId, details);
+      if (!updated.ok) return { kind: 'unavailable' };
+    }
+    const answer = await this.deps.stripe.createBillingPortalSession(secretKey, { customer: customer.customerId, returnUrl: this.urlOf(token) });
     return answer.ok ? { kind: 'redirect', url: answer.url } : { kind: 'unavailable' };
   }
 
-  private urlOf(token: string): string {
-    return `${this.options.publicUrl}/portal/${token}`;
+  urlOf(token: string): string {
+    return `${this.deps.publicUrl}/portal/${token}`;
   }
 
   /** Who the link and the browser's session let in: `in` (the session), `fresh` (an unused link) or why not. */
-  private async member(
-    token: string,
-    session: string | undefined,
-  ): Promise<{ kind: 'in'; projectId: string; userId: string } | { kind: 'fresh'; projectId: string; userId: string } | { kind: 'unknown' } | { kind: 'expired' } | { kind: 'used' }> {
-    const link = isLinkToken(token) ? await this.links.find(digestOf(token)) : null;
+  private async member(token: string, session: string | undefined): Promise<{ kind: 'in' | 'fresh'; projectId: string; userId: string } | Refusal> {
+    const link = isLinkToken(token) ? await this.deps.links.find(digestOf(token)) : null;
     if (!link) return { kind: 'unknown' };
-    const now = this.clock.now().getTime();
+    const now = this.deps.clock.now().getTime();
     if (link.usedAt === null) return link.expiresAt.getTime() > now ? { kind: 'fresh', projectId: link.projectId, userId: link.userId } : { kind: 'expired' };
     const inSession =
       session !== undefined && isLinkToken(session) && link.sessionHash === digestOf(session) && link.sessionExpiresAt !== null && link.sessionExpiresAt.getTime() > now;
@@ -119,15 +134,19 @@ export class PortalService {
   }
 
   private async page(projectId: string, userId: string): Promise<PortalPage> {
-    const [memberships, payments, customer] = await Promise.all([
-      this.memberships.list(projectId, { userId, limit: 100, offset: 0 }),
-      this.payments.list(projectId, { userId, limit: 20, offset: 0 }),
-      this.links.billingCustomer(projectId, userId),
+    const { links, clock } = this.deps;
+    const [memberships, access, payments, customer, invoicing] = await Promise.all([
+      links.membershipsOf(projectId, userId, clock.now()),
+      links.accessOf(projectId, userId),
+      this.deps.payments.list(projectId, { userId, limit: 20, offset: 0 }),
+      links.billingCustomer(projectId, userId),
+      this.deps.invoicing.get(projectId, userId),
     ]);
-    const planNames = new Map(memberships.items.map((m) => [m.plan_id, m.plan_name]));
+    const planNames = new Map(memberships.map((m) => [m.planId, m.planName]));
     return {
-      memberships: memberships.items.map((m) => ({ planName: m.plan_name ?? 'A plan no longer sold', status: m.status, endDate: m.membership_end_date, renewal: m.subscription_status })),
+      memberships: memberships.map((m) => membershipOf(m, access)),
       payments: payments.items.map((p) => ({ date: p.created_at, amount: p.amount, currency: p.currency, status: p.status, planName: planNames.get(p.plan_id) ?? null })),
+      invoicing,
       canManageBilling: customer !== null,
     };
   }

@@ -23,7 +23,8 @@ export interface EventMeta {
  * How an event reached tenure first: Stripe's delivery, reconciliation's listing, or the member
  * coming back to a pay link's done page, which reads the session itself (docs/front-desk.md).
  */
-export type EventSource = 'webhook' | 'reconcile' | 'return';
+/** `portal`: the member's own change in the portal, as Stripe answered it (docs/portal.md). */
+export type EventSource = 'webhook' | 'reconcile' | 'return' | 'portal';
 
 export type Paid = Extract<PaymentChange, { kind: 'paid' }>;
 export type Failed = Extract<PaymentChange, { kind: 'failed' }>;
@@ -88,8 +89,14 @@ export interface PaidMembershipStatements {
   extendByPlan(g: Grant, now: Date): Promise<boolean>;
   /** Creates the membership for the plan's duration unless the user is banned or has one. */
   createForPlan(g: Grant, now: Date): Promise<{ created: boolean; banned: boolean }>;
-  /** Sets the subscription's status on its memberships (or the named user's without one) unless a later event set it; their ids. */
-  setSubscriptionStatus(s: { projectId: string; subscriptionId: string; userId: string | null; status: string; eventAt: Date }, now: Date): Promise<string[]>;
+  /**
+   * Sets the subscription's status, and whether it ends with its period (null: unchanged), on its
+   * memberships (or the named user's without one) unless a later event set them; their ids.
+   */
+  setSubscriptionStatus(
+    s: { projectId: string; subscriptionId: string; userId: string | null; status: string; cancelAtPeriodEnd: boolean | null; eventAt: Date },
+    now: Date,
+  ): Promise<string[]>;
   /** Ends those of the memberships not ended already, now; whether one was. */
   endNow(ids: readonly string[], now: Date): Promise<boolean>;
   /** Ends the member's membership now unless it has ended; whether it was. */

@@ -52,6 +52,17 @@ export interface StripeCouponRequest {
   metadata: Record<string, string>;
 }
 
+/**
+ * A customer's billing details as Stripe shows them on invoices: `name`, `business_name` (the
+ * company), `address`, and the VAT id as an invoice custom field (an empty value clears one).
+ */
+export interface StripeCustomerDetails {
+  name: string;
+  businessName: string;
+  address: { line1: string; line2: string; city: string; postalCode: string; state: string; country: string } | null;
+  vatId: string | null;
+}
+
 /** A Stripe event as tenure reads it: the id, type, creation (Unix seconds) and its object. */
 export interface StripeEventLike {
   id: string;
@@ -71,6 +82,14 @@ export interface StripeApi {
   retrieveCheckoutSession(secretKey: string, sessionId: string): Promise<StripeAnswer<{ session: Record<string, unknown> }>>;
   /** A session of Stripe's customer portal for `customer` (`POST /v1/billing_portal/sessions`), which returns to `returnUrl`. */
   createBillingPortalSession(secretKey: string, request: { customer: string; returnUrl: string }): Promise<StripeAnswer<{ url: string }>>;
+  /**
+   * Sets whether the subscription ends at the end of its paid period (`POST /v1/subscriptions/{id}`
+   * with `cancel_at_period_end`): the subscription as Stripe has it after, as its
+   * `customer.subscription.updated` event carries it (docs/portal.md).
+   */
+  updateSubscription(secretKey: string, subscriptionId: string, change: { cancelAtPeriodEnd: boolean }): Promise<StripeAnswer<{ subscription: Record<string, unknown> }>>;
+  /** The customer's billing details for invoices (`POST /v1/customers/{id}`); docs/portal.md, "Invoicing details". */
+  updateCustomer(secretKey: string, customerId: string, details: StripeCustomerDetails): Promise<StripeAnswer<object>>;
   /** One page of the account's events, newest first, created at or after `since` (Unix seconds). */
   listEvents(
     secretKey: string,

@@ -214,7 +214,7 @@ class EventApplication {
   private async subscription(s: Extract<PaymentChange, { kind: 'subscription' }>): Promise<Outcome> {
     const { projectId, createdAt: eventAt } = this.meta;
     const userId = buyerIn(projectId, s.buyer)?.userId ?? null;
-    const ids = await this.s.paidMemberships.setSubscriptionStatus({ projectId, subscriptionId: s.subscriptionId, userId, status: s.status, eventAt }, this.now);
+    const ids = await this.s.paidMemberships.setSubscriptionStatus({ projectId, subscriptionId: s.subscriptionId, userId, status: s.status, cancelAtPeriodEnd: s.cancelAtPeriodEnd, eventAt }, this.now);
     if (ids.length === 0) return { kind: 'status-not-set', subscriptionId: s.subscriptionId };
     const action = statusAction(s.status, this.now, this.graceMs);
     const changed =

@@ -51,8 +51,11 @@ describe('what a Stripe event means', () => {
   });
 
   it('subscription updates and deletions, full refunds and disputes', () => {
-    expect(changeOf(ev('customer.subscription.updated', { id: 'sub_1', status: 'past_due' }))).toStrictEqual({ kind: 'subscription', subscriptionId: 'sub_1', status: 'past_due', buyer: null });
-    expect(changeOf(ev('customer.subscription.deleted', { id: 'sub_1', status: 'active' }))).toMatchObject({ status: 'canceled' });
+    expect(changeOf(ev('customer.subscription.updated', { id: 'sub_1', status: 'past_due' }))).toStrictEqual({ kind: 'subscription', subscriptionId: 'sub_1', status: 'past_due', buyer: null, cancelAtPeriodEnd: false });
+    // Ending with the paid period, either way Stripe says it; a deletion says nothing of it.
+    expect(changeOf(ev('customer.subscription.updated', { id: 'sub_1', status: 'active', cancel_at_period_end: true }))).toMatchObject({ cancelAtPeriodEnd: true });
+    expect(changeOf(ev('customer.subscription.updated', { id: 'sub_1', status: 'active', cancel_at_period_end: false, cancel_at: 1_900_000_000 }))).toMatchObject({ cancelAtPeriodEnd: true });
+    expect(changeOf(ev('customer.subscription.deleted', { id: 'sub_1', status: 'active' }))).toMatchObject({ status: 'canceled', cancelAtPeriodEnd: null });
     expect(changeOf(ev('charge.refunded', { payment_intent: 'pi_1', refunded: true }))).toStrictEqual({ kind: 'reversed', paymentIntentId: 'pi_1', status: 'refunded' });
     expect(changeOf(ev('charge.refunded', { payment_intent: 'pi_1', refunded: false }))).toMatchObject({ kind: 'ignored', reason: 'a partial refund' });
     expect(changeOf(ev('charge.dispute.created', { payment_intent: { id: 'pi_1' } }))).toStrictEqual({ kind: 'reversed', paymentIntentId: 'pi_1', status: 'disputed' });

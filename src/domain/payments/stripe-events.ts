@@ -33,8 +33,11 @@ export type PaymentChange =
     }
   /** A subscription's renewal failed: recorded as a failed payment; the subscription's status decides access. */
   | { kind: 'failed'; key: string; buyer: Buyer | null; amountMinor: number; currency: string; invoiceId: string; subscriptionId: string | null; customerId: string | null }
-  /** A subscription's status changed (or it ended: `canceled`). */
-  | { kind: 'subscription'; subscriptionId: string; status: string; buyer: Buyer | null }
+  /**
+   * A subscription's status changed (or it ended: `canceled`). `cancelAtPeriodEnd`: whether it is
+   * set to end when its paid period does (null: the event does not say, as a deletion).
+   */
+  | { kind: 'subscription'; subscriptionId: string; status: string; buyer: Buyer | null; cancelAtPeriodEnd: boolean | null }
   /**
    * The money went back (a full refund) or is contested: the payment is marked and the membership
    * ends at once; before the payment is recorded, held for it (payment-rules.ts, reversalAction).
@@ -127,7 +130,10 @@ export function changeOf(event: StripeEventLike): PaymentChange {
       const subscriptionId = str(o.id);
       if (!subscriptionId) return { kind: 'ignored', reason: 'a subscription without an id' };
       const status = event.type === 'customer.subscription.deleted' ? 'canceled' : (str(o.status) ?? 'unknown');
-      return { kind: 'subscription', subscriptionId, status, buyer: buyerOf(o.metadata) };
+      // Ending at the period's end is `cancel_at_period_end`, or a `cancel_at` date (how newer API
+      // versions and Stripe's billing portal may schedule it): either way the renewal is cancelled.
+      const cancelAtPeriodEnd = event.type === 'customer.subscription.deleted' ? null : o.cancel_at_period_end === true || typeof o.cancel_at === 'number';
+      return { kind: 'subscription', subscriptionId, status, buyer: buyerOf(o.metadata), cancelAtPeriodEnd };
     }
     case 'charge.refunded': {
       const paymentIntentId = idOf(o.payment_intent);

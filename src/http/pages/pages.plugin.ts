@@ -7,6 +7,7 @@ import fastifyView from '@fastify/view';
 import { Eta } from 'eta';
 import type { FastifyError, FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { PayLinksService } from '../../domain/front-desk/pay-links.service.js';
+import type { PortalActions } from '../../domain/front-desk/portal-actions.js';
 import type { PortalService } from '../../domain/front-desk/portal.service.js';
 import { toAppError } from '../errors.js';
 import { payPages } from './pay.pages.js';
@@ -25,7 +26,9 @@ import { messagePage, type PageContext } from './render.js';
 
 export interface PagesOptions {
   payLinks: Pick<PayLinksService, 'open' | 'done'>;
-  portal: Pick<PortalService, 'open' | 'billing'>;
+  portal: Pick<PortalService, 'open' | 'billing' | 'enter'>;
+  /** The portal's forms (docs/portal.md). */
+  portalActions: PortalActions;
   /** TENURE_PUBLIC_URL: its path is the prefix of every link a page makes. */
   publicUrl: string;
   /** The public plan page and Login with Discord (docs/web.md). */
@@ -91,7 +94,7 @@ export const pagesPlugin: FastifyPluginAsync<PagesOptions> = async (app, options
     reply.header('content-type', 'text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(STYLESHEET),
   );
   await app.register(payPages, { payLinks: options.payLinks, context });
-  await app.register(portalPages, { portal: options.portal, context });
+  await app.register(portalPages, { portal: options.portal, actions: options.portalActions, context });
   await app.register(webPages, { ...options.web, context });
 };
 

@@ -1,29 +1,48 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
-import type { PortalPage, PortalService } from '../../domain/front-desk/portal.service.js';
+import type { PortalActions } from '../../domain/front-desk/portal-actions.js';
+import type { PortalMember, PortalService, Refusal } from '../../domain/front-desk/portal.service.js';
 import { PORTAL_SESSION_TTL_MS } from '../../domain/front-desk/portal.service.js';
-import { dateOf, messagePage, page, type Message, type PageContext } from './render.js';
+import { portalActionPages } from './portal-actions.pages.js';
+import { NOTICES, shownPage } from './portal-words.js';
+import { messagePage, page, type Message, type PageContext } from './render.js';
 
 /**
- * `GET /portal/{token}` (the member's memberships and payments) and its billing button, `POST
- * /portal/{token}/billing` (CSRF-checked) → Stripe's customer portal; docs/front-desk.md "The
- * portal". The browser session the link starts lives in an HTTP-only cookie scoped to the link's path.
+ * `GET /portal/{token}` (the member's memberships, payments and invoicing details) and its billing
+ * button, `POST /portal/{token}/billing` (CSRF-checked) → Stripe's customer portal; the other forms
+ * are portal-actions.pages.ts. docs/portal.md. The browser session the link starts lives in an
+ * HTTP-only, same-site cookie scoped to the link's path, so only the page's own forms carry it.
  */
 
 const SESSION_COOKIE = 'tenure_portal';
 const ASK_AGAIN = 'Ask the bot for a new link: /memberships on Discord, or /status on Telegram.';
-const REFUSED: Record<'unknown' | 'expired' | 'used', [number, Message]> = {
+const REFUSED: Record<Refusal['kind'], [number, Message]> = {
   unknown: [404, { title: 'Link not found', lines: ['We could not find this link. Check that you opened all of it.', ASK_AGAIN] }],
-  expired: [410, { title: 'This link has expired', lines: ['Links to your memberships work for 15 minutes.', ASK_AGAIN] }],
+  expired: [410, { title: 'This link has expired', lines: ['Links to your memberships work for 15 minutes, and a page opened with one for 30 minutes.', ASK_AGAIN] }],
   used: [410, { title: 'This link has been used', lines: ['For your safety each link opens once, in one browser.', ASK_AGAIN] }],
 };
 
 type Params = { Params: { token: string } };
 
-export const portalPages: FastifyPluginAsync<{ portal: Pick<PortalService, 'open' | 'billing'>; context: PageContext }> = async (app, { portal, context }) => {
-  const pathOf = (token: string) => `${context.base}/portal/${encodeURIComponent(token)}`;
-  const refuse = (reply: FastifyReply, kind: keyof typeof REFUSED) => messagePage(reply, context, ...REFUSED[kind]);
+export interface PortalPagesOptions {
+  portal: Pick<PortalService, 'open' | 'billing' | 'enter'>;
+  actions: PortalActions;
+  context: PageContext;
+}
 
-  app.get<Params>('/portal/:token', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
+export const portalPages: FastifyPluginAsync<PortalPagesOptions> = async (app, { portal, actions, context }) => {
+  const pathOf = (token: string) => `${context.base}/portal/${encodeURIComponent(token)}`;
+  const refuse = (reply: FastifyReply, kind: Refusal['kind']) => messagePage(reply, context, ...REFUSED[kind]);
+  /** The member the request's session lets in, or the refusal page already sent. */
+  const enter = async (token: string, cookie: string | undefined, reply: FastifyReply): Promise<PortalMember | null> => {
+    const member = await portal.enter(token, cookie);
+    if ('kind' in member) {
+      await refuse(reply, member.kind);
+      return null;
+    }
+    return member;
+  };
+
+  app.get<Params & { Querystring: { done?: string } }>('/portal/:token', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
     const { token } = request.params;
     const outcome = await portal.open(token, request.cookies[SESSION_COOKIE]);
     if (outcome.kind !== 'page') return refuse(reply, outcome.kind);
@@ -36,8 +55,8 @@ export const portalPages: FastifyPluginAsync<{ portal: Pick<PortalService, 'open
         maxAge: PORTAL_SESSION_TTL_MS / 1000,
       });
     }
-    const csrf = reply.generateCsrf();
-    return page(reply, context, 200, 'portal', { page: shown(outcome.page), csrf, billingAction: `${pathOf(token)}/billing` });
+    const notice = Object.hasOwn(NOTICES, request.query.done ?? '') ? NOTICES[request.query.done!] : null;
+    return page(reply, context, 200, 'portal', { page: shownPage(outcome.page), csrf: reply.generateCsrf(), path: pathOf(token), notice });
   });
 
   app.post<Params>('/portal/:token/billing', { config: { public: true }, schema: { hide: true }, preHandler: app.csrfProtection }, async (request, reply) => {
@@ -62,20 +81,6 @@ export const portalPages: FastifyPluginAsync<{ portal: Pick<PortalService, 'open
   // Anything else under /portal/, a token past the router's 100-character limit on a parameter
   // included (the router falls back here instead of refusing it with JSON): no link of ours.
   app.route({ method: ['GET', 'POST'], url: '/portal/*', config: { public: true }, schema: { hide: true }, handler: async (_request, reply) => refuse(reply, 'unknown') });
+
+  await app.register(portalActionPages, { actions, context, enter: (request, reply) => enter((request.params as { token: string }).token, request.cookies[SESSION_COOKIE], reply), pathOf });
 };
-
-const RENEWAL: Record<string, string> = { active: 'Renews automatically', trialing: 'Renews automatically', past_due: 'Payment failed: update your card', canceled: 'Will not renew', unpaid: 'Payment failed' };
-
-/** The page's words for the values the service reads. */
-function shown(p: PortalPage) {
-  return {
-    canManageBilling: p.canManageBilling,
-    memberships: p.memberships.map((m) => ({ ...m, endDate: dateOf(m.endDate), renewal: m.renewal === null ? 'One-time payment' : (RENEWAL[m.renewal] ?? m.renewal) })),
-    payments: p.payments.map((x) => ({
-      date: dateOf(x.date),
-      planName: x.planName ?? '-',
-      amount: `${x.amount} ${x.currency}`,
-      status: { succeeded: 'Paid', refunded: 'Refunded', disputed: 'Disputed', failed: 'Failed' }[x.status] ?? x.status,
-    })),
-  };
-}

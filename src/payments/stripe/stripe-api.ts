@@ -113,6 +113,31 @@ export function stripeApi(endpoint: StripeEndpoint): StripeApi {
       }
     },
 
+    async updateSubscription(secretKey, subscriptionId, change) {
+      try {
+        const subscription = await client(secretKey).subscriptions.update(subscriptionId, { cancel_at_period_end: change.cancelAtPeriodEnd });
+        return { ok: true, subscription: subscription as unknown as Record<string, unknown> };
+      } catch (err) {
+        return refusalOf(err);
+      }
+    },
+
+    async updateCustomer(secretKey, customerId, d) {
+      const a = d.address;
+      try {
+        // Empty strings unset a field on Stripe, so details removed in tenure are removed there too.
+        await client(secretKey).customers.update(customerId, {
+          name: d.name,
+          business_name: d.businessName,
+          address: a ? { line1: a.line1, line2: a.line2, city: a.city, postal_code: a.postalCode, state: a.state, country: a.country } : '',
+          invoice_settings: { custom_fields: d.vatId ? [{ name: 'VAT ID', value: d.vatId }] : '' },
+        });
+        return { ok: true };
+      } catch (err) {
+        return refusalOf(err);
+      }
+    },
+
     async listEvents(secretKey, page) {
       try {
         const list = await client(secretKey).events.list({

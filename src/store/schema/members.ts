@@ -65,6 +65,11 @@ export const memberships = pgTable(
     subscriptionStatus: text('subscription_status'),
     /** When the provider created the event that set `subscription_status`: an older event never overwrites a newer one. */
     subscriptionStatusAt: tz('subscription_status_at'),
+    /**
+     * Whether the subscription ends when its paid period does (its renewal cancelled, in the portal
+     * or on Stripe: docs/portal.md), as the event that set `subscription_status` last said.
+     */
+    subscriptionCancelAtPeriodEnd: boolean('subscription_cancel_at_period_end').notNull().default(false),
     createdAt: tz('created_at').notNull().defaultNow(),
     updatedAt: tz('updated_at').notNull().defaultNow(),
   },

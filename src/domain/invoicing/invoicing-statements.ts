@@ -1,0 +1,15 @@
+import type { InvoicingDetails } from './invoicing-rules.js';
+
+/**
+ * The statements of invoicing details (docs/portal.md, "Invoicing details"), declared here and
+ * run by the store (src/store/invoicing.store.ts): each one statement, deciding nothing.
+ */
+export interface InvoicingStatements {
+  /** The member's details and when they last changed; null when never given. */
+  find(projectId: string, userId: string): Promise<(InvoicingDetails & { updatedAt: Date }) | null>;
+  /**
+   * Sets the fields `patch` names (null clears one) and leaves the others, in one statement
+   * (inserting the row the first time), so two changes at once each keep the other's fields.
+   */
+  update(projectId: string, userId: string, patch: Partial<InvoicingDetails>, now: Date): Promise<InvoicingDetails & { updatedAt: Date }>;
+}

@@ -1,0 +1,44 @@
+import { sql } from 'drizzle-orm';
+import type { InvoicingAddress, InvoicingDetails } from '../domain/invoicing/invoicing-rules.js';
+import type { InvoicingStatements } from '../domain/invoicing/invoicing-statements.js';
+import { rowsOf, type Db } from '../database/db.js';
+import { at } from '../database/sql.js';
+
+type Row = { name: string | null; company: string | null; address: InvoicingAddress | string | null; vat_id: string | null; updated_at: string | Date };
+
+/** `member_invoicing` (docs/portal.md, "Invoicing details"): InvoicingService decides; these are its statements. */
+export class InvoicingStore implements InvoicingStatements {
+  constructor(private readonly db: Db) {}
+
+  async find(projectId: string, userId: string): Promise<(InvoicingDetails & { updatedAt: Date }) | null> {
+    const r = rowsOf<Row>(
+      await this.db.execute(sql`
+        SELECT name, company, address, vat_id, updated_at FROM member_invoicing WHERE project_id = ${projectId} AND user_id = ${userId}`),
+    )[0];
+    return r ? detailsOf(r) : null;
+  }
+
+  async update(projectId: string, userId: string, patch: Partial<InvoicingDetails>, now: Date): Promise<InvoicingDetails & { updatedAt: Date }> {
+    const has = (field: keyof InvoicingDetails) => patch[field] !== undefined;
+    const address = patch.address === undefined || patch.address === null ? null : JSON.stringify(patch.address);
+    // A field the patch does not name keeps the row's value (the inserted row's is null).
+    const r = rowsOf<Row>(
+      await this.db.execute(sql`
+        INSERT INTO member_invoicing AS m (project_id, user_id, name, company, address, vat_id, updated_at)
+        VALUES (${projectId}, ${userId}, ${patch.name ?? null}, ${patch.company ?? null}, ${address}::jsonb, ${patch.vat_id ?? null}, ${at(now)})
+        ON CONFLICT (project_id, user_id) DO UPDATE SET
+          name = CASE WHEN ${has('name')}::boolean THEN excluded.name ELSE m.name END,
+          company = CASE WHEN ${has('company')}::boolean THEN excluded.company ELSE m.company END,
+          address = CASE WHEN ${has('address')}::boolean THEN excluded.address ELSE m.address END,
+          vat_id = CASE WHEN ${has('vat_id')}::boolean THEN excluded.vat_id ELSE m.vat_id END,
+          updated_at = excluded.updated_at
+        RETURNING name, company, address, vat_id, updated_at`),
+    )[0]!;
+    return detailsOf(r);
+  }
+}
+
+function detailsOf(r: Row): InvoicingDetails & { updatedAt: Date } {
+  const address = typeof r.address === 'string' ? (JSON.parse(r.address) as InvoicingAddress) : r.address;
+  return { name: r.name, company: r.company, address, vat_id: r.vat_id, updatedAt: new Date(r.updated_at) };
+}

@@ -1,0 +1,78 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { rowsOf } from '../../src/database/db.js';
+import { insertIntegration } from '../support/access-seed.js';
+import { onPostgres, useHarness, userId } from '../support/harness.js';
+import { paidMember } from '../support/portal.js';
+
+const ADDRESS = { line1: 'Hauptstraße 1', line2: null, city: 'Berlin', postal_code: '10115', state: null, country: 'DE' };
+
+/**
+ * The statements of the member portal and of invoicing details (docs/portal.md), on PGlite and
+ * PostgreSQL: the invoicing merge, the portal's reads, and a subscription's renewal flag set in
+ * the order of Stripe's events.
+ */
+describe(`portal and invoicing statements (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
+  const h = useHarness();
+
+  it('invoicing: the first change inserts, later ones set only the fields they name, two at once keep each other\'s fields', async () => {
+    const t = await h.tenant();
+    const store = h.container.stores.invoicing;
+    const user = userId();
+    expect(await store.find(t.projectId, user)).toBeNull();
+    const first = await store.update(t.projectId, user, { name: 'Ada', address: ADDRESS }, new Date('2026-01-01T00:00:00.000Z'));
+    expect(first).toStrictEqual({ name: 'Ada', company: null, address: ADDRESS, vat_id: null, updatedAt: new Date('2026-01-01T00:00:00.000Z') });
+    await Promise.all([
+      store.update(t.projectId, user, { company: 'Engines Ltd' }, new Date('2026-01-02T00:00:00.000Z')),
+      store.update(t.projectId, user, { vat_id: 'DE123456789' }, new Date('2026-01-02T00:00:00.000Z')),
+    ]);
+    expect(await store.find(t.projectId, user)).toMatchObject({ name: 'Ada', company: 'Engines Ltd', vat_id: 'DE123456789', address: ADDRESS });
+    await store.update(t.projectId, user, { address: null, name: null }, new Date('2026-01-03T00:00:00.000Z'));
+    expect(await store.find(t.projectId, user)).toMatchObject({ name: null, company: 'Engines Ltd', address: null, vat_id: 'DE123456789' });
+    // Another project's member of the same id has none; the project's deletion takes its rows.
+    const other = await h.tenant();
+    expect(await store.find(other.projectId, user)).toBeNull();
+    await h.database.db.execute(sql`DELETE FROM projects WHERE id = ${t.projectId}`);
+    expect(rowsOf(await h.database.db.execute(sql`SELECT 1 FROM member_invoicing WHERE user_id = ${user}`))).toStrictEqual([]);
+  });
+
+  it("the portal's reads: memberships with their renewal flag, granted access with target names, a subscription's account", async () => {
+    const m = await paidMember(h);
+    const links = h.container.stores.portalLinks;
+    const [membership] = await links.membershipsOf(m.t.projectId, m.user, new Date());
+    expect(membership).toMatchObject({ planId: m.plan.plan_id, planName: 'Gold', status: 'active', subscriptionId: m.subscriptionId, subscriptionStatus: 'active', cancelAtPeriodEnd: false });
+    // Read at an instant past the end date, it reads expired (the rule twin), whatever the sweeper did.
+    const [later] = await links.membershipsOf(m.t.projectId, m.user, new Date(membership!.endDate.getTime() + 1000));
+    expect(later!.status).toBe('expired');
+    expect(await links.subscriptionAccount(m.t.projectId, m.subscriptionId!)).toBe(m.stripe.view.merchant_account_id);
+    expect(await links.subscriptionAccount(m.t.projectId, 'sub_unknown')).toBeNull();
+
+    await insertIntegration(h, m.t.projectId, { platform: 'telegram' });
+    const chat = randomUUID();
+    await h.database.db.execute(sql`INSERT INTO targets (id, project_id, name, platform, kind, external_id) VALUES (${chat}, ${m.t.projectId}, 'VIP chat', 'telegram', 'group', '-100777')`);
+    await h.database.db.execute(sql`
+      INSERT INTO access (project_id, target_id, user_id, platform, kind, external_id, on_expiry, desired, state)
+      VALUES (${m.t.projectId}, ${chat}, ${m.user}, 'telegram', 'group', '-100777', 'kick', 'granted', 'waiting_for_member'),
+             (${m.t.projectId}, ${randomUUID()}, ${m.user}, 'telegram', 'group', '-100778', 'kick', 'revoked', 'synced')`);
+    expect(await links.accessOf(m.t.projectId, m.user)).toStrictEqual([{ targetId: chat, targetName: 'VIP chat', platform: 'telegram', kind: 'group', state: 'waiting_for_member' }]);
+  });
+
+  it('the renewal flag follows the newest event: an older one never overwrites it, a deletion leaves it', async () => {
+    const m = await paidMember(h);
+    const paid = h.container.stores.paidMemberships;
+    const set = (cancelAtPeriodEnd: boolean | null, at: string, status = 'active') =>
+      paid.setSubscriptionStatus({ projectId: m.t.projectId, subscriptionId: m.subscriptionId!, userId: null, status, cancelAtPeriodEnd, eventAt: new Date(at) }, new Date());
+    const flag = async () => (await h.container.stores.portalLinks.membershipsOf(m.t.projectId, m.user, new Date()))[0]!.cancelAtPeriodEnd;
+    expect(await set(true, '2030-01-01T00:00:10.000Z')).toHaveLength(1);
+    expect(await flag()).toBe(true);
+    // An event older than the one that set it changes nothing.
+    expect(await set(false, '2030-01-01T00:00:05.000Z')).toStrictEqual([]);
+    expect(await flag()).toBe(true);
+    // A newer one without the flag (a deletion) keeps it.
+    expect(await set(null, '2030-01-01T00:00:20.000Z', 'canceled')).toHaveLength(1);
+    expect(await flag()).toBe(true);
+    expect(await set(false, '2030-01-01T00:00:30.000Z')).toHaveLength(1);
+    expect(await flag()).toBe(false);
+  });
+});
