@@ -1,10 +1,11 @@
 import { sql } from 'drizzle-orm';
 import { systemClock, type Clock } from '../domain/clock.js';
 import type { PlanFields } from '../domain/plans/plan-rules.js';
-import type { PlanView } from '../domain/plans/plan.view.js';
+import type { PlanTerms, PlanView } from '../domain/plans/plan.view.js';
 import type { Platform } from '../domain/targets/target.view.js';
 import { planJson } from './catalogue.views.js';
 import { rowsOf, type Db } from '../database/db.js';
+import { preparedStatement } from '../database/prepared.js';
 import { insertEvent } from './outbox.js';
 
 /**
@@ -32,6 +33,20 @@ const planEvent = (type: 'plan.created' | 'plan.updated' | 'plan.deleted', sourc
   insertEvent(type, { projectId: sql`project_id`, data: { plan: planJson(source, at) }, from: sql`FROM ${sql.raw(source)}` });
 
 /**
+ * A live plan's terms, the fields of planJson (catalogue.views.ts) but its targets: every pay link
+ * opened and every checkout reads them, so a named prepared statement.
+ */
+const termsStatement = preparedStatement<{ projectId: string; planId: string }>(
+  'tenure_plan_terms',
+  (p) => sql`
+    SELECT jsonb_build_object(
+      'plan_id', id, 'plan_name', name, 'plan_price', price::text, 'plan_currency', currency,
+      'plan_duration', duration, 'plan_price_formatted', price_formatted,
+      'plan_data', jsonb_build_object('plan_recurring', recurring, 'plan_one_time', one_time)) AS plan
+    FROM plans WHERE project_id = ${p.projectId}::uuid AND id = ${p.planId}::uuid AND deleted_at IS NULL`,
+);
+
+/**
  * The store is given the app's clock: a plan shows its targets' participants, the members active
  * at that clock's now (src/domain/memberships/active.ts), as memberships show their status.
  */
@@ -57,6 +72,15 @@ export class PlansStore {
   async get(projectId: string, planId: string): Promise<PlanView | null> {
     const result = await this.db.execute(sql`SELECT ${planJson('p', this.clock.now())} AS plan FROM plans p WHERE ${live(projectId, planId)}`);
     return rowsOf<{ plan: PlanView }>(result)[0]?.plan ?? null;
+  }
+
+  /**
+   * The plan without its targets (PlanTerms): a checkout needs no more, and planJson's targets count
+   * their members, a cost that grows with the community (~15 ms of the database's CPU a read at
+   * 20,000 members).
+   */
+  async terms(projectId: string, planId: string): Promise<PlanTerms | null> {
+    return rowsOf<{ plan: PlanTerms }>(await termsStatement.execute(this.db, { projectId, planId }))[0]?.plan ?? null;
   }
 
   /** Newest first, ties broken by id so pages are stable. */

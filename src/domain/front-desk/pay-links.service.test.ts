@@ -71,7 +71,7 @@ function serviceWith(
   const service = new PayLinksService(
     transactorOver({ payLinks: links, payments: { isBanned: async () => false } }),
     links,
-    { get: async () => ok({ ...PLAN, ...o.plan }) },
+    { terms: async () => ok({ ...PLAN, ...o.plan }) },
     { create: async () => (calls.push('checkout'), ok({ session_id: 'cs_test_new', checkout_url: 'https://checkout.stripe.com/c/pay/cs_test_new', mode: 'payment', merchant_account_id: 'acct-row', coupon_id: null, coupon_code: null })) },
     { secretsOf: async () => ({ id: 'acct-row', projectId: 'proj', provider: 'stripe', environment: 'sandbox', secretKeySealed: box.seal('sk_test_x'), webhookSecretSealed: null, providerAccountId: 'acct_1' }) },
     { list: async () => ({ items: o.membership ? [{ ...MEMBERSHIP, ...o.membership }] : [], total: 0 }) },

@@ -98,7 +98,7 @@ export class PayLinksService {
 
   /** A new link for `userId` to buy `planId`; the plan must exist, and the member not be banned. */
   async create(projectId: string, input: PayLinkInput): Promise<Result<PayLinkView>> {
-    const plan = await this.plans.get(projectId, input.planId);
+    const plan = await this.plans.terms(projectId, input.planId);
     if (!plan.ok) return plan;
     // Refused now, as checkout would refuse it when the member opens the link.
     const charge = chargeOf(plan.value);
@@ -168,7 +168,7 @@ export class PayLinksService {
   async done(token: string): Promise<DoneOutcome> {
     const link = await this.linkOf(token);
     if (!link) return { kind: 'unknown' };
-    const plan = await this.plans.get(link.projectId, link.planId);
+    const plan = await this.plans.terms(link.projectId, link.planId);
     const planName = plan.ok ? plan.value.plan_name : 'your plan';
     const standing = (s: Standing): DoneOutcome => ({ kind: 'standing', standing: s });
     if (link.completedAt) return standing(await this.paidStanding(link, planName));

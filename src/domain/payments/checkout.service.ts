@@ -3,7 +3,7 @@ import type { PaymentsStore } from '../../store/payments.store.js';
 import { fail, ok, type Result } from '../errors.js';
 import { MISSING_KEY_MESSAGE } from '../integrations/encryption-key.js';
 import { SecretBoxError, type SecretBox } from '../integrations/secret-box.js';
-import type { PlanView } from '../plans/plan.view.js';
+import type { PlanTerms } from '../plans/plan.view.js';
 import type { CheckoutCoupons } from './checkout-coupons.js';
 import { checkoutIdempotencyKey, minorUnits, recurringOf } from './checkout-rules.js';
 import type { CouponCandidate } from './coupon-rules.js';
@@ -44,9 +44,9 @@ export type CheckoutAccounts = Pick<MerchantAccountsStore, 'forCheckout'>;
 /** Whether the user is banned: a banned user gets no membership, so no checkout either. */
 export type BanCheck = Pick<PaymentsStore, 'isBanned'>;
 
-/** What checkout reads of a plan: the plans service's `get`. */
+/** What checkout reads of a plan: the plans service's `terms` (no targets: their counts cost a count of members). */
 export interface PlanReader {
-  get(projectId: string, planId: string): Promise<Result<PlanView>>;
+  terms(projectId: string, planId: string): Promise<Result<PlanTerms>>;
 }
 
 const MAX_URL_LENGTH = 2048;
@@ -55,7 +55,7 @@ const usedUp = (c: CouponCandidate) =>
   c.maxUses === null ? `Coupon ${c.code} is no longer available (it expired or was deleted)` : `Coupon ${c.code} has been used up (max_uses ${c.maxUses})`;
 
 /** What Stripe is asked to charge for `plan`, or why it cannot be sold through Stripe. */
-export function chargeOf(plan: PlanView): Result<{ amount: number; recurring: ReturnType<typeof recurringOf> }> {
+export function chargeOf(plan: PlanTerms): Result<{ amount: number; recurring: ReturnType<typeof recurringOf> }> {
   const { plan_price: price, plan_currency: currency, plan_duration: duration } = plan;
   const amount = minorUnits(price, currency);
   if (amount === null) return fail('VALIDATION_ERROR', `The plan's price ${price} ${currency} has more decimals than ${currency} has: it cannot be charged`);
@@ -84,7 +84,7 @@ export class CheckoutService {
         return fail('VALIDATION_ERROR', `${field} must be an http:// or https:// URL of at most ${MAX_URL_LENGTH} characters`);
       }
     }
-    const plan = await this.plans.get(projectId, input.plan_id);
+    const plan = await this.plans.terms(projectId, input.plan_id);
     if (!plan.ok) return plan;
     const { plan_currency: currency, plan_duration: duration } = plan.value;
     const charge = chargeOf(plan.value);

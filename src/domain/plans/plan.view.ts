@@ -15,3 +15,9 @@ export interface PlanView {
   /** The targets the plan grants, in the order they were added. */
   plan_targets: TargetView[];
 }
+
+/**
+ * A plan without its targets: what a checkout or a pay link charges. Read without the targets'
+ * counts, which cost a count of the members of every target the plan grants.
+ */
+export type PlanTerms = Omit<PlanView, 'plan_targets'>;

@@ -1,10 +1,10 @@
 import type { PlansStore } from '../../store/plans.store.js';
 import { fail, ok, type Result } from '../errors.js';
 import { changesSomething, isCurrency, mergePlan, mixedPlatformProblem, newPlan, type PlanInput } from './plan-rules.js';
-import type { PlanView } from './plan.view.js';
+import type { PlanTerms, PlanView } from './plan.view.js';
 
 /** The statements of PlansStore this uses (a narrow port: tests give it a small twin). */
-export type PlansStatements = Pick<PlansStore, 'addTarget' | 'create' | 'delete' | 'get' | 'list' | 'removeTarget' | 'update'>;
+export type PlansStatements = Pick<PlansStore, 'addTarget' | 'create' | 'delete' | 'get' | 'list' | 'removeTarget' | 'terms' | 'update'>;
 
 export type NewPlanInput = PlanInput & Required<Pick<PlanInput, 'plan_name' | 'plan_price' | 'plan_currency' | 'plan_duration'>>;
 
@@ -24,6 +24,12 @@ export class PlansService {
 
   async get(projectId: string, planId: string): Promise<Result<PlanView>> {
     const plan = await this.store.get(projectId, planId);
+    return plan ? ok(plan) : fail('NOT_FOUND', PLAN_NOT_FOUND);
+  }
+
+  /** The plan without its targets: what a checkout charges (PlanTerms). */
+  async terms(projectId: string, planId: string): Promise<Result<PlanTerms>> {
+    const plan = await this.store.terms(projectId, planId);
     return plan ? ok(plan) : fail('NOT_FOUND', PLAN_NOT_FOUND);
   }
 
