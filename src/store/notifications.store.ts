@@ -64,8 +64,8 @@ export class NotificationsStore implements ConfirmationQueue, ConfirmationOutcom
    *
    * - A Telegram confirmation whose plan grants a chat waits (up to `inviteWaitMs`) until the
    *   access engine has settled the member's access there, so it can carry their invite link.
-   * - An invite row waits while a confirmation of the same membership is pending: that one carries
-   *   the link. A confirmation carries the member's current links but those an invite row of their
+   * - An invite row waits while a Telegram confirmation of the same membership is pending: that
+   *   one carries the link (a Discord DM never does). A Telegram confirmation carries the member's current links but those an invite row of their
    *   own has sent or is sending (tried at least once), and locks the untried invite rows it takes
    *   over: a process claiming one of them at that moment is waited for, and its link left to it.
    */
@@ -76,7 +76,8 @@ export class NotificationsStore implements ConfirmationQueue, ConfirmationOutcom
         WHERE n.state = 'pending' AND n.next_attempt_at <= ${at(now)}
           AND CASE WHEN n.kind = 'invite' THEN NOT EXISTS (
                 SELECT 1 FROM notifications o
-                WHERE o.project_id = n.project_id AND o.membership_id = n.membership_id AND o.kind = 'confirmation' AND o.state = 'pending')
+                WHERE o.project_id = n.project_id AND o.membership_id = n.membership_id AND o.kind = 'confirmation'
+                  AND o.platform = 'telegram' AND o.state = 'pending')
               ELSE (n.platform <> 'telegram' OR n.created_at <= ${at(new Date(now.getTime() - inviteWaitMs))}
                OR NOT EXISTS (
                  SELECT 1 FROM memberships m
@@ -94,14 +95,14 @@ export class NotificationsStore implements ConfirmationQueue, ConfirmationOutcom
         RETURNING n.id, n.kind, n.dedupe_key, n.project_id, n.user_id, n.platform, n.attempts, n.membership_id
       ), carried AS (
         SELECT x.id, x.dedupe_key, c.id AS confirmation_id FROM notifications x
-        JOIN claimed c ON c.kind = 'confirmation' AND x.project_id = c.project_id AND x.membership_id = c.membership_id
+        JOIN claimed c ON c.kind = 'confirmation' AND c.platform = 'telegram' AND x.project_id = c.project_id AND x.membership_id = c.membership_id
         WHERE x.kind = 'invite' AND x.state = 'pending' AND x.attempts = 0
         FOR UPDATE OF x
       )
       SELECT c.id, c.kind, c.project_id, c.user_id, c.platform, c.attempts, p.name AS plan_name,
              ${iso(sql`m.end_date`)} AS end_date, m.status, i.bot_token_sealed,
              (SELECT COALESCE(json_agg(ti.invite_link ORDER BY ti.created_at), '[]'::json) FROM telegram_invites ti
-              WHERE c.kind = 'confirmation' AND ti.project_id = c.project_id AND ti.membership_id = c.membership_id
+              WHERE c.kind = 'confirmation' AND c.platform = 'telegram' AND ti.project_id = c.project_id AND ti.membership_id = c.membership_id
                 AND ti.revoked_at IS NULL AND ti.used_at IS NULL AND ti.expires_at > ${at(now)}
                 AND NOT EXISTS (SELECT 1 FROM notifications x WHERE x.project_id = ti.project_id AND x.dedupe_key = 'invite:' || ti.id::text
                                 AND NOT EXISTS (SELECT 1 FROM carried k WHERE k.id = x.id AND k.confirmation_id = c.id))) AS invites,

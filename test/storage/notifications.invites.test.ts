@@ -146,6 +146,28 @@ describe(`Telegram invite links in the notifications (${onPostgres ? 'PostgreSQL
     expect(await store().claim(later(5_000), later(WAIT), 10, WAIT)).toMatchObject([{ kind: 'invite', attempt: 2 }]);
   });
 
+  it('a Discord confirmation neither carries a Telegram link nor holds its message back', async () => {
+    const s = await telegramShop();
+    await h.database.db.execute(sql`
+      INSERT INTO integrations (project_id, platform, bot_token_sealed, bot_id, bot_name)
+      VALUES (${s.t.projectId}, 'discord', 'v1.dummy.sealed', ${String(Date.now()) + '7'}, 'bot')`);
+    const guild = await createTarget(s.t, { platform: 'discord', kind: 'guild' });
+    const discordPlan = await createPlan(s.t);
+    await grant(s.t, discordPlan.plan_id, guild.target_id);
+    const m = await member(s, { paid: true });
+    // The member's membership moves to a Discord plan: its confirmation goes by DM.
+    await h.database.db.execute(sql`UPDATE memberships SET plan_id = ${discordPlan.plan_id} WHERE id = ${m.membership_id}`);
+    expect(await confirm({ t: s.t, plan: discordPlan }, m, 'pi_discord')).toBe(true);
+    const made = await link(s, m, 1);
+    const claimed = await store().claim(T0, later(WAIT), 10, WAIT);
+    expect(claimed.map((c) => [c.kind, c.platform])).toStrictEqual([
+      ['confirmation', 'discord'],
+      ['invite', 'telegram'],
+    ]);
+    expect(claimed[0]).toMatchObject({ invites: [], carried: [] });
+    expect(claimed[1]!.invite?.link).toBe(made.inviteLink);
+  });
+
   it('two claimers racing payments and links hand each link out once', async () => {
     const s = await telegramShop();
     const members = [];
