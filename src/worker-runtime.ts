@@ -13,6 +13,7 @@ import { EMBEDDED_VACUUM_THRESHOLDS, EmbeddedVacuumer } from './domain/retention
 import { HistoryPruner } from './domain/retention/history.pruner.js';
 import { DEFAULT_WORKER_OPTIONS, DeliveryWorker } from './webhooks/delivery.worker.js';
 import { HttpSender } from './webhooks/http-sender.js';
+import { createGuildJoinJob } from './web/guild-join-job.js';
 
 /**
  * The background half of tenure: the jobs of JOB_NAMES, built from the container and registered
@@ -70,6 +71,7 @@ export const JOB_NAMES = [
   'telegramReconciler',
   'bulkResumer',
   'confirmations',
+  'guildJoins',
 ] as const;
 
 /**
@@ -140,6 +142,8 @@ function jobList(c: Container, o: WorkerRuntimeOptions, sender: HttpSender) {
     job('bulkResumer', new BulkExtendResumer(c.services.memberships, c.logger), { stopStage: STOP.rest }),
     // The members' confirmations after a payment (docs/front-desk.md, "Confirmations"); off without a secret box.
     job('confirmations', createConfirmationJob(c, o), { stopStage: STOP.rest }),
+    // Members who logged in with Discord on the web, added to the plan's guilds after paying (docs/web.md); off without a secret box.
+    job('guildJoins', createGuildJoinJob(c), { stopStage: STOP.rest }),
   ] as const satisfies readonly JobEntry<(typeof JOB_NAMES)[number]>[];
 }
 

@@ -30,7 +30,7 @@ describe('the public pages: GET / and GET /p/{project_id}', () => {
     const csrfCookie = res.cookies.find((c) => c.name === 'tenure_csrf');
     expect(csrfCookie).toMatchObject({ path: '/auth/discord/', httpOnly: true });
     const csp = String(res.headers['content-security-policy']);
-    expect(csp).toContain(`form-action 'self' https://billing.stripe.com ${new URL(h.config.access.discordApiUrl).origin}`);
+    expect(csp).toContain(`form-action 'self' https://billing.stripe.com https://checkout.stripe.com ${new URL(h.config.access.discordApiUrl).origin}`);
     expect(csp).toContain("default-src 'none'");
     expect(res.headers['cache-control']).toBe('no-store');
   });

@@ -56,8 +56,9 @@ export const pagesPlugin: FastifyPluginAsync<PagesOptions> = async (app, options
         styleSrc: ["'self'"],
         // A project's logo (docs/web.md, "Branding"): its setting takes https URLs only, of any host.
         imgSrc: ["'self'", 'https:'],
-        // Login with Discord's form redirects to Discord's authorize page.
-        formAction: ["'self'", STRIPE_BILLING, options.discordOrigin],
+        // Login with Discord's form redirects to Discord's authorize page, and (past its consent) on to our
+        // callback, the buyer's pay link and Stripe's checkout page: the whole chain is held to form-action.
+        formAction: ["'self'", STRIPE_BILLING, 'https://checkout.stripe.com', options.discordOrigin],
         frameAncestors: ["'none'"],
         baseUri: ["'none'"],
       },
