@@ -16,7 +16,7 @@ describe('PATCH /v2/projects/{project_id}/users/{user_id}/invoicing: errors', ()
     await forEachCase(
       [
         ['an empty body', [{}, /send at least one of name, company, address, vat_id/]],
-        ['an unknown field', [{ email: 'a@b.c' }, /send at least one of name, company, address, vat_id, and no other field|email/]],
+        ['only a field the API does not know', [{ email: 'a@b.c' }, 'send at least one of name, company, address, vat_id']],
         ['an empty name', [{ name: '' }, 'name must be 1 to 200 characters of text (or null to remove it)']],
         ['a blank name', [{ name: '   ' }, 'name must be 1 to 200 characters of text (or null to remove it)']],
         ['a name with a control character', [{ name: 'Ada\u0007' }, 'name must be 1 to 200 characters of text (or null to remove it)']],
@@ -30,7 +30,6 @@ describe('PATCH /v2/projects/{project_id}/users/{user_id}/invoicing: errors', ()
         ['an address without city', [{ address: { line1: 'x', country: 'DE' } }, /city/]],
         ['an address with a lower-case country', [{ address: { ...ADDRESS, country: 'de' } }, 'address.country must be an ISO 3166-1 alpha-2 country code, upper-case (e.g. DE)']],
         ['an address with a country name', [{ address: { ...ADDRESS, country: 'Germany' } }, 'address.country must be an ISO 3166-1 alpha-2 country code, upper-case (e.g. DE)']],
-        ['an address with an unknown field', [{ address: { ...ADDRESS, street: 'x' } }, /street|address/]],
         ['an address with a blank line1', [{ address: { ...ADDRESS, line1: ' ' } }, 'address.line1 must be 1 to 200 characters of text (or null to remove it)']],
         ['an address as a string', [{ address: 'Berlin' }, /address/]],
       ] as const,

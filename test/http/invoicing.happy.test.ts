@@ -33,6 +33,9 @@ describe('GET/PATCH /v2/projects/{project_id}/users/{user_id}/invoicing: happy',
     const second = await t.request({ method: 'PATCH', url: path(t, user), payload: { company: 'Analytical Engines GmbH', vat_id: 'DE123456789' } });
     expect(second.statusCode, second.body).toBe(200);
     expect(second.json().data).toMatchObject({ name: 'Ada Lovelace', company: 'Analytical Engines GmbH', address: full, vat_id: 'DE123456789' });
+    // A field the API does not know is ignored, as everywhere: it is not stored either.
+    const extra = await t.request({ method: 'PATCH', url: path(t, user), payload: { address: { ...ADDRESS, street: 'x' }, email: 'a@b.c' } });
+    expect(extra.json().data.address).toStrictEqual(full);
     const third = await t.request({ method: 'PATCH', url: path(t, user), payload: { address: null, name: null } });
     expect(third.json().data).toMatchObject({ name: null, company: 'Analytical Engines GmbH', address: null, vat_id: 'DE123456789' });
     const read = await t.request({ method: 'GET', url: path(t, user) });

@@ -49,6 +49,7 @@ export const EMPTY_DETAILS: InvoicingDetails = { name: null, company: null, addr
 
 /** The details after `patch`, or the first reason it is refused (a 422 naming the field). */
 export function applyPatch(current: InvoicingDetails, patch: InvoicingPatch): Result<InvoicingDetails> {
+  if (INVOICING_FIELDS.every((f) => patch[f] === undefined)) return fail('VALIDATION_ERROR', 'send at least one of name, company, address, vat_id');
   const next: InvoicingDetails = { ...current };
   if (patch.name !== undefined) {
     const bad = textProblem('name', patch.name, LIMITS.name);
@@ -67,7 +68,12 @@ export function applyPatch(current: InvoicingDetails, patch: InvoicingPatch): Re
     next.vat_id = patch.vat_id;
   }
   if (patch.address !== undefined) {
-    const a = patch.address === null ? null : { ...patch.address, line2: patch.address.line2 ?? null, postal_code: patch.address.postal_code ?? null, state: patch.address.state ?? null };
+    // Only the address's own fields are kept (a field the API does not know is ignored, as elsewhere).
+    const given = patch.address;
+    const a =
+      given === null
+        ? null
+        : { line1: given.line1, line2: given.line2 ?? null, city: given.city, postal_code: given.postal_code ?? null, state: given.state ?? null, country: given.country };
     const bad = a === null ? null : addressProblem(a);
     if (bad) return fail('VALIDATION_ERROR', bad);
     next.address = a;

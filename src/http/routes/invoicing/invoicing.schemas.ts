@@ -16,7 +16,6 @@ export const InvoicingAddress = Type.Object(
     state: Type.Optional(Nullable(Text('address.state', LIMITS.state))),
     country: Type.String({ pattern: COUNTRY_PATTERN, 'x-message': 'address.country must be an ISO 3166-1 alpha-2 country code, upper-case (e.g. DE)', examples: ['DE'] }),
   },
-  { additionalProperties: false },
 );
 
 const fields = {
@@ -68,7 +67,7 @@ export const updateInvoicingSchema = {
       address: Type.Optional(Nullable(InvoicingAddress)),
       vat_id: Type.Optional(Nullable(fields.vat_id)),
     },
-    { additionalProperties: false, minProperties: 1, 'x-message': 'send at least one of name, company, address, vat_id, and no other field' },
+    { minProperties: 1, 'x-message': 'send at least one of name, company, address, vat_id' },
   ),
   response: { 200: Envelope(Invoicing), ...errorResponses(422) },
 };
