@@ -1,0 +1,81 @@
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import type { PlatformError } from '../targets/target.view.js';
+import { GuildJoinJob, retryDelayMs, type ClaimedJoin, type JoinAnswer } from './guild-joins.js';
+
+/** The guild join job on twins: what each of Discord's answers does to the join (docs/web.md, "After payment"). */
+
+const NOW = new Date('2026-11-28T00:00:00.000Z');
+
+function claimed(o: Partial<ClaimedJoin> = {}): ClaimedJoin {
+  return {
+    id: 'j1',
+    projectId: 'p1',
+    userId: '123456789012345678',
+    attempt: 1,
+    accessTokenSealed: 'sealed-member',
+    tokenExpiresAt: new Date(NOW.getTime() + 86_400_000),
+    botTokenSealed: 'sealed-bot',
+    guildIds: ['111111111111111111', '222222222222222222'],
+    ...o,
+  };
+}
+
+async function run(join: ClaimedJoin, answers: JoinAnswer[]) {
+  const written: string[] = [];
+  const calls: string[] = [];
+  let claims = 0;
+  const job = new GuildJoinJob(
+    {
+      queue: { claim: async () => (claims++ === 0 ? [join] : []) },
+      outcomes: {
+        joined: async (j) => void written.push(`joined ${j.id}`),
+        retry: async (id, next, error) => void written.push(`retry ${id} at +${(next.getTime() - NOW.getTime()) / 1000}s: ${error}`),
+        failed: async (j, guildId, error: PlatformError) => void written.push(`failed ${j.id} in ${guildId}: ${error.code}`),
+        dropped: async (id, reason) => void written.push(`dropped ${id}: ${reason}`),
+      },
+      calls: {
+        addMember: async (bot, guildId, userId, token) => {
+          calls.push(`${bot} ${guildId} ${userId} ${token}`);
+          return answers.shift() ?? { kind: 'added' };
+        },
+      },
+      openToken: (sealed) => sealed.replace('sealed-', 'open-'),
+      clock: { now: () => NOW },
+      logger: pino({ level: 'silent' }),
+    },
+    { pollMs: 60_000, batchSize: 10, leaseMs: 60_000, maxAttempts: 3 },
+  );
+  job.wake();
+  await job.idle();
+  await job.stop();
+  return { written, calls };
+}
+
+describe('guild join job', () => {
+  it('adds the member to each guild with their token and the bot’s, then the join is done', async () => {
+    const { written, calls } = await run(claimed(), [{ kind: 'added' }, { kind: 'member' }]);
+    expect(calls).toStrictEqual(['open-bot 111111111111111111 123456789012345678 open-member', 'open-bot 222222222222222222 123456789012345678 open-member']);
+    expect(written).toStrictEqual(['joined j1']);
+  });
+
+  it('a refusal fails the join in that guild, and the next guild is not asked', async () => {
+    const { written, calls } = await run(claimed(), [{ kind: 'refused', error: { code: '40007', message: 'The user is banned from this guild.' } }]);
+    expect(calls).toHaveLength(1);
+    expect(written).toStrictEqual(['failed j1 in 111111111111111111: 40007']);
+  });
+
+  it('a 5xx or a rate limit is retried after the backoff (at least retry_after), then fails once the attempts are spent', async () => {
+    expect((await run(claimed(), [{ kind: 'retry', error: '502: Bad Gateway' }])).written).toStrictEqual(['retry j1 at +10s: 502: Bad Gateway']);
+    expect((await run(claimed({ attempt: 2 }), [{ kind: 'retry', error: '429: limited', retryAfterMs: 45_000 }])).written).toStrictEqual(['retry j1 at +45s: 429: limited']);
+    expect((await run(claimed({ attempt: 3 }), [{ kind: 'retry', error: '500: x' }])).written).toStrictEqual(['failed j1 in 111111111111111111: retries_exhausted']);
+    expect([1, 2, 3, 10, 20].map(retryDelayMs)).toStrictEqual([10_000, 20_000, 40_000, 600_000, 600_000]);
+  });
+
+  it('an expired member token fails without a call; no bot or no guild drops the join', async () => {
+    const expired = await run(claimed({ tokenExpiresAt: new Date(NOW.getTime() - 1) }), []);
+    expect(expired).toStrictEqual({ written: ['failed j1 in 111111111111111111: oauth_token_expired'], calls: [] });
+    expect((await run(claimed({ botTokenSealed: null }), [])).written).toStrictEqual(['dropped j1: no Discord bot is connected']);
+    expect((await run(claimed({ guildIds: [] }), [])).written).toStrictEqual(['dropped j1: the plan grants no Discord target']);
+  });
+});
