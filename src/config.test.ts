@@ -21,6 +21,12 @@ describe('loadConfig', () => {
     expect(c.redisUrl).toBeUndefined();
   });
 
+  it('keeps a Discord gateway per bot unless TENURE_DISCORD_GATEWAY is off', () => {
+    expect(loadConfig({}).access.discordGateway).toBe(true);
+    expect(loadConfig({ TENURE_DISCORD_GATEWAY: 'false' }).access.discordGateway).toBe(false);
+    expect(() => loadConfig({ TENURE_DISCORD_GATEWAY: 'sometimes' })).toThrow(ConfigError);
+  });
+
   it('switches to PostgreSQL with DATABASE_URL', () => {
     const c = loadConfig({ DATABASE_URL: 'postgres://u@h:5432/db', DATABASE_POOL_SIZE: '4' });
     expect(c.storage).toEqual({ kind: 'postgres', url: 'postgres://u@h:5432/db', poolSize: 4, dataDir: './data' });

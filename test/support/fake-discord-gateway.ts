@@ -35,7 +35,9 @@ import type { Bot, DiscordWorld, Guild, MemberChange } from './fake-discord-mode
  * - op 6 Resume `{token, session_id, seq}` (on `resume_gateway_url` or the first URL): the events
  *   the session was sent after `seq` again, then RESUMED; an unknown session (or another bot's) gets
  *   op 9 Invalid Session `false`; a `seq` ahead of the session closes 4007 Invalid seq.
- * - Not modelled: closing a connection whose heartbeats stop, op 8 Request Guild Members, presences.
+ * - Not modelled: closing a connection whose heartbeats stop, op 8 Request Guild Members, presences;
+ *   a token reset does not close the bot's open connections (a test drops them with `disconnect`,
+ *   and the resume with the old token is refused 4004).
  *
  * Test hooks: the changes of fake-discord.ts dispatch by themselves; `disconnect` closes a bot's
  * connections with a code (1000 and 4000 are resumable), `reconnect` sends op 7 Reconnect;
