@@ -109,6 +109,20 @@ describe('the portal: cancelling and resuming a renewal', () => {
     expect(h.stripe.world.subscriptions.get(m.subscriptionId!)!.cancel_at_period_end).toBe(false);
   });
 
+  it('says Stripe could not be reached, changing nothing, when Stripe refuses the key', async () => {
+    const m = await paidMember(h);
+    const { browser, page } = await openPortal(h, m.portalPath);
+    const cancelHref = new RegExp(`href="(${m.portalPath}/renewal/[0-9a-f-]{36}/cancel)"`).exec(page.body)![1]!;
+    const confirm = await browser.get(cancelHref);
+    // The merchant rolled their key on Stripe: the stored one is refused (401).
+    m.stripe.account.secretKeys.clear();
+    const res = await browser.post(cancelHref, { _csrf: csrfOf(confirm.body)! });
+    expect(res.statusCode).toBe(503);
+    expect(textOf(res.body)).toContain('Nothing was changed');
+    expect(h.stripe.world.subscriptions.get(m.subscriptionId!)!.cancel_at_period_end).toBe(false);
+    expect(textOf((await browser.get(m.portalPath)).body)).toContain('Renews on');
+  });
+
   it('offers nothing to cancel on a one-time plan, and refuses a made-up membership', async () => {
     const m = await paidMember(h, { recurring: false });
     const { browser, page, csrf } = await openPortal(h, m.portalPath);

@@ -112,7 +112,9 @@ export class PortalService {
     const details = await this.deps.invoicing.stripeDetails(member.projectId, member.userId);
     if (details) {
       const updated = await this.deps.stripe.updateCustomer(secretKey, customer.customerId, details);
-      if (!updated.ok) return { kind: 'unavailable' };
+      // Stripe unreachable, or the key refused, stops here; details Stripe refuses (a request it
+      // does not take) must not lock the member out of their billing.
+      if (!updated.ok && updated.kind !== 'request') return { kind: 'unavailable' };
     }
     const answer = await this.deps.stripe.createBillingPortalSession(secretKey, { customer: customer.customerId, returnUrl: this.urlOf(token) });
     return answer.ok ? { kind: 'redirect', url: answer.url } : { kind: 'unavailable' };
