@@ -14,8 +14,9 @@ import { eventually } from '../support/webhook-harness.js';
  * a member who paid before joining gets their role when they join, and a role removed by hand comes
  * back, without drift repair (its interval is a day, and no member list is read after the first
  * comparison); members tenure does not manage cost no call; a refused token (4004) flags the bot
- * once and nothing dials again; the Server Members Intent switched off (4014) is said once while
- * drift repair goes on flagging the guild; a disconnected bot's gateway closes.
+ * once and nothing dials again; a bot connected again with a new token identifies with it, once;
+ * the Server Members Intent switched off (4014) is said once while drift repair goes on flagging
+ * the guild; a disconnected bot's gateway closes.
  */
 
 const { lines, logger } = capturedLogs('warn');
@@ -126,6 +127,18 @@ describe('the Discord gateway', () => {
     await sleep(1_500);
     expect(gatewayLog(w.bot.token)).toHaveLength(tries.length);
     expect(h.discord.gateway.openConnections(w.bot.id)).toBe(0);
+  });
+
+  it('a bot connected again with a new token opens its gateway again with it, and once', async () => {
+    const w = await world();
+    await eventually(() => connected(w), 'the bot’s gateway is connected');
+    const token = `${w.bot.token}.new`;
+    h.discord.resetToken(w.bot.id, token);
+    await connectBot(w.t, { ...w.bot, token });
+    await eventually(() => gatewayLog(token).some((e) => e.op === 'identify' && e.closedWith === null) && connected(w), 'identified with the new token');
+    await sleep(500);
+    expect(h.discord.gateway.openConnections(w.bot.id)).toBe(1);
+    expect(gatewayLog(token).filter((e) => e.closedWith !== null)).toEqual([]);
   });
 
   it('the Server Members Intent switched off (4014) is said once, and drift repair still flags the guild', async () => {
