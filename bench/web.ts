@@ -12,7 +12,7 @@
  * `web` section of bench/RESULTS.md.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -40,6 +40,8 @@ interface Measured {
   latencies: number[];
   weightBytes: number;
   htmlBytes: number;
+  /** The host's 1-minute load average before and after the run: the bench shares two cores with whatever else runs. */
+  load: [number, number];
 }
 
 /** A project with PLANS plans, each granting a role of one guild, Discord connected with a client secret, an accent colour. */
@@ -137,8 +139,9 @@ async function measure(storage: Storage, ctx: BenchContext, rate: number, second
     await openLoop(url, 50, 3);
     const weight = await weightOf(server.url, projectId);
     ctx.log(`${storage}: ${rate}/s for ${seconds} s`);
+    const before = loadavg()[0]!;
     const run = await openLoop(url, rate, seconds);
-    return { storage, ...run, weightBytes: weight.total, htmlBytes: weight.html };
+    return { storage, ...run, weightBytes: weight.total, htmlBytes: weight.html, load: [before, loadavg()[0]!] };
   } finally {
     await server.stop();
   }
@@ -152,15 +155,15 @@ const quantile = (values: number[], q: number) => {
 function markdownOf(results: Measured[], rate: number, seconds: number): string {
   const rows = results.map((r) => {
     const p99 = quantile(r.latencies, 0.99);
-    return `| ${r.storage} | ${r.sent} | ${r.failed} | ${quantile(r.latencies, 0.5).toFixed(1)} | ${p99.toFixed(1)} | ${Math.max(...r.latencies).toFixed(1)} | ${p99 < TARGET_P99_MS ? 'met' : 'MISSED'} | ${(r.weightBytes / 1024).toFixed(1)} KB (HTML ${(r.htmlBytes / 1024).toFixed(1)} KB) | ${r.weightBytes < TARGET_WEIGHT_BYTES ? 'met' : 'MISSED'} |`;
+    return `| ${r.storage} | ${r.sent} | ${r.failed} | ${quantile(r.latencies, 0.5).toFixed(1)} | ${p99.toFixed(1)} | ${Math.max(...r.latencies).toFixed(1)} | ${p99 < TARGET_P99_MS ? 'met' : 'MISSED'} | ${(r.weightBytes / 1024).toFixed(1)} KB (HTML ${(r.htmlBytes / 1024).toFixed(1)} KB) | ${r.weightBytes < TARGET_WEIGHT_BYTES ? 'met' : 'MISSED'} | ${r.load.map((l) => l.toFixed(1)).join(' → ')} |`;
   });
   return [
     '## The public plan page',
     '',
     `\`GET /p/{project_id}\` at ${rate} requests/s (open loop) for ${seconds} s against \`node dist/main.js\` (worker off), a project of ${PLANS} plans each granting a Discord role, Login with Discord set up, an accent colour and a logo. Times are from when each request was due to its last byte, on loopback, the bench on the same two cores. Weight: the HTML plus the stylesheets it links (pages.css and the project's brand.css), uncompressed.`,
     '',
-    '| storage | requests | not 200 | p50 ms | p99 ms (target < 50) | max ms | p99 | page weight (target < 50 KB) | weight |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| storage | requests | not 200 | p50 ms | p99 ms (target < 50) | max ms | p99 | page weight (target < 50 KB) | weight | host load (1 min) |',
+    '|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
   ].join('\n');
 }
