@@ -15,6 +15,7 @@ import { TelegramWebhookService } from './domain/integrations/telegram-webhook.s
 import { PAY_LINK_TTL_MS, PayLinksService } from './domain/front-desk/pay-links.service.js';
 import { PortalActions } from './domain/front-desk/portal-actions.js';
 import { PortalService } from './domain/front-desk/portal.service.js';
+import { CheckoutCustomers } from './domain/invoicing/checkout-customer.js';
 import { InvoicingService } from './domain/invoicing/invoicing.service.js';
 import { MembershipsService } from './domain/memberships/memberships.service.js';
 import { CheckoutCoupons } from './domain/payments/checkout-coupons.js';
@@ -223,7 +224,16 @@ function createServices(
   const auth = new AuthService(stores.projects, config.auth.cacheTtlMs);
   const projects = new ProjectsService(stores.projects);
   const plans = new PlansService(stores.plans);
-  const checkout = new CheckoutService(stores.merchantAccounts, stores.payments, plans, secretBox, stripe, new CheckoutCoupons(stores.coupons, transactor, stripe, clock));
+  const invoicing = new InvoicingService(stores.invoicing, clock);
+  const checkout = new CheckoutService(
+    stores.merchantAccounts,
+    stores.payments,
+    plans,
+    secretBox,
+    stripe,
+    new CheckoutCoupons(stores.coupons, transactor, stripe, clock),
+    new CheckoutCustomers(stores.portalLinks, invoicing, stripe),
+  );
   const stripeEvents = new StripeEventsService(stores.merchantAccounts, transactor, secretBox, stripe, clock, { graceMs: config.payments.gracePeriodMs });
   const { publicUrl } = config.frontDesk;
   const payLinkService = new PayLinksService(
@@ -248,7 +258,6 @@ function createServices(
     discordCommandRegistrar(config.access.discordApiUrl),
     logDiscord('registering the Discord commands failed'),
   );
-  const invoicing = new InvoicingService(stores.invoicing, clock);
   const portal = new PortalService({
     transactor,
     links: stores.portalLinks,

@@ -193,7 +193,8 @@ export class StripeWorld {
     const s = this.session(id);
     if (s.status !== 'open') throw new Error(`fake Stripe: session ${id} is ${s.status}`);
     const account = this.accounts.get(s.account)!;
-    const customer = stripeId('cus', 14);
+    // A session made for an existing customer is paid by them; otherwise Stripe makes one.
+    const customer = s.customer ?? stripeId('cus', 14);
     s.customer = customer;
     s.status = 'complete';
     s.payment_status = 'paid';

@@ -42,7 +42,8 @@ import { discountOn, stripeId, StripeWorld, type Account, type Coupon, type Sess
  *   and not modelled), `return_url` optional and a URL; answers a `billing_portal.session`
  *   (`bps_…`, configuration `bpc_…`, created, customer, flow null, livemode, locale null,
  *   on_behalf_of null, return_url or null, and its `url` on billing.stripe.com);
- *   `POST /v1/subscriptions/{id}` and `POST /v1/customers/{id}`: fake-stripe-billing.ts.
+ *   `POST /v1/subscriptions/{id}` and `POST /v1/customers/{id}`: fake-stripe-billing.ts. A session may
+ *   name an existing `customer` of the account (else 400 `resource_missing`); its payment is then theirs.
  */
 
 export interface FakeStripe {
@@ -190,6 +191,11 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     }
     const discount = sessionDiscount(account, p, currency, total);
     if ('status' in discount) return discount;
+    // docs: `customer`, an existing customer of the account, whom the session (and its payment) is for.
+    if (p.customer !== undefined) {
+      const known = [...world.sessions.values(), ...world.subscriptions.values()].some((o) => o.account === account.id && o.customer === p.customer);
+      if (typeof p.customer !== 'string' || !known) return fail(400, 'invalid_request_error', `No such customer: '${String(p.customer)}'`, { code: 'resource_missing', param: 'customer' });
+    }
     const id = stripeId(account.livemode ? 'cs_live' : 'cs_test', 58);
     const now = world.now();
     const session: Session & { account: string } = {
@@ -206,7 +212,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       currency,
       amount_subtotal: total,
       amount_total: total - discount.amount,
-      customer: null,
+      customer: (p.customer as string | undefined) ?? null,
       payment_intent: null,
       subscription: null,
       invoice: null,

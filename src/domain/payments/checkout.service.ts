@@ -1,3 +1,4 @@
+import type { CheckoutCustomers } from '../invoicing/checkout-customer.js';
 import type { MerchantAccountsStore } from '../../store/merchant-accounts.store.js';
 import type { PaymentsStore } from '../../store/payments.store.js';
 import { fail, ok, type Result } from '../errors.js';
@@ -75,6 +76,8 @@ export class CheckoutService {
     private readonly box: SecretBox | null,
     private readonly stripe: Pick<StripeApi, 'createCheckoutSession'>,
     private readonly coupons: CheckoutCoupons,
+    /** The member's customer with their invoicing details (src/domain/invoicing/checkout-customer.ts); null: never one. */
+    private readonly customers: Pick<CheckoutCustomers, 'customerFor'> | null = null,
   ) {}
 
   async create(projectId: string, input: CheckoutInput): Promise<Result<CheckoutView>> {
@@ -110,6 +113,7 @@ export class CheckoutService {
       return fail('CONFLICT', `The merchant account's secret key cannot be opened (${err.message}); connect the account again`);
     }
     const metadata = { project_id: projectId, plan_id: input.plan_id, user_id: input.user_id };
+    const customerId = this.customers ? await this.customers.customerFor(projectId, input.user_id, account.id, secretKey) : null;
     const request: CheckoutSessionRequest = {
       mode,
       successUrl: input.success_url,
@@ -121,6 +125,7 @@ export class CheckoutService {
       metadata,
       clientReferenceId: input.user_id,
       couponId: null,
+      customerId,
       idempotencyKey: '',
     };
     const keyParts = {
@@ -133,6 +138,8 @@ export class CheckoutService {
       duration,
       mode,
       product: plan.value.plan_name,
+      // A session for the member's customer is another session (a key without it stays as it was).
+      ...(customerId ? { customer: customerId } : {}),
     };
     const view = { mode, merchant_account_id: account.id } as const;
     for (const coupon of choice.value.candidates) {

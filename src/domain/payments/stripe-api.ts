@@ -35,6 +35,8 @@ export interface CheckoutSessionRequest {
   clientReferenceId: string;
   /** The Stripe coupon to apply (`discounts: [{coupon}]`), or none. */
   couponId: string | null;
+  /** The member's Stripe customer with their invoicing details (docs/portal.md), or none: Stripe makes one at payment. */
+  customerId?: string | null;
   /** The key Stripe answers a retry with the first session by (up to 255 characters). */
   idempotencyKey: string;
 }

@@ -61,6 +61,7 @@ export function stripeApi(endpoint: StripeEndpoint): StripeApi {
             success_url: r.successUrl,
             cancel_url: r.cancelUrl,
             client_reference_id: r.clientReferenceId,
+            ...(r.customerId ? { customer: r.customerId } : {}),
             metadata: r.metadata,
             line_items: [{ quantity: 1, price_data: priceData }],
             ...(r.couponId ? { discounts: [{ coupon: r.couponId }] } : {}),
