@@ -109,6 +109,16 @@ describe('the portal: cancelling and resuming a renewal', () => {
     expect(h.stripe.world.subscriptions.get(m.subscriptionId!)!.cancel_at_period_end).toBe(false);
   });
 
+  it('a failed renewal reads "in grace period" with what to do; the renewal can still be cancelled', async () => {
+    const m = await paidMember(h);
+    await deliverAll(h, m.stripe, h.stripe.world.failRenewal(m.subscriptionId!));
+    const { page } = await openPortal(h, m.portalPath);
+    const text = textOf(page.body);
+    expect(text).toContain('In grace period');
+    expect(text).toMatch(/The last payment failed: access is kept until .* Update your card in Manage billing\./);
+    expect(page.body).toContain('/cancel"');
+  });
+
   it('says Stripe could not be reached, changing nothing, when Stripe refuses the key', async () => {
     const m = await paidMember(h);
     const { browser, page } = await openPortal(h, m.portalPath);
