@@ -73,6 +73,8 @@ export const portalActionPages: FastifyPluginAsync<PortalActionPagesOptions> = a
     const outcome = UUID.test(target) ? await actions.telegramInvite(member, target) : ({ kind: 'not-found' } as const);
     switch (outcome.kind) {
       case 'link':
+        // Telegram's links are https://t.me/…; anything else is not put in a button.
+        if (!/^https:\/\/[^\s"<>]+$/.test(outcome.url)) return messagePage(reply, context, 502, { title: 'We could not get your link', lines: ['Please try again in a minute.'], action: back(token) });
         return page(reply, context, 200, 'portal-invite', { chatName: outcome.chatName, url: outcome.url, expires: dateOf(outcome.expiresAt), back: pathOf(token) });
       case 'requested':
         return messagePage(reply, context, 202, {
