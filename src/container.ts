@@ -340,7 +340,7 @@ function createServices(
       stores.notifications,
     ),
     discordCommands,
-    publicPages: new PublicPageService(stores.web),
+    publicPages: new PublicPageService(stores.web, clock),
     discordLogin: new DiscordLoginService(stores.web, discordOAuth(config.access.discordApiUrl), payLinkService, secretBox, clock, {
       redirectUri: `${publicUrl.replace(/\/+$/, '')}/auth/discord/callback`,
     }),

@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.js';
 import { isUuid } from '../ids.js';
 import { SETTING_VALIDATORS } from '../settings/settings.catalogue.js';
 import type { Platform, TargetKind } from '../targets/target.view.js';
@@ -78,13 +79,42 @@ export interface PublicPageStatements {
   publicProject(projectId: string): Promise<PublicProject | null>;
 }
 
+/**
+ * How long a project's page is served from memory: a link posted in a busy community is opened by
+ * many at once, and each open would otherwise read the project, its plans and its settings again
+ * (bench/RESULTS.md, "The public plan page"). A change to a plan or a setting shows within this.
+ */
+export const PAGE_CACHE_MS = 5_000;
+/** Projects whose page is kept at once, the oldest dropped first; unknown projects are never kept. */
+const PAGE_CACHE_SIZE = 1_000;
+
 /** The public plan page of a project (docs/web.md), null when there is no such project. */
 export class PublicPageService {
-  constructor(private readonly store: PublicPageStatements) {}
+  private readonly cache = new Map<string, { at: number; view: PublicPageView }>();
+
+  constructor(
+    private readonly store: PublicPageStatements,
+    private readonly clock: Clock,
+    private readonly cacheMs = PAGE_CACHE_MS,
+  ) {}
 
   async page(projectId: string): Promise<PublicPageView | null> {
     if (!isUuid(projectId)) return null;
-    const project = await this.store.publicProject(projectId.toLowerCase());
+    const id = projectId.toLowerCase();
+    const now = this.clock.now().getTime();
+    const kept = this.cache.get(id);
+    if (kept && now - kept.at < this.cacheMs) return kept.view;
+    const view = await this.read(id);
+    this.cache.delete(id);
+    if (view && this.cacheMs > 0) {
+      this.cache.set(id, { at: now, view });
+      if (this.cache.size > PAGE_CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
+    }
+    return view;
+  }
+
+  private async read(projectId: string): Promise<PublicPageView | null> {
+    const project = await this.store.publicProject(projectId);
     if (!project) return null;
     // A stored value that no longer validates shows the default, as every setting does.
     const logo = SETTING_VALIDATORS.page_logo_url(project.logoSetting ?? null);
