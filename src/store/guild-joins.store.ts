@@ -19,6 +19,9 @@ interface ClaimedRow {
   attempts: number;
   access_token_sealed: string | null;
   token_expires_at: Date | string | null;
+  refresh_token_sealed: string | null;
+  application_id: string | null;
+  client_secret_sealed: string | null;
   bot_token_sealed: string | null;
   guild_ids: string[] | string;
 }
@@ -54,6 +57,7 @@ export class GuildJoinsStore implements GuildJoinQueue, GuildJoinOutcomes {
         RETURNING j.id, j.project_id, j.user_id, j.plan_id, j.attempts
       )
       SELECT c.id, c.project_id, c.user_id, c.attempts, k.access_token_sealed, k.expires_at AS token_expires_at, i.bot_token_sealed,
+        k.refresh_token_sealed, i.application_id, i.client_secret_sealed,
         (SELECT coalesce(json_agg(DISTINCT ${GUILD_OF}) FILTER (WHERE ${GUILD_OF} IS NOT NULL), '[]'::json)
          FROM plan_targets pt JOIN targets t ON t.id = pt.target_id LEFT JOIN targets g ON g.id = t.parent_target_id
          WHERE pt.plan_id = c.plan_id AND t.platform = 'discord' AND t.is_enabled) AS guild_ids
@@ -68,6 +72,9 @@ export class GuildJoinsStore implements GuildJoinQueue, GuildJoinOutcomes {
       accessTokenSealed: r.access_token_sealed,
       tokenExpiresAt: r.token_expires_at === null ? null : new Date(r.token_expires_at),
       botTokenSealed: r.bot_token_sealed,
+      refreshTokenSealed: r.refresh_token_sealed,
+      applicationId: r.application_id,
+      clientSecretSealed: r.client_secret_sealed,
       guildIds: typeof r.guild_ids === 'string' ? (JSON.parse(r.guild_ids) as string[]) : r.guild_ids,
     }));
   }
@@ -112,6 +119,13 @@ export class GuildJoinsStore implements GuildJoinQueue, GuildJoinOutcomes {
         WHERE id = ${j.id} AND state = 'pending' RETURNING plan_id
       )
       ${event}`);
+  }
+
+  async renewed(j: ClaimedJoin, t: { accessTokenSealed: string; refreshTokenSealed: string | null; expiresAt: Date }): Promise<void> {
+    await this.db.execute(sql`
+      UPDATE discord_member_tokens SET access_token_sealed = ${t.accessTokenSealed}, refresh_token_sealed = ${t.refreshTokenSealed},
+        expires_at = ${at(t.expiresAt)}, updated_at = now()
+      WHERE project_id = ${j.projectId} AND user_id = ${j.userId}`);
   }
 
   async dropped(id: string, reason: string, now: Date): Promise<void> {

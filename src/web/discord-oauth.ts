@@ -1,5 +1,5 @@
 import * as oauth from 'oauth4webapi';
-import type { DiscordOAuth, Exchanged } from '../domain/web/discord-login.service.js';
+import type { DiscordOAuth, Exchanged, Refreshed } from '../domain/web/discord-login.service.js';
 
 /**
  * Discord's OAuth2 endpoints through oauth4webapi (docs/web.md, "Login with Discord"): the
@@ -44,6 +44,24 @@ export function discordOAuth(apiUrl: string): DiscordOAuth {
         prompt: 'consent',
       }).toString();
       return url.href;
+    },
+
+    async refresh({ clientId, clientSecret, refreshToken }): Promise<Refreshed> {
+      const client: oauth.Client = { client_id: clientId };
+      try {
+        const response = await oauth.refreshTokenGrantRequest(as, client, oauth.ClientSecretBasic(clientSecret), refreshToken, options());
+        const token = await oauth.processRefreshTokenResponse(as, client, response);
+        return {
+          kind: 'ok',
+          accessToken: token.access_token,
+          refreshToken: typeof token.refresh_token === 'string' ? token.refresh_token : null,
+          expiresInSeconds: typeof token.expires_in === 'number' ? token.expires_in : 604_800,
+        };
+      } catch (err) {
+        if (err instanceof oauth.ResponseBodyError) return err.status >= 500 ? { kind: 'unavailable', error: err.error } : { kind: 'refused', error: err.error };
+        if (err instanceof oauth.WWWAuthenticateChallengeError) return { kind: 'refused', error: 'invalid_client' };
+        return { kind: 'unavailable', error: err instanceof Error ? err.name : 'unknown' };
+      }
     },
 
     async exchange({ clientId, clientSecret, redirectUri, callback, state, codeVerifier }): Promise<Exchanged> {

@@ -1,5 +1,6 @@
 import type { Container } from '../container.js';
 import { DEFAULT_GUILD_JOIN_OPTIONS, GuildJoinJob, type GuildJoinOptions } from '../domain/web/guild-joins.js';
+import { discordOAuth } from './discord-oauth.js';
 import { guildMemberCalls } from './guild-member-calls.js';
 
 /**
@@ -17,6 +18,8 @@ export function createGuildJoinJob(c: Container, o: Partial<GuildJoinOptions> = 
       outcomes: c.stores.guildJoins,
       calls: guildMemberCalls(c.config.access.discordApiUrl),
       openToken: (sealed) => box.open(sealed),
+      seal: (plaintext) => box.seal(plaintext),
+      oauth: discordOAuth(c.config.access.discordApiUrl),
       clock: c.clock,
       logger: c.logger,
     },

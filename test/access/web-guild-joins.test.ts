@@ -62,6 +62,25 @@ describe('guild joins after a payment of a member who logged in with Discord', (
     expect(put[0]!.status).toBe(201);
   });
 
+  it('a member whose token expired before the payment cleared: renewed with their refresh token, then joined', async () => {
+    const shop = await webShop(h);
+    const buyer = '723456789012345678';
+    await paidAfterLogin(shop, buyer);
+    const token = async () =>
+      rowsOf<{ access_token_sealed: string; expired: boolean }>(
+        await h.database.db.execute(sql`SELECT access_token_sealed, expires_at < now() AS expired FROM discord_member_tokens WHERE project_id = ${shop.t.projectId} AND user_id = ${buyer}`),
+      )[0]!;
+    await h.database.db.execute(sql`UPDATE discord_member_tokens SET expires_at = now() - interval '1 minute' WHERE project_id = ${shop.t.projectId}`);
+    const before = await token();
+    await pass();
+    expect(h.discord.oauth.refreshes).toContain(buyer);
+    expect(await joins(shop.t.projectId)).toMatchObject([{ state: 'joined' }]);
+    expect(h.discord.memberRoles(shop.guildId, buyer)).toStrictEqual([]);
+    const after = await token();
+    expect(after.expired).toBe(false);
+    expect(after.access_token_sealed).not.toBe(before.access_token_sealed);
+  });
+
   it('a member already in the guild (204) is joined all the same', async () => {
     const shop = await webShop(h);
     const buyer = '323456789012345678';

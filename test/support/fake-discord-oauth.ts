@@ -19,7 +19,9 @@ import type { Answer } from './fake-discord-routes.js';
  *   `grant_type=authorization_code` with `code`, the same `redirect_uri`, and `code_verifier` whose
  *   S256 is the challenge. A code works once and for 10 minutes; anything wrong is 400
  *   `{"error": "invalid_grant"}`. The answer: `{access_token, token_type: "Bearer", expires_in:
- *   604800, refresh_token, scope}`.
+ *   604800, refresh_token, scope}`. `grant_type=refresh_token` with a `refresh_token` the client was
+ *   given answers the same with new tokens (the old refresh token then works no more); another is
+ *   `invalid_grant`.
  * - `GET /api/v10/users/@me` with `Authorization: Bearer <access token>`: the user object; a bad
  *   token 401 `{"message": "401: Unauthorized", "code": 0}`.
  * - `PUT /api/v10/guilds/{guild.id}/members/{user.id}` `{access_token}` with the Bot token of the
@@ -67,6 +69,8 @@ export interface FakeOAuth {
   allowInvites(guildId: string, botId: string, on?: boolean): void;
   /** The users who logged in, in order, and the guild joins Discord made (`guild:user`). */
   logins: string[];
+  /** The users whose tokens were renewed with a refresh token, in order. */
+  refreshes: string[];
   joins: string[];
 }
 
@@ -74,6 +78,8 @@ export class OAuthDesk implements FakeOAuth {
   nextLogin: { userId?: string; deny?: boolean } = {};
   refuseExchanges = false;
   readonly logins: string[] = [];
+  readonly refreshes: string[] = [];
+  private readonly refreshTokens = new Map<string, Token>();
   readonly joins: string[] = [];
   private readonly applications = new Map<string, Application>();
   private readonly codes = new Map<string, Code>();
@@ -148,6 +154,13 @@ export class OAuthDesk implements FakeOAuth {
     }
     const app = clientId === null ? undefined : this.applications.get(clientId);
     if (!app || app.secret !== secret) return { status: 401, body: { error: 'invalid_client' } };
+    if (body.get('grant_type') === 'refresh_token') {
+      const held = this.refreshTokens.get(body.get('refresh_token') ?? '');
+      if (!held || held.clientId !== clientId) return { status: 400, body: { error: 'invalid_grant' } };
+      this.refreshTokens.delete(body.get('refresh_token')!);
+      this.refreshes.push(held.userId);
+      return { status: 200, body: this.issue(held) };
+    }
     if (body.get('grant_type') !== 'authorization_code') return { status: 400, body: { error: 'unsupported_grant_type' } };
     const code = this.codes.get(body.get('code') ?? '');
     this.codes.delete(body.get('code') ?? '');
@@ -156,9 +169,15 @@ export class OAuthDesk implements FakeOAuth {
     if (this.refuseExchanges || !code || code.clientId !== clientId || code.expiresAt <= Date.now() || code.redirectUri !== body.get('redirect_uri') || s256 !== code.challenge) {
       return { status: 400, body: { error: 'invalid_grant' } };
     }
+    return { status: 200, body: this.issue({ clientId: code.clientId, userId: code.userId, scope: code.scope }) };
+  }
+
+  private issue(t: Token) {
     const accessToken = randomBytes(20).toString('base64url');
-    this.tokens.set(accessToken, { clientId: code.clientId, userId: code.userId, scope: code.scope });
-    return { status: 200, body: { access_token: accessToken, token_type: 'Bearer', expires_in: 604_800, refresh_token: randomBytes(20).toString('base64url'), scope: code.scope } };
+    const refreshToken = randomBytes(20).toString('base64url');
+    this.tokens.set(accessToken, t);
+    this.refreshTokens.set(refreshToken, t);
+    return { access_token: accessToken, token_type: 'Bearer', expires_in: 604_800, refresh_token: refreshToken, scope: t.scope };
   }
 
   private addMember(guildId: string, userId: string, auth: string, raw: string): Answer {

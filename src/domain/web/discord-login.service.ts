@@ -51,9 +51,17 @@ export type Exchanged =
   | { kind: 'refused'; error: string }
   | { kind: 'unavailable'; error: string };
 
+/** What Discord answered a refresh: the member's new tokens, or why not. */
+export type Refreshed =
+  | { kind: 'ok'; accessToken: string; refreshToken: string | null; expiresInSeconds: number }
+  | { kind: 'refused'; error: string }
+  | { kind: 'unavailable'; error: string };
+
 /** Discord's OAuth2 endpoints (src/web/discord-oauth.ts). */
 export interface DiscordOAuth {
   pkce(): Promise<{ verifier: string; challenge: string }>;
+  /** A new access token for the member from their refresh token (`grant_type=refresh_token`). */
+  refresh(a: { clientId: string; clientSecret: string; refreshToken: string }): Promise<Refreshed>;
   authorizeUrl(a: { clientId: string; redirectUri: string; state: string; codeChallenge: string }): string;
   exchange(a: { clientId: string; clientSecret: string; redirectUri: string; callback: URLSearchParams; state: string; codeVerifier: string }): Promise<Exchanged>;
 }

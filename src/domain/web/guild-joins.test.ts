@@ -1,6 +1,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { PlatformError } from '../targets/target.view.js';
+import type { Refreshed } from './discord-login.service.js';
 import { GuildJoinJob, retryDelayMs, type ClaimedJoin, type JoinAnswer } from './guild-joins.js';
 
 /** The guild join job on twins: what each of Discord's answers does to the join (docs/web.md, "After payment"). */
@@ -16,12 +17,15 @@ function claimed(o: Partial<ClaimedJoin> = {}): ClaimedJoin {
     accessTokenSealed: 'sealed-member',
     tokenExpiresAt: new Date(NOW.getTime() + 86_400_000),
     botTokenSealed: 'sealed-bot',
+    refreshTokenSealed: null,
+    applicationId: null,
+    clientSecretSealed: null,
     guildIds: ['111111111111111111', '222222222222222222'],
     ...o,
   };
 }
 
-async function run(join: ClaimedJoin, answers: JoinAnswer[]) {
+async function run(join: ClaimedJoin, answers: JoinAnswer[], refreshed: Refreshed = { kind: 'refused', error: 'invalid_grant' }) {
   const written: string[] = [];
   const calls: string[] = [];
   let claims = 0;
@@ -33,6 +37,7 @@ async function run(join: ClaimedJoin, answers: JoinAnswer[]) {
         retry: async (id, next, error) => void written.push(`retry ${id} at +${(next.getTime() - NOW.getTime()) / 1000}s: ${error}`),
         failed: async (j, guildId, error: PlatformError) => void written.push(`failed ${j.id} in ${guildId}: ${error.code}`),
         dropped: async (id, reason) => void written.push(`dropped ${id}: ${reason}`),
+        renewed: async (j, t) => void written.push(`renewed ${j.id}: ${t.accessTokenSealed} ${t.refreshTokenSealed} +${(t.expiresAt.getTime() - NOW.getTime()) / 1000}s`),
       },
       calls: {
         addMember: async (bot, guildId, userId, token) => {
@@ -41,6 +46,13 @@ async function run(join: ClaimedJoin, answers: JoinAnswer[]) {
         },
       },
       openToken: (sealed) => sealed.replace('sealed-', 'open-'),
+      seal: (plain) => plain.replace('open-', 'sealed-'),
+      oauth: {
+        refresh: async (a) => {
+          calls.push(`refresh ${a.clientId} ${a.clientSecret} ${a.refreshToken}`);
+          return refreshed;
+        },
+      },
       clock: { now: () => NOW },
       logger: pino({ level: 'silent' }),
     },
@@ -72,7 +84,18 @@ describe('guild join job', () => {
     expect([1, 2, 3, 10, 20].map(retryDelayMs)).toStrictEqual([10_000, 20_000, 40_000, 600_000, 600_000]);
   });
 
-  it('an expired member token fails without a call; no bot or no guild drops the join', async () => {
+  it('an expired member token is renewed with their refresh token (kept sealed), then used', async () => {
+    const join = claimed({ tokenExpiresAt: new Date(NOW.getTime() - 1), refreshTokenSealed: 'sealed-refresh', applicationId: 'app1', clientSecretSealed: 'sealed-secret' });
+    const { written, calls } = await run(join, [], { kind: 'ok', accessToken: 'open-new', refreshToken: 'open-newrefresh', expiresInSeconds: 604_800 });
+    expect(calls[0]).toBe('refresh app1 open-secret open-refresh');
+    expect(calls[1]).toBe('open-bot 111111111111111111 123456789012345678 open-new');
+    expect(written).toStrictEqual(['renewed j1: sealed-new sealed-newrefresh +604800s', 'joined j1']);
+    const refused = await run(join, []);
+    expect(refused.written).toStrictEqual(['failed j1 in 111111111111111111: oauth_token_expired']);
+    expect(refused.calls).toStrictEqual(['refresh app1 open-secret open-refresh']);
+  });
+
+  it('an expired member token without a refresh token fails without a call; no bot or no guild drops the join', async () => {
     const expired = await run(claimed({ tokenExpiresAt: new Date(NOW.getTime() - 1) }), []);
     expect(expired).toStrictEqual({ written: ['failed j1 in 111111111111111111: oauth_token_expired'], calls: [] });
     expect((await run(claimed({ botTokenSealed: null }), [])).written).toStrictEqual(['dropped j1: no Discord bot is connected']);

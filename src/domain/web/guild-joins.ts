@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { PlatformError } from '../targets/target.view.js';
 import { WakeLoop } from '../../wake-loop.js';
+import type { DiscordOAuth } from './discord-login.service.js';
 
 /**
  * After a payment, the bot adds a member who logged in with Discord on the web to the guilds of
@@ -23,6 +24,10 @@ export interface ClaimedJoin {
   /** The member's sealed access token and when it expires; null when tenure no longer holds one. */
   accessTokenSealed: string | null;
   tokenExpiresAt: Date | null;
+  /** Their sealed refresh token, and the project's application with its sealed client secret: what renews an expired access token. */
+  refreshTokenSealed: string | null;
+  applicationId: string | null;
+  clientSecretSealed: string | null;
   /** The project's Discord bot token, sealed; null when no bot is connected. */
   botTokenSealed: string | null;
   /** The distinct guilds of the plan's Discord targets. */
@@ -41,6 +46,8 @@ export interface GuildJoinOutcomes {
   failed(j: ClaimedJoin, guildId: string, error: PlatformError, now: Date): Promise<void>;
   /** Nothing to do any more (no bot, no guild): the join ends without an event. */
   dropped(id: string, reason: string, now: Date): Promise<void>;
+  /** Keeps the member's renewed tokens, sealed. */
+  renewed(j: ClaimedJoin, t: { accessTokenSealed: string; refreshTokenSealed: string | null; expiresAt: Date }): Promise<void>;
 }
 
 /** What Discord answered Add Guild Member. */
@@ -59,6 +66,9 @@ export interface GuildJoinDeps {
   outcomes: GuildJoinOutcomes;
   calls: GuildMemberCalls;
   openToken: (sealed: string) => string;
+  seal: (plaintext: string) => string;
+  /** Renews an expired access token (Discord's refresh grant). */
+  oauth: Pick<DiscordOAuth, 'refresh'>;
   clock: Clock;
   logger: Logger;
 }
@@ -121,18 +131,19 @@ export class GuildJoinJob {
     if (j.botTokenSealed === null) return outcomes.dropped(j.id, 'no Discord bot is connected', now);
     if (j.guildIds.length === 0) return outcomes.dropped(j.id, 'the plan grants no Discord target', now);
     const where = { project_id: j.projectId, guild_join_id: j.id, user_id: j.userId, attempt: j.attempt };
-    if (j.accessTokenSealed === null || j.tokenExpiresAt === null || j.tokenExpiresAt.getTime() <= now.getTime()) {
-      // Discord's access tokens last about a week: a payment that cleared later needs a new login.
-      return outcomes.failed(j, j.guildIds[0]!, { code: 'oauth_token_expired', message: 'The member’s Discord login expired before the payment cleared; they can join with an invite or log in again' }, now);
-    }
     let bot: string;
-    let member: string;
+    let member: string | null;
     try {
       bot = this.deps.openToken(j.botTokenSealed);
-      member = this.deps.openToken(j.accessTokenSealed);
+      const fresh = j.accessTokenSealed !== null && j.tokenExpiresAt !== null && j.tokenExpiresAt.getTime() > now.getTime();
+      member = fresh ? this.deps.openToken(j.accessTokenSealed!) : await this.renew(j, now);
     } catch (err) {
       logger.warn({ ...where, err: String(err) }, 'guild joins: a sealed token cannot be opened');
       return outcomes.dropped(j.id, 'a sealed token cannot be opened', now);
+    }
+    if (member === null) {
+      // Discord's access tokens last about a week; without a refresh Discord takes, the member must log in again.
+      return outcomes.failed(j, j.guildIds[0]!, { code: 'oauth_token_expired', message: 'The member’s Discord login expired before the payment cleared; they can join with an invite or log in again' }, now);
     }
     for (const guildId of j.guildIds) {
       const answer = await this.deps.calls.addMember(bot, guildId, j.userId, member);
@@ -147,5 +158,26 @@ export class GuildJoinJob {
       return outcomes.retry(j.id, new Date(at.getTime() + delay), answer.error);
     }
     return outcomes.joined(j, clock.now());
+  }
+
+  /** A new access token from the member's refresh token, kept sealed; null when there is none or Discord refuses it. */
+  private async renew(j: ClaimedJoin, now: Date): Promise<string | null> {
+    if (j.refreshTokenSealed === null || j.applicationId === null || j.clientSecretSealed === null) return null;
+    const answer = await this.deps.oauth.refresh({
+      clientId: j.applicationId,
+      clientSecret: this.deps.openToken(j.clientSecretSealed),
+      refreshToken: this.deps.openToken(j.refreshTokenSealed),
+    });
+    if (answer.kind !== 'ok') {
+      this.deps.logger.info({ project_id: j.projectId, guild_join_id: j.id, outcome: answer.kind, error: answer.error }, 'guild joins: the member’s Discord token could not be renewed');
+      return null;
+    }
+    const { seal } = this.deps;
+    await this.deps.outcomes.renewed(j, {
+      accessTokenSealed: seal(answer.accessToken),
+      refreshTokenSealed: answer.refreshToken === null ? null : seal(answer.refreshToken),
+      expiresAt: new Date(now.getTime() + answer.expiresInSeconds * 1000),
+    });
+    return answer.accessToken;
   }
 }
