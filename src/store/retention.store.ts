@@ -67,6 +67,35 @@ export class RetentionStore {
     return rowsOf<{ n: number }>(result)[0]?.n ?? 0;
   }
 
+  /** Deletes up to `batch` guild joins (docs/web.md) made before `before` and settled (joined or failed); returns how many. */
+  async pruneGuildJoins(before: Date, batch: number): Promise<number> {
+    const result = await this.db.execute(sql`
+      WITH old AS (
+        SELECT id FROM guild_joins
+        WHERE created_at < ${before}::timestamptz AND state <> 'pending'
+        LIMIT ${batch}
+        FOR UPDATE SKIP LOCKED
+      ), gone AS (
+        DELETE FROM guild_joins j USING old WHERE j.id = old.id RETURNING 1
+      )
+      SELECT count(*)::int AS n FROM gone`);
+    return rowsOf<{ n: number }>(result)[0]?.n ?? 0;
+  }
+
+  /** Deletes up to `batch` logins with Discord (docs/web.md) that expired before `before` unused; returns how many. */
+  async pruneWebLogins(before: Date, batch: number): Promise<number> {
+    const result = await this.db.execute(sql`
+      WITH old AS (
+        SELECT state_hash FROM web_logins WHERE expires_at < ${before}::timestamptz
+        LIMIT ${batch}
+        FOR UPDATE SKIP LOCKED
+      ), gone AS (
+        DELETE FROM web_logins l USING old WHERE l.state_hash = old.state_hash RETURNING 1
+      )
+      SELECT count(*)::int AS n FROM gone`);
+    return rowsOf<{ n: number }>(result)[0]?.n ?? 0;
+  }
+
   /** Deletes up to `batch` pay links that expired before `before` (their done page goes with them); returns how many. */
   async prunePayLinks(before: Date, batch: number): Promise<number> {
     const result = await this.db.execute(sql`

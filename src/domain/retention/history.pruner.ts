@@ -4,7 +4,7 @@ import { WakeLoop } from '../../wake-loop.js';
 import type { Clock } from '../clock.js';
 
 /** The statements of RetentionStore this uses (a narrow port: tests give it a small twin). */
-export type RetentionStatements = Pick<RetentionStore, 'pruneEvents' | 'pruneTelegramUpdates' | 'pruneNotifications' | 'prunePayLinks' | 'prunePortalLinks'>;
+export type RetentionStatements = Pick<RetentionStore, 'pruneEvents' | 'pruneTelegramUpdates' | 'pruneNotifications' | 'pruneGuildJoins' | 'pruneWebLogins' | 'prunePayLinks' | 'prunePortalLinks'>;
 
 /**
  * Prunes history older than TENURE_HISTORY_RETENTION (docs/operations.md, "Retention"): events
@@ -39,7 +39,7 @@ export class HistoryPruner {
   }
 
   /** Prunes everything older than the retention now, batch after batch (a stop ends it after the batch in flight); returns what went. */
-  async pruneOnce(): Promise<{ events: number; telegramUpdates: number; notifications: number; payLinks: number; portalLinks: number }> {
+  async pruneOnce(): Promise<{ events: number; telegramUpdates: number; notifications: number; guildJoins: number; webLogins: number; payLinks: number; portalLinks: number }> {
     const before = new Date(this.clock.now().getTime() - this.options.retentionMs);
     const drain = async (batch: (before: Date, size: number) => Promise<number>) => {
       let total = 0;
@@ -53,11 +53,14 @@ export class HistoryPruner {
     const telegramUpdates = await drain((b, size) => this.store.pruneTelegramUpdates(b, size));
     // The members' confirmations once settled (docs/front-desk.md, "Confirmations"); pending ones stay.
     const notifications = await drain((b, size) => this.store.pruneNotifications(b, size));
+    // Members on the web (docs/web.md): settled guild joins, and logins never finished.
+    const guildJoins = await drain((b, size) => this.store.pruneGuildJoins(b, size));
+    const webLogins = await drain((b, size) => this.store.pruneWebLogins(b, size));
     // Members' links (docs/front-desk.md): a link past its end only answers "expired"; once it is
     // past the retention too, it answers "not found" like any unknown link.
     const payLinks = await drain((b, size) => this.store.prunePayLinks(b, size));
     const portalLinks = await drain((b, size) => this.store.prunePortalLinks(b, size));
-    return { events, telegramUpdates, notifications, payLinks, portalLinks };
+    return { events, telegramUpdates, notifications, guildJoins, webLogins, payLinks, portalLinks };
   }
 
   /** Prunes now, then every `intervalMs`. */
