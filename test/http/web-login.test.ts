@@ -174,3 +174,12 @@ describe('Login with Discord', () => {
     expect(page.res.body).not.toContain('/auth/discord/start');
   });
 });
+
+describe('Login with Discord in the logs', () => {
+  it('masks the callback’s code and state in the request line, and the client secret as a field', async () => {
+    const { redactUrl, REDACT_PATHS } = await import('../../src/logger.js');
+    expect(redactUrl('/auth/discord/callback?code=abc123&state=AbCdEfGhIjKlMnOpQrStUvWxYz012345')).toBe('/auth/discord/callback?code=[redacted]&state=[redacted]');
+    expect(redactUrl('/auth/discord/callback?error=access_denied&state=xyz')).toBe('/auth/discord/callback?error=access_denied&state=[redacted]');
+    expect(REDACT_PATHS).toContain('client_secret');
+  });
+});
