@@ -104,24 +104,29 @@ function accessWorkerWith<C>(c: Container, connector: PlatformConnector<C>, o: P
 
 /**
  * The confirmations job (src/domain/front-desk/confirmations.ts): its rows claimed from the
- * database, its messages sent through each project's bot. Null without a secret box (no token can
+ * database, each message sent by the process holding the project's bot, with that bot's client
+ * (`bots`: this process's Discord and Telegram access workers). A bot just taken wakes the job: its
+ * messages waited for their holder. Null without the access workers (no secret box: no token can
  * be opened).
  */
-export function createConfirmationJob(c: Container, o: Pick<PlatformJobOptions, 'pollMs'> & Partial<ConfirmationJobOptions> = {}): ConfirmationJob | null {
-  const box = c.secretBox;
-  if (!box) return null;
-  const { access } = c.config;
-  return new ConfirmationJob(
+export function createConfirmationJob(
+  c: Container,
+  bots: { discord: AccessWorker<REST> | null; telegram: AccessWorker<TelegramClient> | null },
+  o: Pick<PlatformJobOptions, 'pollMs'> & Partial<ConfirmationJobOptions> = {},
+): ConfirmationJob | null {
+  if (!bots.discord && !bots.telegram) return null;
+  const job = new ConfirmationJob(
     {
       queue: c.stores.notifications,
       outcomes: c.stores.notifications,
-      channel: confirmationCalls({ discordApiUrl: access.discordApiUrl, telegramApiUrl: access.telegramApiUrl }),
-      openToken: (sealed) => box.open(sealed),
+      channel: confirmationCalls(bots),
       clock: c.clock,
       logger: c.logger,
     },
     { ...DEFAULT_CONFIRMATION_OPTIONS, ...o, pollMs: o.pollMs ?? DEFAULT_CONFIRMATION_OPTIONS.pollMs },
   );
+  for (const worker of [bots.discord, bots.telegram]) worker?.leases.onAcquired(() => job.wake());
+  return job;
 }
 
 /** How often drift repair looks for bots due (a bot just taken is looked at once, through onAcquired). */

@@ -75,12 +75,13 @@ export const JOB_NAMES = [
 ] as const;
 
 /**
- * The stages of a stop (docs/operations.md, "Shutdown"), one after the other: drift repair first
- * (its calls use the bots' clients, which the access workers close), then each Telegram bot's
+ * The stages of a stop (docs/operations.md, "Shutdown"), one after the other: drift repair and the
+ * confirmations first (their calls use the bots' clients, which the access workers close: a
+ * message out finishes rather than being cut off, delivered yet unrecorded), then each Telegram bot's
  * updates and each Discord bot's gateway (the same clients), then the rest together: webhook attempts and platform calls in
  * flight get the stop's grace.
  */
-const STOP = { driftRepair: 0, telegramUpdates: 1, discordGateway: 1, rest: 2 } as const;
+const STOP = { driftRepair: 0, confirmations: 0, telegramUpdates: 1, discordGateway: 1, rest: 2 } as const;
 
 /**
  * The one list of background jobs, in the order they start: the access workers before their
@@ -140,8 +141,8 @@ function jobList(c: Container, o: WorkerRuntimeOptions, sender: HttpSender) {
     job('reconciler', access ? createReconciler(c, access) : null, { stopStage: STOP.driftRepair }),
     job('telegramReconciler', telegram ? createTelegramReconciler(c, telegram) : null, { stopStage: STOP.driftRepair }),
     job('bulkResumer', new BulkExtendResumer(c.services.memberships, c.logger), { stopStage: STOP.rest }),
-    // The members' confirmations after a payment (docs/front-desk.md, "Confirmations"); off without a secret box.
-    job('confirmations', createConfirmationJob(c, o), { stopStage: STOP.rest }),
+    // The members' confirmations after a payment (docs/front-desk.md, "Confirmations"), sent with the access workers' bots; off without them.
+    job('confirmations', createConfirmationJob(c, { discord: access, telegram }, o), { stopStage: STOP.confirmations }),
     // Members who logged in with Discord on the web, added to the plan's guilds after paying (docs/web.md); off without a secret box.
     job('guildJoins', createGuildJoinJob(c), { stopStage: STOP.rest }),
   ] as const satisfies readonly JobEntry<(typeof JOB_NAMES)[number]>[];

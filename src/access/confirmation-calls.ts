@@ -1,9 +1,16 @@
-import type { MessageChannel, SendOutcome } from '../domain/front-desk/confirmations.js';
-import type { Platform } from '../domain/targets/target.view.js';
+import { DiscordAPIError, HTTPError, RateLimitError, type REST } from '@discordjs/rest';
+import { Routes } from 'discord-api-types/v10';
+import type { ClaimedConfirmation, MessageChannel, SendOutcome } from '../domain/front-desk/confirmations.js';
+import type { HeldBot } from './bot-leases.js';
+import { grammySignal, TelegramClientClosedError, type TelegramClient } from './telegram/client.js';
+import { telegramFailure } from './telegram/api.js';
 
 /**
  * The platform calls of a confirmation (src/domain/front-desk/confirmations.ts): one message to one
- * member through the project's bot.
+ * member through the project's bot, with the client of the access worker that holds the bot's
+ * lease in this process. So a message waits in the same rate-limit queues as the bot's access
+ * calls (Discord: the bot's `@discordjs/rest` client, which waits out 429s itself; Telegram: the
+ * bot's paced grammY client), and only the lease holder calls with the bot (one budget per bot).
  *
  * - Discord: Create DM (`POST /users/@me/channels` `{recipient_id}`), then Create Message
  *   (`POST /channels/{channel.id}/messages` `{content}`). A member whose DMs are closed to the bot
@@ -12,84 +19,110 @@ import type { Platform } from '../domain/targets/target.view.js';
  *   bot was blocked by the user", 403 "…bot can't initiate conversation with a user" and 400 "Bad
  *   Request: chat not found" (the member never opened the bot) mean the bot cannot write to them.
  *
- * Answers name the platform's code and message, never the token (it is in Telegram's URL: a failed
- * request is described by its error code only).
+ * A bot not held here, or let go while its message was out (its `signal` aborts), is `released`:
+ * the row goes back to whoever holds the bot. Answers name the platform's code and message, never
+ * the token (it is in Telegram's URL: `telegramFailure` describes a failure without it).
  */
 
-const TIMEOUT_MS = 10_000;
+/** The bots of one platform this process holds: an access worker (its `id` is the lease owner). */
+export interface HeldBots<C> {
+  readonly id: string;
+  withBot<T>(projectId: string, work: (bot: HeldBot<C>) => Promise<T>): Promise<T | null>;
+}
 
-export function confirmationCalls(o: { discordApiUrl: string; telegramApiUrl: string; fetch?: typeof fetch }): MessageChannel {
-  const doFetch = o.fetch ?? fetch;
-  const call = async (url: string, init: RequestInit): Promise<{ status: number; headers: Headers; body: unknown } | { error: string }> => {
-    try {
-      const res = await doFetch(url, { ...init, signal: AbortSignal.timeout(TIMEOUT_MS) });
-      const text = await res.text();
-      let body: unknown = null;
-      try {
-        body = text ? JSON.parse(text) : null;
-      } catch {
-        body = null;
-      }
-      return { status: res.status, headers: res.headers, body };
-    } catch (err) {
-      const e = err as { name?: string; cause?: { code?: string } };
-      return { error: e.name === 'TimeoutError' ? 'timeout' : (e.cause?.code ?? 'network error') };
-    }
-  };
+export interface ConfirmationBots {
+  discord: HeldBots<REST> | null;
+  telegram: HeldBots<TelegramClient> | null;
+}
 
-  async function discord(token: string, userId: string, text: string): Promise<SendOutcome> {
-    const headers = { Authorization: `Bot ${token}`, 'Content-Type': 'application/json' };
-    const dm = await call(`${o.discordApiUrl}/v10/users/@me/channels`, { method: 'POST', headers, body: JSON.stringify({ recipient_id: userId }) });
-    const opened = discordOutcome(dm);
-    if (opened.kind !== 'sent') return opened;
-    const channelId = (dm as { body: { id?: unknown } }).body?.id;
-    if (typeof channelId !== 'string') return { kind: 'retry', error: 'invalid_response: no DM channel id' };
-    return discordOutcome(
-      await call(`${o.discordApiUrl}/v10/channels/${encodeURIComponent(channelId)}/messages`, { method: 'POST', headers, body: JSON.stringify({ content: text }) }),
-    );
-  }
-
-  async function telegram(token: string, userId: string, text: string): Promise<SendOutcome> {
-    const res = await call(`${o.telegramApiUrl}/bot${token}/sendMessage`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ chat_id: userId, text }),
-    });
-    if ('error' in res) return { kind: 'retry', error: res.error };
-    const body = (res.body ?? {}) as { ok?: boolean; error_code?: number; description?: string; parameters?: { retry_after?: number } };
-    if (res.status === 200 && body.ok === true) return { kind: 'sent' };
-    const error = `${res.status}: ${body.description ?? 'no description'}`;
-    if (res.status === 429) return { kind: 'retry', error, retryAfterMs: seconds(body.parameters?.retry_after) };
-    if (res.status >= 500) return { kind: 'retry', error };
-    const description = body.description ?? '';
-    if (res.status === 403 && /blocked by the user/i.test(description)) return { kind: 'unreachable', reason: 'bot_blocked', error };
-    if ((res.status === 403 && /can't initiate conversation/i.test(description)) || (res.status === 400 && /chat not found/i.test(description))) {
-      return { kind: 'unreachable', reason: 'no_conversation', error };
-    }
-    return { kind: 'failed', error };
-  }
-
+export function confirmationCalls(bots: ConfirmationBots): MessageChannel {
+  const owners = [bots.discord?.id, bots.telegram?.id].filter((id): id is string => id !== undefined);
+  const notHeld: SendOutcome = { kind: 'released', error: 'the bot is not held by this process' };
   return {
-    send(platform: Platform, token: string, userId: string, text: string) {
-      return platform === 'discord' ? discord(token, userId, text) : telegram(token, userId, text);
+    owners,
+    async send(to: Pick<ClaimedConfirmation, 'platform' | 'projectId' | 'userId'>, text: string): Promise<SendOutcome> {
+      const sent =
+        to.platform === 'discord'
+          ? await bots.discord?.withBot(to.projectId, (bot) => sendOnDiscord(bot.client, to.userId, text, bot.signal))
+          : await bots.telegram?.withBot(to.projectId, (bot) => sendOnTelegram(bot.client, to.userId, text, bot.signal));
+      return sent ?? notHeld;
     },
   };
 }
 
-/** Discord's answer: 2xx sent; 403 50007 unreachable; 429 after its retry_after; 5xx again; else refused. */
-function discordOutcome(res: { status: number; headers: Headers; body: unknown } | { error: string }): SendOutcome {
-  if ('error' in res) return { kind: 'retry', error: res.error };
-  if (res.status >= 200 && res.status < 300) return { kind: 'sent' };
-  const body = (res.body ?? {}) as { code?: number; message?: string; retry_after?: number };
-  const error = `${res.status}: ${body.code !== undefined ? `${body.code} ` : ''}${body.message ?? 'no message'}`;
-  if (res.status === 429) return { kind: 'retry', error, retryAfterMs: seconds(body.retry_after ?? Number(res.headers.get('retry-after'))) };
-  if (res.status >= 500) return { kind: 'retry', error };
-  if (res.status === 403 && body.code === 50007) return { kind: 'unreachable', reason: 'dm_closed', error };
-  return { kind: 'failed', error };
+const LOST: SendOutcome = { kind: 'released', error: "the bot's lease was lost while the message was out" };
+
+/** Create DM, then Create Message, through the bot's REST client; never throws. */
+export async function sendOnDiscord(rest: REST, userId: string, text: string, signal: AbortSignal): Promise<SendOutcome> {
+  if (signal.aborted) return LOST;
+  try {
+    const dm = (await rest.post(Routes.userChannels(), { body: { recipient_id: userId }, signal })) as { id?: unknown } | null;
+    if (typeof dm?.id !== 'string') return { kind: 'retry', error: 'invalid_response: no DM channel id' };
+    await rest.post(Routes.channelMessages(dm.id), { body: { content: text }, signal });
+    return { kind: 'sent' };
+  } catch (err) {
+    return signal.aborted ? LOST : discordOutcome(err);
+  }
 }
 
-/** A platform's retry-after in seconds as milliseconds (at least 1 s, at most 1 h); undefined when not given. */
-function seconds(s: number | undefined): number | undefined {
-  if (s === undefined || !Number.isFinite(s) || s < 0) return undefined;
-  return Math.min(Math.max(Math.ceil(s * 1000), 1000), 3_600_000);
+/**
+ * What the library threw: DiscordAPIError (Discord answered 4xx with a JSON code; 403 50007 is a
+ * closed DM), HTTPError (a 5xx), RateLimitError (only if the client rejects on rate limits: the
+ * access worker's waits instead), else no answer (a timeout, the network).
+ */
+export function discordOutcome(err: unknown): SendOutcome {
+  if (err instanceof DiscordAPIError) {
+    const raw = err.rawError as { message?: unknown };
+    const error = `${err.status}: ${typeof err.code === 'number' ? `${err.code} ` : ''}${typeof raw.message === 'string' ? raw.message : err.message}`;
+    if (err.status === 403 && err.code === 50007) return { kind: 'unreachable', reason: 'dm_closed', error };
+    if (err.status >= 500 || err.status === 429) return { kind: 'retry', error };
+    return { kind: 'failed', error };
+  }
+  if (err instanceof HTTPError) return { kind: 'retry', error: `${err.status}: ${err.message}` };
+  if (err instanceof RateLimitError) return { kind: 'retry', error: `429: ${err.message}`, retryAfterMs: clampMs(err.retryAfter) };
+  // After a 401 the library drops the token: the bot's queued calls fail with this.
+  if (err instanceof Error && /Expected token to be set/.test(err.message)) return { kind: 'failed', error: '401: the bot token was refused' };
+  if (err instanceof Error && err.name === 'AbortError') return { kind: 'retry', error: 'timeout' };
+  const cause = err instanceof Error ? (err as { cause?: { code?: unknown } }).cause?.code : undefined;
+  return { kind: 'retry', error: typeof cause === 'string' ? cause : 'network error' };
+}
+
+/** `sendMessage` to the member's private chat through the bot's paced client; never throws. */
+export async function sendOnTelegram(api: TelegramClient, userId: string, text: string, signal: AbortSignal): Promise<SendOutcome> {
+  if (signal.aborted) return LOST;
+  try {
+    await api.sendMessage(userId, text, {}, grammySignal(signal));
+    return { kind: 'sent' };
+  } catch (err) {
+    if (signal.aborted || err instanceof TelegramClientClosedError) return LOST;
+    return telegramOutcome(err);
+  }
+}
+
+/** What grammY threw, by `telegramFailure` (which never quotes the URL, and so the token). */
+export function telegramOutcome(err: unknown): SendOutcome {
+  const f = telegramFailure(err);
+  const error = `${f.code}: ${f.description}`;
+  switch (f.kind) {
+    case 'rate_limited':
+      return { kind: 'retry', error, retryAfterMs: clampMs(f.retryAfterSeconds * 1000) };
+    case 'server':
+    case 'network':
+    case 'timeout':
+      return { kind: 'retry', error };
+    case 'forbidden':
+      if (/blocked by the user/i.test(f.description)) return { kind: 'unreachable', reason: 'bot_blocked', error };
+      if (/can't initiate conversation/i.test(f.description)) return { kind: 'unreachable', reason: 'no_conversation', error };
+      return { kind: 'failed', error };
+    case 'bad_request':
+      if (/chat not found/i.test(f.description)) return { kind: 'unreachable', reason: 'no_conversation', error };
+      return { kind: 'failed', error };
+    case 'unauthorized':
+      return { kind: 'failed', error };
+  }
+}
+
+/** A platform's wait as milliseconds, at least 1 s and at most 1 h. */
+function clampMs(ms: number): number {
+  return Math.min(Math.max(Math.ceil(ms), 1000), 3_600_000);
 }

@@ -51,7 +51,8 @@ export class BotLeasesStore {
 
   /**
    * Leases to `owner` until `until` up to `limit` healthy bots of `platform` that nobody holds (or
-   * whose lease ran out at `now`) and that have work: a due pending row, or, when
+   * whose lease ran out at `now`) and that have work: a due pending row, a due message to a member
+   * (a confirmation: only the bot's holder sends it, src/store/notifications.store.ts), or, when
    * `reconcileEveryMs` is given, a comparison with the platform that is due; with `all`, every
    * such bot (a Telegram bot's holder receives its updates, so one must always be held). `SKIP LOCKED`: two
    * workers acquiring at once take different bots instead of waiting on each other.
@@ -81,7 +82,10 @@ export class BotLeasesStore {
           AND i.project_id <> ALL(${sql.param([...(o.skip ?? [])])}::uuid[])
           AND (${o.all ? sql`true` : sql`false`} OR ${reconcileDue} OR EXISTS (
             SELECT 1 FROM access a
-            WHERE a.project_id = i.project_id AND a.state = 'pending' AND a.next_attempt_at <= ${at(o.now)} AND a.platform = i.platform))
+            WHERE a.project_id = i.project_id AND a.state = 'pending' AND a.next_attempt_at <= ${at(o.now)} AND a.platform = i.platform)
+            OR EXISTS (
+            SELECT 1 FROM notifications n
+            WHERE n.project_id = i.project_id AND n.platform = i.platform AND n.state = 'pending' AND n.next_attempt_at <= ${at(o.now)}))
         ORDER BY i.lease_expires_at NULLS FIRST, i.project_id
         LIMIT ${o.limit}
         FOR UPDATE OF i SKIP LOCKED

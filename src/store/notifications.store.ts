@@ -24,7 +24,7 @@ interface ClaimedRow {
   plan_name: string | null;
   end_date: string | null;
   status: string | null;
-  bot_token_sealed: string | null;
+  bot: 'held' | 'unhealthy' | null;
   invites: Json<string[]>;
   carried: Json<string[]>;
   invite: Json<{ link: string; chat_name: string; expires_at: string; join_request: boolean } | null>;
@@ -62,6 +62,11 @@ export class NotificationsStore implements ConfirmationQueue, ConfirmationOutcom
    * Claims up to `limit` due messages (`FOR UPDATE SKIP LOCKED`: processes claim past each other),
    * pushing each one's next attempt to `leaseUntil` so no other process sends it meanwhile.
    *
+   * - Only messages this process may send: their project's bot on that platform is leased to one
+   *   of `owners` (the lease alive at `now`), so a bot's messages go through the one client that
+   *   holds its rate-limit budget. Messages with no bot to send them (disconnected, or unhealthy:
+   *   nobody leases it) are claimed by anyone, to be ended without a call.
+   *
    * - A Telegram confirmation whose plan grants a chat waits (up to `inviteWaitMs`) until the
    *   access engine has settled the member's access there, so it can carry their invite link.
    * - An invite row waits while a Telegram confirmation of the same membership is pending: that
@@ -69,11 +74,16 @@ export class NotificationsStore implements ConfirmationQueue, ConfirmationOutcom
    *   own has sent or is sending (tried at least once), and locks the untried invite rows it takes
    *   over: a process claiming one of them at that moment is waited for, and its link left to it.
    */
-  async claim(now: Date, leaseUntil: Date, limit: number, inviteWaitMs: number): Promise<ClaimedConfirmation[]> {
+  async claim(owners: readonly string[], now: Date, leaseUntil: Date, limit: number, inviteWaitMs: number): Promise<ClaimedConfirmation[]> {
     const result = await this.db.execute(sql`
       WITH locked AS (
         SELECT n.id FROM notifications n
         WHERE n.state = 'pending' AND n.next_attempt_at <= ${at(now)}
+          AND NOT EXISTS (
+            SELECT 1 FROM integrations i
+            WHERE i.project_id = n.project_id AND i.platform = n.platform AND i.health = 'ok'
+              AND (i.lease_owner IS NULL OR i.lease_owner <> ALL(${sql.param([...owners])}::text[])
+                   OR i.lease_expires_at IS NULL OR i.lease_expires_at <= ${at(now)}))
           AND CASE WHEN n.kind = 'invite' THEN NOT EXISTS (
                 SELECT 1 FROM notifications o
                 WHERE o.project_id = n.project_id AND o.membership_id = n.membership_id AND o.kind = 'confirmation'
@@ -100,7 +110,8 @@ export class NotificationsStore implements ConfirmationQueue, ConfirmationOutcom
         FOR UPDATE OF x
       )
       SELECT c.id, c.kind, c.project_id, c.user_id, c.platform, c.attempts, p.name AS plan_name,
-             ${iso(sql`m.end_date`)} AS end_date, m.status, i.bot_token_sealed,
+             ${iso(sql`m.end_date`)} AS end_date, m.status,
+             CASE WHEN i.project_id IS NULL THEN NULL WHEN i.health = 'ok' THEN 'held' ELSE 'unhealthy' END AS bot,
              (SELECT COALESCE(json_agg(ti.invite_link ORDER BY ti.created_at), '[]'::json) FROM telegram_invites ti
               WHERE c.kind = 'confirmation' AND c.platform = 'telegram' AND ti.project_id = c.project_id AND ti.membership_id = c.membership_id
                 AND ti.revoked_at IS NULL AND ti.used_at IS NULL AND ti.expires_at > ${at(now)}
@@ -127,7 +138,7 @@ export class NotificationsStore implements ConfirmationQueue, ConfirmationOutcom
         planName: r.plan_name,
         endDate: r.end_date === null ? null : new Date(r.end_date),
         active: r.status === 'active',
-        botTokenSealed: r.bot_token_sealed,
+        bot: r.bot,
         invites: parsed(r.invites),
         carried: parsed(r.carried),
         invite: invite === null ? null : { link: invite.link, chatName: invite.chat_name, expiresAt: new Date(invite.expires_at), joinRequest: invite.join_request },
@@ -147,6 +158,12 @@ export class NotificationsStore implements ConfirmationQueue, ConfirmationOutcom
 
   async retry(id: string, next: Date, error: string): Promise<void> {
     await this.db.execute(sql`UPDATE notifications SET next_attempt_at = ${at(next)}, last_error = ${error} WHERE id = ${id} AND state = 'pending'`);
+  }
+
+  /** The bot is held elsewhere now: due at once for its holder, the attempt this claim counted taken back. */
+  async giveBack(id: string, now: Date, error: string): Promise<void> {
+    await this.db.execute(sql`
+      UPDATE notifications SET next_attempt_at = ${at(now)}, attempts = greatest(attempts - 1, 0), last_error = ${error} WHERE id = ${id} AND state = 'pending'`);
   }
 
   /** Ends it unsent: `failed` (retries used up, or refused for good), `dropped` (nothing left to confirm, or no bot). */

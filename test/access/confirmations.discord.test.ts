@@ -1,8 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { rowsOf } from '../../src/database/db.js';
+import type { REST } from '@discordjs/rest';
+import type { AccessWorker } from '../../src/access/access.worker.js';
 import type { ConfirmationJob } from '../../src/domain/front-desk/confirmations.js';
-import { createConfirmationJob } from '../../src/platform-jobs.js';
+import { createAccessWorker, createConfirmationJob } from '../../src/platform-jobs.js';
 import { snowflake } from '../support/catalogue.js';
 import { command, frontDeskGuild, postInteraction } from '../support/discord-interactions.js';
 import { useHarness, type Harness } from '../support/harness.js';
@@ -11,8 +13,9 @@ import { eventsOf } from '../support/telegram.js';
 
 /**
  * Confirmations on Discord (docs/front-desk.md, "Confirmations"): a paid checkout delivered to the
- * real app queues one DM, which the confirmations job sends through the project's bot on the fake
- * Discord (Create DM, then Create Message); a member whose DMs are closed (403 50007) is recorded
+ * real app queues one DM, which the confirmations job sends through the project's bot, with the
+ * REST client of the Discord access worker holding it, on the fake Discord (Create DM, then Create
+ * Message); a member whose DMs are closed (403 50007) is recorded
  * once with one `notification.failed`, never retried, and reachable again after an interaction.
  */
 
@@ -26,15 +29,22 @@ const unreachable = async (h: Harness, projectId: string) =>
 describe('Discord: confirmations after a payment', () => {
   const h = useHarness();
   const jobs: ConfirmationJob[] = [];
+  let holder: AccessWorker<REST> | null = null;
   afterEach(async () => {
     for (const j of jobs.splice(0)) await j.stop();
+    await holder?.stop(0);
+    holder = null;
   });
+  /** The job as the worker runtime builds it, with this test's Discord access worker (not started: the test takes the bots). */
   const job = () => {
-    const j = createConfirmationJob(h.container, { pollMs: 60_000 })!;
+    holder ??= createAccessWorker(h.container)!;
+    const j = createConfirmationJob(h.container, { discord: holder, telegram: null }, { pollMs: 60_000 })!;
     jobs.push(j);
     return j;
   };
+  /** The worker takes the connected bots (the gateway is on: every one), then the job sends what is due. */
   const pass = async (j: ConfirmationJob) => {
+    await holder!.leases.acquire();
     j.wake();
     await j.idle();
   };

@@ -1,6 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { rowsOf } from '../../src/database/db.js';
+import type { AccessWorker } from '../../src/access/access.worker.js';
+import type { TelegramClient } from '../../src/access/telegram/client.js';
 import type { ConfirmationJob } from '../../src/domain/front-desk/confirmations.js';
 import { createConfirmationJob } from '../../src/platform-jobs.js';
 import { createPlan, grant } from '../support/catalogue.js';
@@ -13,7 +15,7 @@ import { eventually } from '../support/webhook-harness.js';
 /**
  * Confirmations on Telegram (docs/front-desk.md, "Confirmations"): a paid checkout, delivered as
  * Stripe sends it to the real app, queues one message, which the confirmations job sends through
- * the project's bot on the fake Bot API; a member who blocked the bot is recorded once, with one
+ * the project's bot, with the paced client of the Telegram access worker holding it, on the fake Bot API; a member who blocked the bot is recorded once, with one
  * `notification.failed`, and reachable again once they talk to the bot.
  */
 
@@ -26,18 +28,24 @@ const unreachable = async (h: Harness, projectId: string) =>
 
 describe('Telegram: confirmations after a payment', () => {
   const h = useHarness();
-  const talking = useTalkingBot(h, useTelegramWorkers(h));
+  const workers = useTelegramWorkers(h);
+  /** The Telegram access worker holding the bots in this test: the talking bot's, or one made for the job. */
+  let holder: AccessWorker<TelegramClient> | null = null;
+  const talking = useTalkingBot(h, () => (holder = workers()));
   const jobs: ConfirmationJob[] = [];
   afterEach(async () => {
     for (const j of jobs.splice(0)) await j.stop();
+    holder = null;
   });
-  /** The job as the worker runtime runs it; a Telegram plan's message does not wait for an invite here (no planner runs). */
+  /** The job as the worker runtime runs it, with the holder's clients; a Telegram plan's message does not wait for an invite here (no planner runs). */
   const job = () => {
-    const j = createConfirmationJob(h.container, { pollMs: 60_000, inviteWaitMs: 0 })!;
+    holder ??= workers();
+    const j = createConfirmationJob(h.container, { discord: null, telegram: holder }, { pollMs: 60_000, inviteWaitMs: 0 })!;
     jobs.push(j);
     return j;
   };
   const pass = async (j: ConfirmationJob) => {
+    await holder!.leases.acquire();
     j.wake();
     await j.idle();
   };

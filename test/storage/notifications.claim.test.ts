@@ -17,6 +17,10 @@ import { onPostgres, useHarness, type Tenant } from '../support/harness.js';
 const T0 = new Date('2030-01-01T00:00:00.000Z');
 const later = (ms: number) => new Date(T0.getTime() + ms);
 const WAIT = 60_000;
+/** The claimer's access worker holds the project's bot (claims take only the rows of bots held). */
+const OWNER = 'this-worker';
+const OWNERS = [OWNER];
+const LEASED_UNTIL = '2100-01-01T00:00:00.000Z';
 
 describe(`notifications store (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
   const h = useHarness();
@@ -28,8 +32,8 @@ describe(`notifications store (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => 
 
   async function withBot(t: Tenant, platform: 'discord' | 'telegram') {
     await h.database.db.execute(sql`
-      INSERT INTO integrations (project_id, platform, bot_token_sealed, bot_id, bot_name)
-      VALUES (${t.projectId}, ${platform}, 'v1.dummy.sealed', ${String(Date.now()) + String(Math.floor(Math.random() * 1000))}, 'bot')`);
+      INSERT INTO integrations (project_id, platform, bot_token_sealed, bot_id, bot_name, lease_owner, lease_expires_at)
+      VALUES (${t.projectId}, ${platform}, 'v1.dummy.sealed', ${String(Date.now()) + String(Math.floor(Math.random() * 1000))}, 'bot', ${OWNER}, ${LEASED_UNTIL}::timestamptz)`);
   }
 
   async function paidMember(t: Tenant, planId: string, key: string) {
@@ -62,16 +66,16 @@ describe(`notifications store (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => 
     await withBot(t, 'discord');
     const plan = await createPlan(t, { plan_name: 'Gold' });
     for (let i = 0; i < 6; i++) await paidMember(t, plan.plan_id, `pi_${i}`);
-    const [a, b] = await Promise.all([store().claim(T0, later(WAIT), 4, WAIT), store().claim(T0, later(WAIT), 4, WAIT)]);
+    const [a, b] = await Promise.all([store().claim(OWNERS, T0, later(WAIT), 4, WAIT), store().claim(OWNERS, T0, later(WAIT), 4, WAIT)]);
     const ids = [...a!, ...b!].map((c) => c.id);
     expect(ids).toHaveLength(6);
     expect(new Set(ids).size).toBe(6);
-    expect(a![0]).toMatchObject({ platform: 'discord', planName: 'Gold', active: true, attempt: 1, botTokenSealed: 'v1.dummy.sealed', invites: [] });
-    expect(await store().claim(later(WAIT - 1), later(2 * WAIT), 10, WAIT)).toStrictEqual([]);
-    const again = await store().claim(later(WAIT), later(2 * WAIT), 10, WAIT);
+    expect(a![0]).toMatchObject({ platform: 'discord', planName: 'Gold', active: true, attempt: 1, bot: 'held', invites: [] });
+    expect(await store().claim(OWNERS, later(WAIT - 1), later(2 * WAIT), 10, WAIT)).toStrictEqual([]);
+    const again = await store().claim(OWNERS, later(WAIT), later(2 * WAIT), 10, WAIT);
     expect(again.map((c) => c.attempt)).toStrictEqual([2, 2, 2, 2, 2, 2]);
     await store().sent(again[0]!.id, later(WAIT));
-    expect((await store().claim(later(3 * WAIT), later(4 * WAIT), 10, WAIT)).map((c) => c.id)).not.toContain(again[0]!.id);
+    expect((await store().claim(OWNERS, later(3 * WAIT), later(4 * WAIT), 10, WAIT)).map((c) => c.id)).not.toContain(again[0]!.id);
   });
 
   it('a Telegram confirmation waits for the member’s access to settle, then carries their current invite link', async () => {
@@ -81,14 +85,14 @@ describe(`notifications store (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => 
     const plan = await createPlan(t);
     await grant(t, plan.plan_id, target.target_id);
     const m = await paidMember(t, plan.plan_id, 'pi_tg');
-    expect(await store().claim(T0, later(WAIT), 10, WAIT)).toStrictEqual([]);
+    expect(await store().claim(OWNERS, T0, later(WAIT), 10, WAIT)).toStrictEqual([]);
     await h.database.db.execute(sql`
       INSERT INTO access (project_id, target_id, user_id, platform, kind, external_id, on_expiry, desired, state)
       VALUES (${t.projectId}, ${target.target_id}, ${m.user_id}, 'telegram', 'group', '-1001234567890', 'kick', 'granted', 'waiting_for_member')`);
     await h.database.db.execute(sql`
       INSERT INTO telegram_invites (project_id, target_id, user_id, membership_id, chat_id, bot_id, invite_link, name, expires_at)
       VALUES (${t.projectId}, ${target.target_id}, ${m.user_id}, ${m.membership_id}, '-1001234567890', '1', 'https://t.me/+abcdefgh12345678', 'm', ${later(WAIT).toISOString()}::timestamptz)`);
-    const [claimed] = await store().claim(T0, later(WAIT), 10, WAIT);
+    const [claimed] = await store().claim(OWNERS, T0, later(WAIT), 10, WAIT);
     expect(claimed).toMatchObject({ platform: 'telegram', invites: ['https://t.me/+abcdefgh12345678'] });
   });
 
@@ -98,7 +102,7 @@ describe(`notifications store (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => 
     const plan = await createPlan(t);
     const m = await paidMember(t, plan.plan_id, 'pi_a');
     await store().queueConfirmation({ projectId: t.projectId, userId: m.user_id, planId: plan.plan_id, paymentKey: 'pi_b' }, T0);
-    const claimed = await store().claim(T0, later(WAIT), 10, WAIT);
+    const claimed = await store().claim(OWNERS, T0, later(WAIT), 10, WAIT);
     expect(claimed).toHaveLength(2);
     expect(await store().unreachable(claimed[0]!, 'dm_closed', '403: 50007 Cannot send messages to this user', T0)).toBe(true);
     expect(await store().unreachable(claimed[1]!, 'dm_closed', '403: 50007 Cannot send messages to this user', T0)).toBe(false);
@@ -116,7 +120,7 @@ describe(`notifications store (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => 
     const plan = await createPlan(t);
     await paidMember(t, plan.plan_id, 'pi_sent');
     await paidMember(t, plan.plan_id, 'pi_pending');
-    const [first] = await store().claim(T0, later(WAIT), 1, WAIT);
+    const [first] = await store().claim(OWNERS, T0, later(WAIT), 1, WAIT);
     await store().sent(first!.id, T0);
     const pruned = await new RetentionStore(h.database.db).pruneNotifications(later(1), 10);
     expect(pruned).toBe(1);

@@ -18,6 +18,10 @@ import { onPostgres, useHarness, type Tenant } from '../support/harness.js';
 const T0 = new Date('2030-01-01T00:00:00.000Z');
 const later = (ms: number) => new Date(T0.getTime() + ms);
 const WAIT = 60_000;
+/** The claimer's access worker holds the project's bot (claims take only the rows of bots held). */
+const OWNER = 'this-worker';
+const OWNERS = [OWNER];
+const LEASED_UNTIL = '2100-01-01T00:00:00.000Z';
 const CHAT = '-1001234567890';
 
 describe(`Telegram invite links in the notifications (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
@@ -31,8 +35,8 @@ describe(`Telegram invite links in the notifications (${onPostgres ? 'PostgreSQL
   async function telegramShop() {
     const t = await h.tenant();
     await h.database.db.execute(sql`
-      INSERT INTO integrations (project_id, platform, bot_token_sealed, bot_id, bot_name)
-      VALUES (${t.projectId}, 'telegram', 'v1.dummy.sealed', ${String(Date.now()) + String(Math.floor(Math.random() * 1000))}, 'bot')`);
+      INSERT INTO integrations (project_id, platform, bot_token_sealed, bot_id, bot_name, lease_owner, lease_expires_at)
+      VALUES (${t.projectId}, 'telegram', 'v1.dummy.sealed', ${String(Date.now()) + String(Math.floor(Math.random() * 1000))}, 'bot', ${OWNER}, ${LEASED_UNTIL}::timestamptz)`);
     const target = await createTarget(t, { platform: 'telegram', kind: 'group', external_id: CHAT, target_name: 'VIP lounge' });
     const plan = await createPlan(t, { plan_name: 'Gold' });
     await grant(t, plan.plan_id, target.target_id);
@@ -95,41 +99,41 @@ describe(`Telegram invite links in the notifications (${onPostgres ? 'PostgreSQL
     const m = await member(s, { paid: true });
     expect(await confirm(s, m, 'pi_1')).toBe(true);
     const made = await link(s, m, 1);
-    const [c, ...rest] = await store().claim(T0, later(WAIT), 10, WAIT);
+    const [c, ...rest] = await store().claim(OWNERS, T0, later(WAIT), 10, WAIT);
     expect(rest).toStrictEqual([]);
     expect(c).toMatchObject({ kind: 'confirmation', invites: [made.inviteLink], carried: [expect.any(String)] });
     // Leased, not yet sent: the invite row still waits for the confirmation.
-    expect(await store().claim(later(1), later(WAIT), 10, WAIT)).toStrictEqual([]);
+    expect(await store().claim(OWNERS, later(1), later(WAIT), 10, WAIT)).toStrictEqual([]);
     await store().sent(c!.id, later(1), c!.carried);
     expect(await rows(s.t.projectId)).toStrictEqual([
       { kind: 'confirmation', state: 'sent', last_error: null },
       { kind: 'invite', state: 'dropped', last_error: 'carried by the confirmation' },
     ]);
-    expect(await store().claim(later(2 * WAIT), later(3 * WAIT), 10, WAIT)).toStrictEqual([]);
+    expect(await store().claim(OWNERS, later(2 * WAIT), later(3 * WAIT), 10, WAIT)).toStrictEqual([]);
   });
 
   it('a link made after the confirmation went is a message of its own; once used, it is dropped instead', async () => {
     const s = await telegramShop();
     const m = await member(s, { paid: true });
     await confirm(s, m, 'pi_1');
-    const [c] = await store().claim(T0, later(WAIT), 10, WAIT);
+    const [c] = await store().claim(OWNERS, T0, later(WAIT), 10, WAIT);
     expect(c).toMatchObject({ invites: [], carried: [] });
     await store().sent(c!.id, T0, c!.carried);
 
     const first = await link(s, m, 1);
-    const [alone] = await store().claim(T0, later(WAIT), 10, WAIT);
+    const [alone] = await store().claim(OWNERS, T0, later(WAIT), 10, WAIT);
     expect(alone).toMatchObject({ kind: 'invite', userId: m.user_id, active: true, invite: { link: first.inviteLink, chatName: 'VIP lounge', expiresAt: later(86_400_000), joinRequest: false } });
     await store().sent(alone!.id, T0, alone!.carried);
 
     // A renewal's confirmation does not carry a link its own message already sent.
     await confirm(s, m, 'pi_2');
-    const [renewal] = await store().claim(T0, later(WAIT), 10, WAIT);
+    const [renewal] = await store().claim(OWNERS, T0, later(WAIT), 10, WAIT);
     expect(renewal).toMatchObject({ kind: 'confirmation', invites: [], carried: [] });
     await store().sent(renewal!.id, T0, renewal!.carried);
 
     const second = await link(s, m, 2);
     await invites().markUsed(second.id, m.user_id, T0);
-    const [used] = await store().claim(later(WAIT), later(2 * WAIT), 10, WAIT);
+    const [used] = await store().claim(OWNERS, later(WAIT), later(2 * WAIT), 10, WAIT);
     expect(used).toMatchObject({ kind: 'invite', invite: null });
   });
 
@@ -137,20 +141,20 @@ describe(`Telegram invite links in the notifications (${onPostgres ? 'PostgreSQL
     const s = await telegramShop();
     const m = await member(s, { paid: true });
     await link(s, m, 1);
-    const [tried] = await store().claim(T0, later(WAIT), 10, WAIT);
+    const [tried] = await store().claim(OWNERS, T0, later(WAIT), 10, WAIT);
     await store().retry(tried!.id, later(5_000), '502: Bad Gateway');
     await confirm(s, m, 'pi_1');
-    const [c] = await store().claim(later(1), later(WAIT), 10, WAIT);
+    const [c] = await store().claim(OWNERS, later(1), later(WAIT), 10, WAIT);
     expect(c).toMatchObject({ kind: 'confirmation', invites: [], carried: [] });
     await store().sent(c!.id, later(1), c!.carried);
-    expect(await store().claim(later(5_000), later(WAIT), 10, WAIT)).toMatchObject([{ kind: 'invite', attempt: 2 }]);
+    expect(await store().claim(OWNERS, later(5_000), later(WAIT), 10, WAIT)).toMatchObject([{ kind: 'invite', attempt: 2 }]);
   });
 
   it('a Discord confirmation neither carries a Telegram link nor holds its message back', async () => {
     const s = await telegramShop();
     await h.database.db.execute(sql`
-      INSERT INTO integrations (project_id, platform, bot_token_sealed, bot_id, bot_name)
-      VALUES (${s.t.projectId}, 'discord', 'v1.dummy.sealed', ${String(Date.now()) + '7'}, 'bot')`);
+      INSERT INTO integrations (project_id, platform, bot_token_sealed, bot_id, bot_name, lease_owner, lease_expires_at)
+      VALUES (${s.t.projectId}, 'discord', 'v1.dummy.sealed', ${String(Date.now()) + '7'}, 'bot', ${OWNER}, ${LEASED_UNTIL}::timestamptz)`);
     const guild = await createTarget(s.t, { platform: 'discord', kind: 'guild' });
     const discordPlan = await createPlan(s.t);
     await grant(s.t, discordPlan.plan_id, guild.target_id);
@@ -159,7 +163,7 @@ describe(`Telegram invite links in the notifications (${onPostgres ? 'PostgreSQL
     await h.database.db.execute(sql`UPDATE memberships SET plan_id = ${discordPlan.plan_id} WHERE id = ${m.membership_id}`);
     expect(await confirm({ t: s.t, plan: discordPlan }, m, 'pi_discord')).toBe(true);
     const made = await link(s, m, 1);
-    const claimed = await store().claim(T0, later(WAIT), 10, WAIT);
+    const claimed = await store().claim(OWNERS, T0, later(WAIT), 10, WAIT);
     expect(claimed.map((c) => [c.kind, c.platform])).toStrictEqual([
       ['confirmation', 'discord'],
       ['invite', 'telegram'],
@@ -181,7 +185,7 @@ describe(`Telegram invite links in the notifications (${onPostgres ? 'PostgreSQL
       return Promise.all(claimed.map((c) => store().sent(c.id, T0, c.carried)));
     };
     const claimer = async () => {
-      for (let round = 0; round < 6; round++) await take(await store().claim(T0, later(WAIT), 3, WAIT));
+      for (let round = 0; round < 6; round++) await take(await store().claim(OWNERS, T0, later(WAIT), 3, WAIT));
     };
     await Promise.all([
       claimer(),

@@ -20,7 +20,7 @@ function claimed(o: Partial<ClaimedConfirmation> = {}): ClaimedConfirmation {
     planName: 'Gold',
     endDate: new Date('2026-12-27T10:00:00.000Z'),
     active: true,
-    botTokenSealed: 'sealed',
+    bot: 'held',
     invites: [],
     carried: [],
     invite: null,
@@ -34,21 +34,27 @@ async function run(row: ClaimedConfirmation, outcome: SendOutcome) {
   let claims = 0;
   const job = new ConfirmationJob(
     {
-      queue: { claim: () => Promise.resolve(claims++ === 0 ? [row] : []) },
+      queue: {
+        claim: (owners) => {
+          expect(owners).toStrictEqual(['worker-1']);
+          return Promise.resolve(claims++ === 0 ? [row] : []);
+        },
+      },
       outcomes: {
         sent: (id, _now, carried) => Promise.resolve(void writes.push(`sent ${id}${carried.length > 0 ? ` dropping ${carried.join(' ')}` : ''}`)),
         retry: (id, next, error) => Promise.resolve(void writes.push(`retry ${id} ${next.getTime() - NOW.getTime()} ${error}`)),
         finish: (id, state, error) => Promise.resolve(void writes.push(`${state} ${id} ${error}`)),
+        giveBack: (id, at, error) => Promise.resolve(void writes.push(`given back ${id} ${at.getTime() - NOW.getTime()} ${error}`)),
         unreachable: (n, reason) => Promise.resolve(writes.push(`unreachable ${n.id} ${reason}`) > 0),
       },
       channel: {
-        send: (_platform, token, _userId, text) => {
-          expect(token).toBe('opened');
+        owners: ['worker-1'],
+        send: (to, text) => {
+          expect(to).toMatchObject({ platform: row.platform, projectId: row.projectId, userId: row.userId });
           sentTexts.push(text);
           return Promise.resolve(outcome);
         },
       },
-      openToken: () => 'opened',
       clock: { now: () => NOW },
       logger: pino({ level: 'silent' }),
     },
@@ -70,11 +76,50 @@ describe('ConfirmationJob', () => {
     expect((await run(claimed(), { kind: 'failed', error: '404: 10013 Unknown User' })).writes).toStrictEqual(['failed n1 404: 10013 Unknown User']);
   });
 
-  it('sends nothing for a membership no longer active, or without a bot', async () => {
+  it('a bot let go while its message was out gives the row back, due at once, for its next holder; never failed', async () => {
+    const lost = await run(claimed({ attempt: MAX_ATTEMPTS }), { kind: 'released', error: "the bot's lease was lost while the message was out" });
+    expect(lost.writes).toStrictEqual(["given back n1 0 the bot's lease was lost while the message was out"]);
+  });
+
+  it('sends nothing for a membership no longer active, without a bot, or with a bot whose token was refused', async () => {
     const ended = await run(claimed({ active: false }), { kind: 'sent' });
     expect(ended).toStrictEqual({ writes: ['dropped n1 the membership is no longer active'], sentTexts: [] });
-    const noBot = await run(claimed({ botTokenSealed: null }), { kind: 'sent' });
+    const noBot = await run(claimed({ bot: null }), { kind: 'sent' });
     expect(noBot).toStrictEqual({ writes: ['dropped n1 no discord bot is connected'], sentTexts: [] });
+    const refused = await run(claimed({ bot: 'unhealthy' }), { kind: 'sent' });
+    expect(refused).toStrictEqual({ writes: ['failed n1 the discord bot token was refused: connect the bot again'], sentTexts: [] });
+  });
+
+  it('a job stopping while it sends finishes that message and gives the rest of its claim back at once', async () => {
+    const writes: string[] = [];
+    let claims = 0;
+    let stopping: Promise<void> | null = null;
+    const job: ConfirmationJob = new ConfirmationJob(
+      {
+        queue: { claim: () => Promise.resolve(claims++ === 0 ? [claimed({ id: 'n1' }), claimed({ id: 'n2' })] : []) },
+        outcomes: {
+          sent: (id) => Promise.resolve(void writes.push(`sent ${id}`)),
+          retry: () => Promise.resolve(),
+          finish: () => Promise.resolve(),
+          giveBack: (id, _at, error) => Promise.resolve(void writes.push(`given back ${id} ${error}`)),
+          unreachable: () => Promise.resolve(false),
+        },
+        channel: {
+          owners: ['worker-1'],
+          send: () => {
+            stopping = job.stop();
+            return Promise.resolve({ kind: 'sent' });
+          },
+        },
+        clock: { now: () => NOW },
+        logger: pino({ level: 'silent' }),
+      },
+      { pollMs: 60_000, leaseMs: 60_000, batchSize: 10, inviteWaitMs: 0 },
+    );
+    job.wake();
+    await job.idle();
+    await stopping;
+    expect(writes).toStrictEqual(['sent n1', 'given back n2 the worker stopped before sending it']);
   });
 
   it('says what they got, until when, and what to do next; a Telegram message carries the invite link', () => {

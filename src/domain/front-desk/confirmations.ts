@@ -12,7 +12,8 @@ import type { Platform } from '../targets/target.view.js';
  * statement that records it (kind `invite`, by the link): a confirmation still to be sent carries
  * the link and drops that row, otherwise the link goes in a short message of its own, so each link
  * reaches the member once. This job claims due rows (`FOR UPDATE SKIP LOCKED`, each pushed past a
- * lease while it is sent), sends each and records the answer:
+ * lease while it is sent) of the bots this process holds (only the holder of a bot's lease calls
+ * its API: src/access/bot-leases.ts), sends each through that bot's client and records the answer:
  *
  * - sent: done;
  * - the member cannot be written to (Discord 50007, Telegram "bot was blocked by the user" or "bot
@@ -21,7 +22,9 @@ import type { Platform } from '../targets/target.view.js';
  * - 429: tried again after the platform's Retry-After; 5xx, no answer: again with backoff, at most
  *   MAX_ATTEMPTS attempts in all, then `failed`;
  * - any other refusal: `failed` at once; nothing left to confirm (the membership ended or was
- *   deleted, the bot was disconnected): `dropped`.
+ *   deleted, the bot was disconnected): `dropped`;
+ * - the bot let go here meanwhile (its lease lost): given back, due at once and the attempt not
+ *   counted, for the process that holds the bot now.
  */
 
 /** A claimed message with what it says: a confirmation, or a Telegram invite link of its own. */
@@ -38,8 +41,12 @@ export interface ClaimedConfirmation {
   endDate: Date | null;
   /** The membership is still active. */
   active: boolean;
-  /** The project's bot on `platform`, sealed; null once disconnected. */
-  botTokenSealed: string | null;
+  /**
+   * The project's bot on `platform`: `held` (by this process: rows of a healthy bot are claimed
+   * only by its lease holder), `unhealthy` (its token was refused; nobody holds it), null once
+   * disconnected.
+   */
+  bot: 'held' | 'unhealthy' | null;
   /** A confirmation's Telegram invite links: the member's current ones not sent on their own. */
   invites: string[];
   /** The invite rows whose links the confirmation carries: dropped once it is sent. */
@@ -49,13 +56,16 @@ export interface ClaimedConfirmation {
 }
 
 export interface ConfirmationQueue {
-  claim(now: Date, leaseUntil: Date, limit: number, inviteWaitMs: number): Promise<ClaimedConfirmation[]>;
+  /** Due rows of the bots leased to `owners` (this process's access workers), and of projects with no healthy bot. */
+  claim(owners: readonly string[], now: Date, leaseUntil: Date, limit: number, inviteWaitMs: number): Promise<ClaimedConfirmation[]>;
 }
 
 export interface ConfirmationOutcomes {
   /** Sent; the invite rows in `carried` (links the message carried) are dropped with it. */
   sent(id: string, now: Date, carried: readonly string[]): Promise<void>;
   retry(id: string, next: Date, error: string): Promise<void>;
+  /** Not sent because the bot is not held here any more: due at `now` again, this attempt not counted. */
+  giveBack(id: string, now: Date, error: string): Promise<void>;
   finish(id: string, state: 'failed' | 'dropped', error: string): Promise<void>;
   unreachable(n: Pick<ClaimedConfirmation, 'id' | 'userId' | 'platform'>, reason: string, error: string, now: Date): Promise<boolean>;
 }
@@ -68,19 +78,24 @@ export type SendOutcome =
   /** Try again: after `retryAfterMs` when the platform said (429), else on the backoff. */
   | { kind: 'retry'; error: string; retryAfterMs?: number }
   /** Refused for good. */
-  | { kind: 'failed'; error: string };
+  | { kind: 'failed'; error: string }
+  /** Not this process's to send: the bot is not (or no longer) held here. */
+  | { kind: 'released'; error: string };
 
-/** Sends one message through the project's bot on a platform (src/access/confirmation-calls.ts). */
+/**
+ * Sends one message through the project's bot on a platform, with the client of the access worker
+ * holding it (src/access/confirmation-calls.ts).
+ */
 export interface MessageChannel {
-  send(platform: Platform, token: string, userId: string, text: string): Promise<SendOutcome>;
+  /** The lease owners of this process's access workers: the bots whose messages it may send. */
+  readonly owners: readonly string[];
+  send(to: Pick<ClaimedConfirmation, 'platform' | 'projectId' | 'userId'>, text: string): Promise<SendOutcome>;
 }
 
 export interface ConfirmationJobDeps {
   queue: ConfirmationQueue;
   outcomes: ConfirmationOutcomes;
   channel: MessageChannel;
-  /** Opens a sealed bot token (the instance's secret box). */
-  openToken(sealed: string): string;
   clock: Clock;
   logger: Logger;
 }
@@ -157,8 +172,12 @@ export class ConfirmationJob {
     for (;;) {
       if (this.loop.isStopped) return;
       const now = this.deps.clock.now();
-      const claimed = await this.deps.queue.claim(now, new Date(now.getTime() + leaseMs), batchSize, inviteWaitMs);
-      for (const c of claimed) await this.sendOne(c);
+      const claimed = await this.deps.queue.claim(this.deps.channel.owners, now, new Date(now.getTime() + leaseMs), batchSize, inviteWaitMs);
+      for (const c of claimed) {
+        // Stopping: the rest go back at once (their attempt not counted), not after their claim lease.
+        if (this.loop.isStopped) await this.deps.outcomes.giveBack(c.id, this.deps.clock.now(), 'the worker stopped before sending it');
+        else await this.sendOne(c);
+      }
       if (claimed.length < batchSize) return;
     }
   }
@@ -167,16 +186,13 @@ export class ConfirmationJob {
     const { outcomes, clock, logger } = this.deps;
     if (!c.active || (c.kind === 'confirmation' && c.planName === null)) return outcomes.finish(c.id, 'dropped', 'the membership is no longer active');
     if (c.kind === 'invite' && c.invite === null) return outcomes.finish(c.id, 'dropped', 'the link was used, revoked or expired before it was sent');
-    if (c.botTokenSealed === null) return outcomes.finish(c.id, 'dropped', `no ${c.platform} bot is connected`);
-    let token: string;
-    try {
-      token = this.deps.openToken(c.botTokenSealed);
-    } catch (err) {
-      logger.warn({ err: String(err), project_id: c.projectId, notification_id: c.id }, 'confirmations: the bot token cannot be opened');
-      return outcomes.finish(c.id, 'failed', 'the bot token cannot be opened');
+    if (c.bot === null) return outcomes.finish(c.id, 'dropped', `no ${c.platform} bot is connected`);
+    if (c.bot === 'unhealthy') {
+      logger.warn({ project_id: c.projectId, notification_id: c.id, platform: c.platform }, 'confirmations: the bot token was refused; the message is not sent');
+      return outcomes.finish(c.id, 'failed', `the ${c.platform} bot token was refused: connect the bot again`);
     }
     const text = c.kind === 'invite' ? inviteText(c.invite!) : confirmationText(c);
-    const outcome = await this.deps.channel.send(c.platform, token, c.userId, text);
+    const outcome = await this.deps.channel.send(c, text);
     const now = clock.now();
     const where = { project_id: c.projectId, notification_id: c.id, kind: c.kind, user_id: c.userId, platform: c.platform, attempt: c.attempt };
     switch (outcome.kind) {
@@ -196,6 +212,9 @@ export class ConfirmationJob {
       case 'failed':
         logger.warn({ ...where, error: outcome.error }, 'confirmations: the platform refused the message');
         return outcomes.finish(c.id, 'failed', outcome.error);
+      case 'released':
+        logger.info({ ...where, error: outcome.error }, 'confirmations: the bot is not held here any more; left to its holder');
+        return outcomes.giveBack(c.id, now, outcome.error);
     }
   }
 }
