@@ -341,7 +341,7 @@ function createServices(
     ),
     discordCommands,
     publicPages: new PublicPageService(stores.web, clock),
-    discordLogin: new DiscordLoginService(stores.web, discordOAuth(config.access.discordApiUrl), payLinkService, secretBox, clock, {
+    discordLogin: new DiscordLoginService(stores.web, discordOAuth(config.access.discordApiUrl), payLinkService, portal, secretBox, clock, {
       redirectUri: `${publicUrl.replace(/\/+$/, '')}/auth/discord/callback`,
     }),
   };

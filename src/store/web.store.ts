@@ -52,8 +52,19 @@ export class WebStore implements DiscordLoginStatements {
     return { application, planGrantsDiscord: row.planGrantsDiscord };
   }
 
+  async portalLoginTarget(projectId: string): Promise<{ application: LoginApplication | null; projectExists: boolean }> {
+    const result = await this.db.execute(sql`
+      SELECT i.application_id AS "applicationId", i.client_secret_sealed AS "clientSecretSealed"
+      FROM projects p LEFT JOIN integrations i ON i.project_id = p.id AND i.platform = 'discord'
+      WHERE p.id = ${projectId}`);
+    const row = rowsOf<{ applicationId: string | null; clientSecretSealed: string | null }>(result)[0];
+    if (!row) return { application: null, projectExists: false };
+    const application = row.applicationId && row.clientSecretSealed ? { applicationId: row.applicationId, clientSecretSealed: row.clientSecretSealed } : null;
+    return { application, projectExists: true };
+  }
+
   /** Records a login; logins expired an hour ago go with it, so the table holds only logins under way. */
-  async saveLogin(l: { stateHash: string; projectId: string; planId: string; codeVerifierSealed: string; createdAt: Date; expiresAt: Date }): Promise<void> {
+  async saveLogin(l: { stateHash: string; projectId: string; planId: string | null; codeVerifierSealed: string; createdAt: Date; expiresAt: Date }): Promise<void> {
     await this.db.execute(sql`
       WITH swept AS (DELETE FROM web_logins WHERE expires_at < ${at(new Date(l.createdAt.getTime() - 3_600_000))})
       INSERT INTO web_logins (state_hash, project_id, plan_id, code_verifier_sealed, created_at, expires_at)

@@ -3,13 +3,12 @@ import type { DiscordOAuth, Exchanged, Refreshed } from '../domain/web/discord-l
 
 /**
  * Discord's OAuth2 endpoints through oauth4webapi (docs/web.md, "Login with Discord"): the
- * authorize URL (scopes `identify guilds.join`, PKCE S256), the code exchange at `{api}/oauth2/token`
+ * authorize URL (the scopes the login asks for, PKCE S256), the code exchange at `{api}/oauth2/token`
  * (client secret by HTTP Basic), and `GET {api}/v10/users/@me` with the member's Bearer token.
  * `apiUrl` is TENURE_DISCORD_API_URL (`https://discord.com/api`); the authorize page lives at its
  * origin (`https://discord.com/oauth2/authorize`), so a test's fake Discord serves both.
  */
 
-export const SCOPES = 'identify guilds.join';
 const TIMEOUT_MS = 10_000;
 
 export function discordOAuth(apiUrl: string): DiscordOAuth {
@@ -30,12 +29,12 @@ export function discordOAuth(apiUrl: string): DiscordOAuth {
       return { verifier, challenge: await oauth.calculatePKCECodeChallenge(verifier) };
     },
 
-    authorizeUrl({ clientId, redirectUri, state, codeChallenge }) {
+    authorizeUrl({ clientId, redirectUri, state, codeChallenge, scope }) {
       const url = new URL(as.authorization_endpoint!);
       url.search = new URLSearchParams({
         response_type: 'code',
         client_id: clientId,
-        scope: SCOPES,
+        scope,
         redirect_uri: redirectUri,
         state,
         code_challenge: codeChallenge,

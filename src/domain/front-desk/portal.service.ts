@@ -65,11 +65,27 @@ export class PortalService {
   constructor(private readonly deps: PortalDeps) {}
 
   async create(projectId: string, userId: string): Promise<Result<PortalLinkView>> {
+    const { token, expiresAt } = await this.newLink(projectId, userId);
+    return ok({ url: this.urlOf(token), expires_at: expiresAt.toISOString() });
+  }
+
+  /**
+   * A member signed in with Discord (docs/portal.md, "Signing in with Discord"): a link of their own,
+   * which the browser that signed in opens at once, so the session starts the one way every
+   * session does (`open`). A Discord account with no membership here, past or present, gets none.
+   */
+  async signIn(projectId: string, userId: string): Promise<{ kind: 'link'; token: string } | { kind: 'no-member' }> {
+    const memberships = await this.deps.links.membershipsOf(projectId, userId, this.deps.clock.now());
+    if (memberships.length === 0) return { kind: 'no-member' };
+    return { kind: 'link', token: (await this.newLink(projectId, userId)).token };
+  }
+
+  private async newLink(projectId: string, userId: string): Promise<{ token: string; expiresAt: Date }> {
     const token = newLinkToken();
     const now = this.deps.clock.now();
     const expiresAt = new Date(now.getTime() + PORTAL_LINK_TTL_MS);
     await this.deps.links.insert({ tokenHash: digestOf(token), projectId, userId, createdAt: now, expiresAt });
-    return ok({ url: this.urlOf(token), expires_at: expiresAt.toISOString() });
+    return { token, expiresAt };
   }
 
   /** `GET /portal/{token}`: the first open spends the link on this browser; later ones need its session. */

@@ -12,9 +12,16 @@ import { openOrNull, type SecretBox } from '../integrations/secret-box.js';
  * state in an HTTP-only cookie; `finish` accepts Discord's answer only in the browser holding that
  * cookie, consumes the record once, exchanges the code, and makes the buyer's pay link for their
  * Discord id. The member's token is kept, sealed, so that the bot can add them to the guild once
- * they paid (src/domain/web/guild-joins.ts). The OAuth2 calls themselves are oauth4webapi's
- * (src/web/discord-oauth.ts).
+ * they paid (src/domain/web/guild-joins.ts). The same flow signs a member in to the portal
+ * (`startPortal`, scope `identify` only, no plan): `finish` then opens a portal link for their Discord
+ * id, and keeps no token (an `identify` token cannot add anyone to a guild, and must not replace the
+ * one that can). The OAuth2 calls themselves are oauth4webapi's (src/web/discord-oauth.ts).
  */
+
+/** Buying asks Discord for the member's id and for the right to add them to the server. */
+export const BUY_SCOPES = 'identify guilds.join';
+/** Signing in to the portal needs only to know who they are. */
+export const PORTAL_SCOPES = 'identify';
 
 /** How long a login may take between the Login button and Discord's redirect back. */
 export const LOGIN_TTL_MS = 10 * 60_000;
@@ -27,7 +34,8 @@ export interface LoginApplication {
 
 export interface LoginRecord {
   projectId: string;
-  planId: string;
+  /** null: a sign-in to the portal. */
+  planId: string | null;
   codeVerifierSealed: string;
   expiresAt: Date;
   application: LoginApplication | null;
@@ -36,7 +44,9 @@ export interface LoginRecord {
 export interface DiscordLoginStatements {
   /** The project's Discord application with its sealed client secret, and whether `planId` is one of its plans granting a Discord target. */
   loginTarget(projectId: string, planId: string): Promise<{ application: LoginApplication | null; planGrantsDiscord: boolean }>;
-  saveLogin(l: { stateHash: string; projectId: string; planId: string; codeVerifierSealed: string; createdAt: Date; expiresAt: Date }): Promise<void>;
+  /** The project's Discord application, and whether the project exists. */
+  portalLoginTarget(projectId: string): Promise<{ application: LoginApplication | null; projectExists: boolean }>;
+  saveLogin(l: { stateHash: string; projectId: string; planId: string | null; codeVerifierSealed: string; createdAt: Date; expiresAt: Date }): Promise<void>;
   /** Deletes the login and answers it (single use): null when there is none (never made, or already used). */
   takeLogin(stateHash: string): Promise<LoginRecord | null>;
   saveMemberToken(t: { projectId: string; userId: string; accessTokenSealed: string; refreshTokenSealed: string | null; expiresAt: Date }): Promise<void>;
@@ -62,7 +72,7 @@ export interface DiscordOAuth {
   pkce(): Promise<{ verifier: string; challenge: string }>;
   /** A new access token for the member from their refresh token (`grant_type=refresh_token`). */
   refresh(a: { clientId: string; clientSecret: string; refreshToken: string }): Promise<Refreshed>;
-  authorizeUrl(a: { clientId: string; redirectUri: string; state: string; codeChallenge: string }): string;
+  authorizeUrl(a: { clientId: string; redirectUri: string; state: string; codeChallenge: string; scope: string }): string;
   exchange(a: { clientId: string; clientSecret: string; redirectUri: string; callback: URLSearchParams; state: string; codeVerifier: string }): Promise<Exchanged>;
 }
 
@@ -75,6 +85,10 @@ export type StartOutcome =
 
 export type FinishOutcome =
   | { kind: 'pay'; payLinkId: string; projectId: string }
+  /** A portal sign-in: the member's portal link (its token), opened next by this browser. */
+  | { kind: 'portal'; token: string; projectId: string }
+  /** A portal sign-in by a Discord account the project has no membership for. */
+  | { kind: 'no-member'; projectId: string }
   /** The state is not the one this browser started with (forged, another browser, no cookie). */
   | { kind: 'forged' }
   /** No login under way for this state: already used, or never made. */
@@ -90,11 +104,17 @@ export interface PayLinkMaker {
   create(projectId: string, input: PayLinkInput): Promise<Result<PayLinkView>>;
 }
 
+/** The portal's side of a sign-in (PortalService.signIn). */
+export interface PortalSignIn {
+  signIn(projectId: string, userId: string): Promise<{ kind: 'link'; token: string } | { kind: 'no-member' }>;
+}
+
 export class DiscordLoginService {
   constructor(
     private readonly store: DiscordLoginStatements,
     private readonly oauth: DiscordOAuth,
     private readonly payLinks: PayLinkMaker,
+    private readonly portal: PortalSignIn,
     private readonly box: SecretBox | null,
     private readonly clock: Clock,
     private readonly options: { redirectUri: string },
@@ -103,7 +123,17 @@ export class DiscordLoginService {
   async start(projectId: string, planId: string): Promise<StartOutcome> {
     const target = await this.store.loginTarget(projectId, planId);
     if (!target.planGrantsDiscord) return { kind: 'unknown' };
-    const app = target.application;
+    return this.begin(projectId, planId, target.application, BUY_SCOPES);
+  }
+
+  /** "Manage your membership": a login that ends on the member's portal page. */
+  async startPortal(projectId: string): Promise<StartOutcome> {
+    const target = await this.store.portalLoginTarget(projectId);
+    if (!target.projectExists) return { kind: 'unknown' };
+    return this.begin(projectId, null, target.application, PORTAL_SCOPES);
+  }
+
+  private async begin(projectId: string, planId: string | null, app: LoginApplication | null, scope: string): Promise<StartOutcome> {
     if (!app || !this.box || openOrNull(this.box, app.clientSecretSealed) === null) return { kind: 'not-configured' };
     const state = newLinkToken();
     const { verifier, challenge } = await this.oauth.pkce();
@@ -116,7 +146,7 @@ export class DiscordLoginService {
       createdAt: now,
       expiresAt: new Date(now.getTime() + LOGIN_TTL_MS),
     });
-    const url = this.oauth.authorizeUrl({ clientId: app.applicationId, redirectUri: this.options.redirectUri, state, codeChallenge: challenge });
+    const url = this.oauth.authorizeUrl({ clientId: app.applicationId, redirectUri: this.options.redirectUri, state, codeChallenge: challenge, scope });
     return { kind: 'redirect', url, state };
   }
 
@@ -142,6 +172,10 @@ export class DiscordLoginService {
     });
     if (answer.kind === 'denied') return { kind: 'denied', projectId };
     if (answer.kind !== 'ok') return { ...answer, projectId };
+    if (login.planId === null) {
+      const signedIn = await this.portal.signIn(projectId, answer.userId);
+      return signedIn.kind === 'link' ? { kind: 'portal', token: signedIn.token, projectId } : { kind: 'no-member', projectId };
+    }
     await this.store.saveMemberToken({
       projectId,
       userId: answer.userId,

@@ -9,14 +9,16 @@ import { messagePage, page, type Message, type PageContext } from './render.js';
  * Members on the web (docs/web.md): `GET /` (what this server is), `GET /p/{project_id}` (the
  * project's plans and a way to buy each), its colours (`/p/{project_id}/brand.css`), and Login with
  * Discord: `POST /auth/discord/start` (a form with a CSRF token) → Discord's consent page →
- * `GET /auth/discord/callback` → 303 to the buyer's own pay link. Every redirect goes to a path of
+ * `GET /auth/discord/callback` → 303 to the buyer's own pay link. A member signs in to the portal
+ * the same way: `GET /p/{project_id}/portal` → `POST /auth/discord/portal` → Discord → the callback →
+ * 303 to their own portal link (docs/portal.md, "Signing in with Discord"). Every redirect goes to a path of
  * ours or to the URL the login service built for Discord's authorize endpoint; no parameter names
  * where to go.
  */
 
 export interface WebPagesOptions {
   pages: Pick<PublicPageService, 'page'>;
-  login: Pick<DiscordLoginService, 'start' | 'finish'>;
+  login: Pick<DiscordLoginService, 'start' | 'startPortal' | 'finish'>;
   context: PageContext;
 }
 
@@ -27,6 +29,8 @@ const START_AGAIN = 'Go back to the plans page and press Login with Discord agai
 
 type ProjectParams = { Params: { project_id: string } };
 type StartBody = { Body: { project_id?: unknown; plan_id?: unknown } };
+const NOT_SET_UP: Message = { title: 'Login with Discord is not set up', lines: ['Nothing was charged. Please ask the community team for a payment link, or try again later.'] };
+const ASK_THE_BOT = 'You can also ask the bot for a link to your memberships: /memberships on Discord, or /status on Telegram.';
 
 export const webPages: FastifyPluginAsync<WebPagesOptions> = async (app, { pages, login, context }) => {
   const plansPath = (projectId: string) => `${context.base}/p/${encodeURIComponent(projectId)}`;
@@ -41,7 +45,33 @@ export const webPages: FastifyPluginAsync<WebPagesOptions> = async (app, { pages
     if (!view) return messagePage(reply, context, 404, NO_PROJECT);
     // The CSRF secret's cookie goes only where the form posts.
     const csrf = reply.generateCsrf({ path: `${context.base}/auth/discord/`, sameSite: 'lax' });
-    return page(reply, context, 200, 'web-plans', { ...shown(view), csrf, startAction: `${context.base}/auth/discord/start`, brandCss: `${plansPath(view.project.projectId)}/brand.css` });
+    return page(reply, context, 200, 'web-plans', {
+      ...shown(view),
+      csrf,
+      startAction: `${context.base}/auth/discord/start`,
+      brandCss: `${plansPath(view.project.projectId)}/brand.css`,
+      portalHref: `${plansPath(view.project.projectId)}/portal`,
+    });
+  });
+
+  // "Already a member? Manage your membership": a button that signs in with Discord, then the portal.
+  app.get<ProjectParams>('/p/:project_id/portal', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
+    const view = await pages.page(request.params.project_id);
+    if (!view) return messagePage(reply, context, 404, NO_PROJECT);
+    const id = view.project.projectId;
+    const csrf = reply.generateCsrf({ path: `${context.base}/auth/discord/`, sameSite: 'lax' });
+    return page(reply, context, 200, 'web-portal-sign-in', {
+      title: `Your membership: ${view.project.name}`,
+      projectName: view.project.name,
+      projectId: id,
+      logoUrl: view.logoUrl,
+      discordLogin: view.project.discordLogin,
+      askTheBot: ASK_THE_BOT,
+      csrf,
+      action: `${context.base}/auth/discord/portal`,
+      plansHref: plansPath(id),
+      brandCss: `${plansPath(id)}/brand.css`,
+    });
   });
 
   // The accent colour as CSS custom properties: the CSP allows stylesheets of our own only, so no inline style.
@@ -60,12 +90,24 @@ export const webPages: FastifyPluginAsync<WebPagesOptions> = async (app, { pages
     if (typeof projectId !== 'string' || typeof planId !== 'string' || !isUuid(projectId) || !isUuid(planId)) return messagePage(reply, context, 404, NO_PROJECT);
     const started = await login.start(projectId.toLowerCase(), planId.toLowerCase());
     if (started.kind === 'unknown') return messagePage(reply, context, 404, { title: 'Plan not found', lines: ['This plan is no longer offered here.'], action: { href: plansPath(projectId), label: 'See the plans' } });
-    if (started.kind === 'not-configured') {
-      return messagePage(reply, context, 409, { title: 'Login with Discord is not set up', lines: ['Nothing was charged. Please ask the community team for a payment link, or try again later.'] });
-    }
+    if (started.kind === 'not-configured') return messagePage(reply, context, 409, NOT_SET_UP);
+    return toDiscord(reply, started);
+  });
+
+  app.post<StartBody>('/auth/discord/portal', { config: { public: true }, schema: { hide: true }, preHandler: app.csrfProtection }, async (request, reply) => {
+    const { project_id: projectId } = request.body ?? {};
+    if (typeof projectId !== 'string' || !isUuid(projectId)) return messagePage(reply, context, 404, NO_PROJECT);
+    const started = await login.startPortal(projectId.toLowerCase());
+    if (started.kind === 'unknown') return messagePage(reply, context, 404, NO_PROJECT);
+    if (started.kind === 'not-configured') return messagePage(reply, context, 409, { title: 'Login with Discord is not set up', lines: [ASK_THE_BOT] });
+    return toDiscord(reply, started);
+  });
+
+  /** On to Discord's consent page, with this browser's half of the state. */
+  function toDiscord(reply: FastifyReply, started: { url: string; state: string }) {
     reply.setCookie(LOGIN_COOKIE, started.state, { ...loginCookie, maxAge: LOGIN_TTL_MS / 1000 });
     return reply.header('cache-control', 'no-store').redirect(started.url, 303);
-  });
+  }
 
   app.get('/auth/discord/callback', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
     const query = new URLSearchParams(request.url.slice(request.url.indexOf('?') + 1 || request.url.length));
@@ -73,6 +115,16 @@ export const webPages: FastifyPluginAsync<WebPagesOptions> = async (app, { pages
     // Single use: whatever happened, this browser's state is spent.
     reply.clearCookie(LOGIN_COOKIE, loginCookie);
     if (outcome.kind === 'pay') return reply.header('cache-control', 'no-store').redirect(`${context.base}/pay/${encodeURIComponent(outcome.payLinkId)}`, 303);
+    // The member's own portal link, opened at once by this browser: that open starts its session.
+    if (outcome.kind === 'portal') return reply.header('cache-control', 'no-store').redirect(`${context.base}/portal/${encodeURIComponent(outcome.token)}`, 303);
+    if (outcome.kind === 'no-member') {
+      const name = (await pages.page(outcome.projectId))?.project.name ?? 'this community';
+      return messagePage(reply, context, 404, {
+        title: 'No membership found',
+        lines: [`We found no membership for this Discord account in ${name}.`, 'If you bought with another Discord account, log in with that one. To join, pick a plan.'],
+        action: { href: plansPath(outcome.projectId), label: 'See the plans' },
+      });
+    }
     if (outcome.kind === 'refused' || outcome.kind === 'unavailable' || outcome.kind === 'no-pay-link') {
       request.log.warn({ outcome: outcome.kind, reason: 'error' in outcome ? outcome.error : outcome.message }, 'a login with Discord did not end in a pay link');
     }
@@ -80,7 +132,7 @@ export const webPages: FastifyPluginAsync<WebPagesOptions> = async (app, { pages
   });
 };
 
-function loginFailedPage(reply: FastifyReply, context: PageContext, o: Exclude<FinishOutcome, { kind: 'pay' }>, plansPath: (id: string) => string) {
+function loginFailedPage(reply: FastifyReply, context: PageContext, o: Exclude<FinishOutcome, { kind: 'pay' | 'portal' | 'no-member' }>, plansPath: (id: string) => string) {
   const back = 'projectId' in o ? { href: plansPath(o.projectId), label: 'Back to the plans' } : undefined;
   const [status, message]: [number, Message] = (() => {
     switch (o.kind) {

@@ -10,7 +10,7 @@ import { projects } from './projects.js';
  */
 
 /**
- * One login under way: made when the buyer presses Login with Discord, deleted when Discord sends
+ * One login under way: made when the buyer (or a member signing in to the portal) presses Login with Discord, deleted when Discord sends
  * them back (single use) or when it expires. Keyed by the SHA-256 digest of its `state`, so a
  * leaked table names no state; the PKCE verifier is sealed with the instance key.
  */
@@ -21,9 +21,8 @@ export const webLogins = pgTable(
     projectId: uuid('project_id')
       .notNull()
       .references(() => projects.id, { onDelete: 'cascade' }),
-    planId: uuid('plan_id')
-      .notNull()
-      .references(() => plans.id, { onDelete: 'cascade' }),
+    /** The plan being bought; null for a sign-in to the portal (docs/portal.md). */
+    planId: uuid('plan_id').references(() => plans.id, { onDelete: 'cascade' }),
     codeVerifierSealed: text('code_verifier_sealed').notNull(),
     createdAt: tz('created_at').notNull().defaultNow(),
     expiresAt: tz('expires_at').notNull(),

@@ -1,0 +1,1 @@
+ALTER TABLE "web_logins" ALTER COLUMN "plan_id" DROP NOT NULL;
