@@ -29,8 +29,7 @@
  *    second, and the server, PostgreSQL and this process (client, proxy, both fakes) share the
  *    host's two cores; the p99 there is the queue for those cores, not an open's work. 50 opens a
  *    second is more than a community's members open pay links at its busiest.
- * 3. **A member joining → role granted** (target p99 < 2 s) is not measured: it needs the gateway
- *    connection (`@discordjs/ws`, GUILD_MEMBER_ADD) that tenure does not have yet.
+ * A member joining → role granted (target p99 < 2 s) is bench/gateway.ts's.
  *
  *   npm run build && npx tsx bench/front-desk.ts            # full: 60 s of interactions, 400 pay links; writes its section
  *   npm run build && npx tsx bench/front-desk.ts --quick    # 10 s, 100 pay links; writes nothing
