@@ -6,13 +6,13 @@ import { sql } from 'drizzle-orm';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeChromium, launchChromium, needBrowser, type LaunchedChromium } from '../support/browser.js';
-import { payLinkStarted, portalLinksPath } from '../support/front-desk.js';
+import { payLinkStarted } from '../support/front-desk.js';
 import { createHarness, type Harness } from '../support/harness.js';
 
 /**
  * The member pages in a real headless Chromium (test/support/browser.ts), on a phone-sized
- * screen, with the app's own CSP in force: a pay link to Stripe's checkout and back to the done
- * page, an expired link, and the portal with its billing button. The fake Stripe API gives the
+ * screen, with the app's own CSP in force: a pay link (a chat's) to Stripe's checkout and back to
+ * the done page, and an expired link. The portal is walked in test/http/web-walk.browser.test.ts. The fake Stripe API gives the
  * hosted pages' URLs; the browser is seen asking for them, and never reaches them.
  * Every page passes axe-core's WCAG 2.1 A/AA rules, and is saved as a screenshot under
  * test-artifacts/ (not committed) for a person to look at.
@@ -124,33 +124,5 @@ describe('the member pages in a browser', () => {
     expect(unknown?.status()).toBe(404);
     await checkPage(page, '5-link-unknown');
     await page.context().close();
-  });
-
-  it('the portal: memberships and payments, and Manage billing to Stripe', async (ctx) => {
-    const browser = needBrowser(launched, ctx);
-    const { link, user, t, stripe } = await payLinkStarted(h, { recurring: true });
-    const page = await phonePage(browser);
-    const sessionId = /(cs_test_[A-Za-z0-9]+)$/.exec(await sentToStripe(page, 'checkout.stripe.com', () => page.goto(link.url)))![1]!;
-    const events = h.stripe.world.pay(sessionId);
-    const { deliverAll } = await import('../support/payments.js');
-    await deliverAll(h, stripe, events);
-    const portal = (await t.request({ method: 'POST', url: portalLinksPath(t, user) })).json().data as { url: string };
-    await page.goto(portal.url);
-    expect(await page.locator('h1').textContent()).toBe('Your memberships');
-    expect(await page.getByRole('region', { name: 'Gold' }).textContent()).toContain('Renews on');
-    await checkPage(page, '6-portal');
-    const billingUrl = await sentToStripe(page, 'billing.stripe.com', () => page.getByRole('button', { name: 'Manage billing' }).click());
-    expect(billingUrl).toMatch(/^https:\/\/billing\.stripe\.com\/p\/session\//);
-    expect(h.stripe.portalSessions.at(-1)?.url).toBe(billingUrl);
-    // Back from Stripe to the page, in the same browser.
-    await page.goto(portal.url);
-    expect(await page.locator('h1').textContent()).toBe('Your memberships');
-    await page.context().close();
-
-    const other = await phonePage(browser);
-    const refused = await other.goto(portal.url);
-    expect(refused?.status()).toBe(410);
-    await checkPage(other, '7-portal-used');
-    await other.context().close();
   });
 });

@@ -21,7 +21,7 @@ export interface WebShop {
 export const callbackUrl = (h: Harness) => `${h.config.frontDesk.publicUrl}/auth/discord/callback`;
 
 /** Stripe and a Discord bot (with its application's client secret) connected; a plan granting a role of a guild. */
-export async function webShop(h: Harness, o: { planName?: string; projectName?: string; clientSecret?: boolean } = {}): Promise<WebShop> {
+export async function webShop(h: Harness, o: { planName?: string; projectName?: string; clientSecret?: boolean; recurring?: boolean } = {}): Promise<WebShop> {
   const t = await h.tenant();
   if (o.projectName !== undefined) await h.database.db.execute(`UPDATE projects SET name = '${o.projectName.replace(/'/g, "''")}' WHERE id = '${t.projectId}'`);
   const stripe = await connectStripe(h, t);
@@ -33,7 +33,8 @@ export async function webShop(h: Harness, o: { planName?: string; projectName?: 
   h.discord.oauth.allowInvites(guildId, bot.id);
   const guild = await createTarget(t, { kind: 'guild', target_name: 'Club', external_id: guildId });
   const role = await createTarget(t, { kind: 'role', target_name: 'VIP', external_id: roleId, parent_target_id: guild.target_id });
-  const plan = await createPlan(t, { plan_name: o.planName ?? 'Gold', plan_price: '10', plan_duration: '30 days' });
+  const recurring = o.recurring ? { plan_data: { plan_recurring: true, plan_one_time: false } } : {};
+  const plan = await createPlan(t, { plan_name: o.planName ?? 'Gold', plan_price: '10', plan_duration: '30 days', ...recurring });
   await grant(t, plan.plan_id, role.target_id);
   const clientSecret = randomBytes(24).toString('base64url');
   const payload = o.clientSecret === false ? { bot_token: bot.token } : { bot_token: bot.token, client_secret: clientSecret };
