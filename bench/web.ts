@@ -102,8 +102,14 @@ async function seedShop(database: Database): Promise<Seeded> {
 }
 
 /** One request every 1000/rate ms for `seconds`, each timed from send to last byte. */
-async function openLoop(url: string, rate: number, seconds: number, headers: Record<string, string> = {}): Promise<{ latencies: number[]; failed: number; sent: number }> {
+async function openLoop(url: string, rate: number, seconds: number, headers: Record<string, string> = {}): Promise<{ latencies: number[]; failed: number; sent: number; refusals: Record<string, number> }> {
   const latencies: number[] = [];
+  // What the requests that were not 200 got, for the log: a status, or the fetch error's name.
+  const refusals: Record<string, number> = {};
+  const refused = (what: string) => {
+    failed++;
+    refusals[what] = (refusals[what] ?? 0) + 1;
+  };
   let failed = 0;
   let sent = 0;
   const inFlight: Promise<void>[] = [];
@@ -119,15 +125,15 @@ async function openLoop(url: string, rate: number, seconds: number, headers: Rec
       fetch(url, { headers })
         .then(async (res) => {
           await res.arrayBuffer();
-          if (res.status !== 200) failed++;
+          if (res.status !== 200) refused(String(res.status));
           // Timed from when the request was due: a late send counts against the page (no coordinated omission).
           latencies.push(performance.now() - Math.min(t0, due));
         })
-        .catch(() => void failed++),
+        .catch((err: unknown) => refused(err instanceof Error ? err.name : 'error')),
     );
   }
   await Promise.all(inFlight);
-  return { latencies, failed, sent };
+  return { latencies, failed, sent, refusals };
 }
 
 async function weightOf(base: string, pagePath: string, headers: Record<string, string> = {}): Promise<{ total: number; html: number }> {
@@ -182,6 +188,7 @@ async function measure(storage: Storage, ctx: BenchContext, rate: number, second
       ctx.log(`${storage}: ${p.page} at ${rate}/s for ${seconds} s`);
       const before = loadavg()[0]!;
       const run = await openLoop(url, rate, seconds, p.headers);
+      if (run.failed > 0) ctx.log(`${storage}: ${p.page}: not 200: ${JSON.stringify(run.refusals)}`);
       results.push({ storage, page: p.page, ...run, weightBytes: weight.total, htmlBytes: weight.html, load: [before, loadavg()[0]!] });
     }
     return results;

@@ -45,6 +45,15 @@ export class GuildJoinsStore implements GuildJoinQueue, GuildJoinOutcomes {
     return rowsOf(result).length > 0;
   }
 
+  /** The member's latest join after buying `planId` (the done page says where it stands). */
+  async latestJoin(projectId: string, userId: string, planId: string): Promise<{ state: string; lastError: string | null } | null> {
+    const result = await this.db.execute(sql`
+      SELECT state, last_error AS "lastError" FROM guild_joins
+      WHERE project_id = ${projectId} AND user_id = ${userId} AND plan_id = ${planId}
+      ORDER BY created_at DESC, id DESC LIMIT 1`);
+    return rowsOf<{ state: string; lastError: string | null }>(result)[0] ?? null;
+  }
+
   /** Claims up to `limit` due joins (`FOR UPDATE SKIP LOCKED`), their next attempt pushed to `leaseUntil`. */
   async claim(now: Date, leaseUntil: Date, limit: number): Promise<ClaimedJoin[]> {
     const result = await this.db.execute(sql`

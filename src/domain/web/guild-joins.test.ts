@@ -2,7 +2,7 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { PlatformError } from '../targets/target.view.js';
 import type { Refreshed } from './discord-login.service.js';
-import { GuildJoinJob, retryDelayMs, type ClaimedJoin, type JoinAnswer } from './guild-joins.js';
+import { GuildJoinJob, joinStandingOf, retryDelayMs, type ClaimedJoin, type JoinAnswer } from './guild-joins.js';
 
 /** The guild join job on twins: what each of Discord's answers does to the join (docs/web.md, "After payment"). */
 
@@ -100,5 +100,20 @@ describe('guild join job', () => {
     expect(expired).toStrictEqual({ written: ['failed j1 in 111111111111111111: oauth_token_expired'], calls: [] });
     expect((await run(claimed({ botTokenSealed: null }), [])).written).toStrictEqual(['dropped j1: no Discord bot is connected']);
     expect((await run(claimed({ guildIds: [] }), [])).written).toStrictEqual(['dropped j1: the plan grants no Discord target']);
+  });
+});
+
+describe('where a join stands, for the done page', () => {
+  it('reads the join’s state, and the Discord code a member can act on from a failure', () => {
+    expect(joinStandingOf(null)).toBeNull();
+    expect(joinStandingOf({ state: 'pending', lastError: null })).toStrictEqual({ kind: 'joining' });
+    expect(joinStandingOf({ state: 'pending', lastError: '503: Service Unavailable' })).toStrictEqual({ kind: 'joining' });
+    expect(joinStandingOf({ state: 'joined', lastError: null })).toStrictEqual({ kind: 'joined' });
+    expect(joinStandingOf({ state: 'failed', lastError: '30001: Maximum number of guilds reached (100)' })).toStrictEqual({ kind: 'failed', reason: 'too-many-guilds' });
+    expect(joinStandingOf({ state: 'failed', lastError: '40007: The user is banned from this guild.' })).toStrictEqual({ kind: 'failed', reason: 'banned' });
+    expect(joinStandingOf({ state: 'failed', lastError: '50013: Missing Permissions' })).toStrictEqual({ kind: 'failed', reason: 'bot-cannot-invite' });
+    for (const lastError of ['50025: Invalid OAuth2 access token', 'oauth_token_expired: expired', 'no Discord bot is connected', null]) {
+      expect(joinStandingOf({ state: 'failed', lastError })).toStrictEqual({ kind: 'failed', reason: 'other' });
+    }
   });
 });

@@ -181,3 +181,25 @@ export class GuildJoinJob {
     return answer.accessToken;
   }
 }
+
+/** Where a member's join stands, as the done page tells them (docs/web.md, "What the done page tells the member"). */
+export type JoinStanding =
+  | { kind: 'joining' }
+  | { kind: 'joined' }
+  | { kind: 'failed'; reason: 'too-many-guilds' | 'banned' | 'bot-cannot-invite' | 'other' };
+
+/** The member's latest join after buying a plan, as the store keeps it; null when none was queued. */
+export interface GuildJoinReader {
+  latestJoin(projectId: string, userId: string, planId: string): Promise<{ state: string; lastError: string | null } | null>;
+}
+
+/** Discord's codes a member can do something about; the store keeps a failure as `{code}: {message}`. */
+const FAILURE_REASONS: Record<string, 'too-many-guilds' | 'banned' | 'bot-cannot-invite'> = { '30001': 'too-many-guilds', '40007': 'banned', '50013': 'bot-cannot-invite' };
+
+export function joinStandingOf(join: { state: string; lastError: string | null } | null): JoinStanding | null {
+  if (!join) return null;
+  if (join.state === 'joined') return { kind: 'joined' };
+  if (join.state !== 'failed') return { kind: 'joining' };
+  const code = /^(\d+):/.exec(join.lastError ?? '')?.[1] ?? '';
+  return { kind: 'failed', reason: Object.hasOwn(FAILURE_REASONS, code) ? FAILURE_REASONS[code]! : 'other' };
+}

@@ -91,6 +91,8 @@ export const payments = pgTable(
   (t) => [
     uniqueIndex('payments_project_provider_key').on(t.projectId, t.provider, t.paymentKey),
     index('payments_project_created_idx').on(t.projectId, t.createdAt, t.id),
+    // A member's own payments, newest first: the portal reads them on every open.
+    index('payments_member_created_idx').on(t.projectId, t.userId, t.createdAt, t.id),
     index('payments_payment_intent_idx').on(t.paymentIntentId).where(sql`payment_intent_id IS NOT NULL`),
   ],
 );

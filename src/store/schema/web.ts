@@ -75,5 +75,10 @@ export const guildJoins = pgTable(
     createdAt: tz('created_at').notNull().defaultNow(),
     doneAt: tz('done_at'),
   },
-  (t) => [uniqueIndex('guild_joins_dedupe_key').on(t.projectId, t.dedupeKey), index('guild_joins_due_idx').on(t.nextAttemptAt).where(sql`state = 'pending'`)],
+  (t) => [
+    uniqueIndex('guild_joins_dedupe_key').on(t.projectId, t.dedupeKey),
+    index('guild_joins_due_idx').on(t.nextAttemptAt).where(sql`state = 'pending'`),
+    // The done page reads a member's latest join.
+    index('guild_joins_member_idx').on(t.projectId, t.userId),
+  ],
 );

@@ -1,0 +1,2 @@
+CREATE INDEX "payments_member_created_idx" ON "payments" USING btree ("project_id","user_id","created_at","id");--> statement-breakpoint
+CREATE INDEX "guild_joins_member_idx" ON "guild_joins" USING btree ("project_id","user_id");
