@@ -105,14 +105,14 @@ describe('GET /v2/projects/{project_id}/integrations/telegram: the chats of the 
     expect(res.json().data.chats.map((c: { is_admin: boolean; error: unknown }) => [c.is_admin, c.error])).toStrictEqual([[true, null]]);
   });
 
-  it('the Discord status has no chats (its commands_error instead), and the Telegram connection does not change it', async () => {
+  it('the Discord status has no chats (its commands_error and web_login instead), and the Telegram connection does not change it', async () => {
     const t = await h.tenant();
     await connectBot(t, addBot(h.discord));
     await connectTelegramBot(t, addTelegramBot(h.telegram));
     await telegramTarget(t, h.telegram, 'Chat');
     const res = await t.request({ method: 'GET', url: discordPath(t) });
     expect(res.statusCode, res.body).toBe(200);
-    expect(Object.keys(res.json().data).sort()).toStrictEqual(['access', 'bot_id', 'bot_name', 'commands_error', 'connected_at', 'health', 'last_error', 'platform', 'targets']);
+    expect(Object.keys(res.json().data).sort()).toStrictEqual(['access', 'bot_id', 'bot_name', 'commands_error', 'connected_at', 'health', 'last_error', 'platform', 'targets', 'web_login']);
     expect(res.json().data.platform).toBe('discord');
   });
 });

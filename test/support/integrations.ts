@@ -114,7 +114,7 @@ export const discord: BotPlatform = {
     refused: `Discord refused bot_token (401 Unauthorized): copy the current token from ${DEVELOPER_PORTAL}`,
     empty: `bot_token must not be empty: copy it from ${DEVELOPER_PORTAL}`,
   },
-  freshStatus: { commands_error: null },
+  freshStatus: { commands_error: null, web_login: false },
 };
 
 export const telegram: BotPlatform = {
