@@ -4,7 +4,7 @@
  * more pass, never one per wake-up; a failed pass is reported and left for the next wake-up. The
  * one loop style of tenure's timed and woken passes: the live-update broadcaster, the access
  * planner, drift repair (Discord and Telegram), the Stripe reconciliation, the expiry sweeper, the
- * history pruner, embedded storage's vacuumer, the bulk-extend resumer and the confirmations job run on it.
+ * history pruner, embedded storage's vacuumer, the bulk-extend resumer, the confirmations and the guild joins run on it.
  */
 export class WakeLoop {
   private pending = false;
@@ -67,6 +67,31 @@ export class WakeLoop {
         this.onError(err);
       }
     }
+  }
+}
+
+/**
+ * A job that is its loop and nothing more to start or stop: start, wake, idle and stop are its
+ * WakeLoop's (the access planner, the confirmations, the guild joins).
+ */
+export abstract class LoopJob {
+  protected abstract readonly loop: WakeLoop;
+
+  start(): void {
+    this.loop.start();
+  }
+
+  wake(): void {
+    this.loop.wake();
+  }
+
+  /** Resolves once no pass is running (tests: "everything committed so far is handled" after a wake). */
+  idle(): Promise<void> {
+    return this.loop.idle();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { AccessPlanStore } from '../store/access-plan.store.js';
-import { WakeLoop } from '../wake-loop.js';
+import { LoopJob, WakeLoop } from '../wake-loop.js';
 
 /**
  * Turns committed changes into desired access (docs/access-planning.md, "Desired state: what each change
@@ -29,35 +29,20 @@ export interface AccessPlannerOptions {
   resumeStaleMs?: number;
 }
 
-export class AccessPlanner {
-  private readonly loop: WakeLoop;
+/** Plans until nothing is left; wake-ups during a pass cause one more pass. */
+export class AccessPlanner extends LoopJob {
+  protected readonly loop: WakeLoop;
 
   constructor(
     private readonly store: Pick<AccessPlanStore, 'planBatch' | 'resume'>,
     logger: Logger,
     private readonly options: AccessPlannerOptions = { pollMs: PLAN_POLL_MS, batchSize: PLAN_BATCH },
   ) {
+    super();
     // The events stay unplanned (the batch rolled back): the next wake-up or poll tries again.
     this.loop = new WakeLoop((polled) => this.plan(polled), (err) => logger.warn({ err }, 'access planning failed; retrying on the next wake-up'), options.pollMs);
   }
 
-  start(): void {
-    this.loop.start();
-  }
-
-  /** Plans until nothing is left; wake-ups during a pass cause one more pass. */
-  wake(): void {
-    this.loop.wake();
-  }
-
-  /** Resolves once no pass is running (tests: "everything committed so far is planned" after a wake). */
-  idle(): Promise<void> {
-    return this.loop.idle();
-  }
-
-  stop(): Promise<void> {
-    return this.loop.stop();
-  }
 
   /** A pass: on a poll (the first pass included), interrupted whole-project re-plans first; then batches until a short one. */
   private async plan(polled: boolean): Promise<void> {

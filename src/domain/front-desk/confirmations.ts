@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { WakeLoop } from '../../wake-loop.js';
+import { LoopJob, WakeLoop } from '../../wake-loop.js';
 import type { Clock } from '../clock.js';
 import type { Platform } from '../targets/target.view.js';
 
@@ -140,31 +140,17 @@ export function inviteText(invite: NonNullable<ClaimedConfirmation['invite']>): 
   return `Here is your invite link to ${invite.chatName}: ${invite.link} ${works} and expires ${INSTANT.format(invite.expiresAt)} UTC. Send /status to check your membership any time.`;
 }
 
-export class ConfirmationJob {
-  private readonly loop: WakeLoop;
+export class ConfirmationJob extends LoopJob {
+  protected readonly loop: WakeLoop;
 
   constructor(
     private readonly deps: ConfirmationJobDeps,
     private readonly options: ConfirmationJobOptions = DEFAULT_CONFIRMATION_OPTIONS,
   ) {
+    super();
     this.loop = new WakeLoop(() => this.drain(), (err) => deps.logger.error({ err }, 'confirmations: a pass failed; the rows are retried after their lease'), options.pollMs);
   }
 
-  start(): void {
-    this.loop.start();
-  }
-
-  wake(): void {
-    this.loop.wake();
-  }
-
-  idle(): Promise<void> {
-    return this.loop.idle();
-  }
-
-  stop(): Promise<void> {
-    return this.loop.stop();
-  }
 
   /** Claims and sends until nothing is due. */
   private async drain(): Promise<void> {

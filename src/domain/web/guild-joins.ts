@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { PlatformError } from '../targets/target.view.js';
-import { WakeLoop } from '../../wake-loop.js';
+import { LoopJob, WakeLoop } from '../../wake-loop.js';
 import type { DiscordOAuth } from './discord-login.service.js';
 
 /**
@@ -88,31 +88,17 @@ export function retryDelayMs(attempt: number): number {
   return Math.min(10_000 * 2 ** Math.max(0, attempt - 1), 600_000);
 }
 
-export class GuildJoinJob {
-  private readonly loop: WakeLoop;
+export class GuildJoinJob extends LoopJob {
+  protected readonly loop: WakeLoop;
 
   constructor(
     private readonly deps: GuildJoinDeps,
     private readonly options: GuildJoinOptions = DEFAULT_GUILD_JOIN_OPTIONS,
   ) {
+    super();
     this.loop = new WakeLoop(() => this.drain(), (err) => deps.logger.error({ err }, 'guild joins: a pass failed; the joins are retried after their lease'), options.pollMs);
   }
 
-  start(): void {
-    this.loop.start();
-  }
-
-  wake(): void {
-    this.loop.wake();
-  }
-
-  idle(): Promise<void> {
-    return this.loop.idle();
-  }
-
-  stop(): Promise<void> {
-    return this.loop.stop();
-  }
 
   private async drain(): Promise<void> {
     const { batchSize, leaseMs } = this.options;
