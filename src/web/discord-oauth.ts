@@ -50,16 +50,9 @@ export function discordOAuth(apiUrl: string): DiscordOAuth {
       try {
         const response = await oauth.refreshTokenGrantRequest(as, client, oauth.ClientSecretBasic(clientSecret), refreshToken, options());
         const token = await oauth.processRefreshTokenResponse(as, client, response);
-        return {
-          kind: 'ok',
-          accessToken: token.access_token,
-          refreshToken: typeof token.refresh_token === 'string' ? token.refresh_token : null,
-          expiresInSeconds: typeof token.expires_in === 'number' ? token.expires_in : 604_800,
-        };
+        return { kind: 'ok', ...tokensOf(token) };
       } catch (err) {
-        if (err instanceof oauth.ResponseBodyError) return err.status >= 500 ? { kind: 'unavailable', error: err.error } : { kind: 'refused', error: err.error };
-        if (err instanceof oauth.WWWAuthenticateChallengeError) return { kind: 'refused', error: 'invalid_client' };
-        return { kind: 'unavailable', error: err instanceof Error ? err.name : 'unknown' };
+        return grantFailure(err);
       }
     },
 
@@ -79,19 +72,27 @@ export function discordOAuth(apiUrl: string): DiscordOAuth {
         if (!me.ok) return me.status >= 500 || me.status === 429 ? { kind: 'unavailable', error: `users/@me answered ${me.status}` } : { kind: 'refused', error: `users/@me answered ${me.status}` };
         const user = (await me.json()) as { id?: unknown };
         if (typeof user.id !== 'string' || !/^\d{17,20}$/.test(user.id)) return { kind: 'refused', error: 'users/@me gave no user id' };
-        return {
-          kind: 'ok',
-          userId: user.id,
-          accessToken: token.access_token,
-          refreshToken: typeof token.refresh_token === 'string' ? token.refresh_token : null,
-          expiresInSeconds: typeof token.expires_in === 'number' ? token.expires_in : 604_800,
-        };
+        return { kind: 'ok', userId: user.id, ...tokensOf(token) };
       } catch (err) {
-        if (err instanceof oauth.ResponseBodyError) return err.status >= 500 ? { kind: 'unavailable', error: err.error } : { kind: 'refused', error: err.error };
-        if (err instanceof oauth.WWWAuthenticateChallengeError) return { kind: 'refused', error: 'invalid_client' };
-        // Unreachable, timed out, or an answer that is not OAuth2's: nothing the buyer did.
-        return { kind: 'unavailable', error: err instanceof Error ? err.name : 'unknown' };
+        return grantFailure(err);
       }
     },
   };
+}
+
+/** The tokens of a grant's answer; Discord's access tokens last a week when it does not say. */
+function tokensOf(token: oauth.TokenEndpointResponse): { accessToken: string; refreshToken: string | null; expiresInSeconds: number } {
+  return {
+    accessToken: token.access_token,
+    refreshToken: typeof token.refresh_token === 'string' ? token.refresh_token : null,
+    expiresInSeconds: typeof token.expires_in === 'number' ? token.expires_in : 604_800,
+  };
+}
+
+/** A grant that threw: refused by Discord (a 4xx OAuth2 error, a bad client), or Discord unavailable. */
+function grantFailure(err: unknown): { kind: 'refused' | 'unavailable'; error: string } {
+  if (err instanceof oauth.ResponseBodyError) return err.status >= 500 ? { kind: 'unavailable', error: err.error } : { kind: 'refused', error: err.error };
+  if (err instanceof oauth.WWWAuthenticateChallengeError) return { kind: 'refused', error: 'invalid_client' };
+  // Unreachable, timed out, or an answer that is not OAuth2's: nothing the buyer did.
+  return { kind: 'unavailable', error: err instanceof Error ? err.name : 'unknown' };
 }
