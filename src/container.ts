@@ -248,6 +248,7 @@ function createServices(
     secretBox,
     clock,
     { publicUrl, ttlMs: PAY_LINK_TTL_MS },
+    stores.guildJoins,
   );
   // Only the error's class and message: a Discord error never carries the bot token, but its request might.
   const logDiscord = (what: string) => (err: unknown) =>

@@ -73,13 +73,16 @@ describe('a member’s whole way on the web, in a browser', () => {
     h.stripe.world.pay(sessionId!);
     await page.goto(session.success_url as string);
     expect(await heading(page)).toBe('You are in!');
+    expect(await page.locator('main').textContent()).toContain('We are adding you to the Discord server now');
     await check(page, '02-done-joining');
 
     runtime = await startWorkerRuntime(h.container, { pollMs: 200 });
     await expect.poll(() => h.discord.memberRoles(shop.guildId, buyer), { timeout: 20_000, interval: 200 }).toStrictEqual([shop.roleId]);
     expect(h.discord.oauth.joins).toContain(`${shop.guildId}:${buyer}`);
-    await page.reload();
+    // The page's Reload button: a link to itself, no script.
+    await page.getByRole('link', { name: 'Reload' }).click();
     expect(await heading(page)).toBe('You are in!');
+    expect(await page.locator('main').textContent()).toContain('You are in the Discord server now');
     await check(page, '03-done-joined');
 
     // Later: the plan page's "Manage your membership" → Login with Discord (identify) → the portal.

@@ -109,7 +109,7 @@ describe('PayLinksService.done', () => {
 
   it('a payment Stripe\'s event recorded already: completes the link, asks Stripe nothing, applies nothing', async () => {
     const { service, calls, applied } = serviceWith(withSession, { paid: true, membership: {} });
-    expect(await service.done(TOKEN)).toStrictEqual({ kind: 'standing', standing: { kind: 'granted', planName: 'Gold', endDate: '2030-01-31T10:00:00.000Z' } });
+    expect(await service.done(TOKEN)).toStrictEqual({ kind: 'standing', standing: { kind: 'granted', planName: 'Gold', endDate: '2030-01-31T10:00:00.000Z', join: null } });
     expect(calls).toStrictEqual(['markCompleted']);
     expect(applied).toStrictEqual([]);
   });

@@ -8,6 +8,7 @@ import type { EventSource } from '../payments/payment-statements.js';
 import type { StripeApi, StripeEventLike } from '../payments/stripe-api.js';
 import type { Receipt } from '../payments/stripe-events.service.js';
 import type { Transactor } from '../transactions.js';
+import { joinStandingOf, type GuildJoinReader, type JoinStanding } from '../web/guild-joins.js';
 import { digestOf, isLinkToken, newLinkToken } from './link-tokens.js';
 import type { PayLinkRecord, PayLinkStatements } from './pay-link-statements.js';
 
@@ -51,7 +52,7 @@ export type OpenOutcome =
 /** Where the member stands on the done page. */
 export type Standing =
   /** Paid, and the plan's membership is active until `endDate`. */
-  | { kind: 'granted'; planName: string; endDate: string }
+  | { kind: 'granted'; planName: string; endDate: string; join: JoinStanding | null }
   /** Paid, but no active membership of the plan came of it (a ban, a plan changed): the owner must look. */
   | { kind: 'paid'; planName: string }
   /** Stripe has the payment but it has not cleared (a bank transfer, say): access follows when it does. */
@@ -94,6 +95,8 @@ export class PayLinksService {
     private readonly box: SecretBox | null,
     private readonly clock: Clock,
     private readonly options: PayLinkOptions,
+    /** A buyer who logged in with Discord is added to the server after paying: the page says how that went (docs/web.md). */
+    private readonly joins: GuildJoinReader | null = null,
   ) {}
 
   /** A new link for `userId` to buy `planId`; the plan must exist, and the member not be banned. */
@@ -217,6 +220,8 @@ export class PayLinksService {
   private async paidStanding(link: PayLinkRecord, planName: string): Promise<Standing> {
     const { items } = await this.memberships.list(link.projectId, { userId: link.userId, limit: 100, offset: 0 });
     const membership = items.find((m) => m.plan_id === link.planId && m.status === 'active');
-    return membership ? { kind: 'granted', planName, endDate: membership.membership_end_date } : { kind: 'paid', planName };
+    if (!membership) return { kind: 'paid', planName };
+    const join = this.joins ? joinStandingOf(await this.joins.latestJoin(link.projectId, link.userId, link.planId)) : null;
+    return { kind: 'granted', planName, endDate: membership.membership_end_date, join };
   }
 }

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { PayLinksService, Standing } from '../../domain/front-desk/pay-links.service.js';
+import type { JoinStanding } from '../../domain/web/guild-joins.js';
 import { dateOf, messagePage, type Message, type PageContext } from './render.js';
 
 /**
@@ -60,7 +61,7 @@ export const payPages: FastifyPluginAsync<{ payLinks: Pick<PayLinksService, 'ope
         action: { href: hrefOf(id, '/done'), label: 'Check again' },
       });
     }
-    const [status, message] = standingPage(outcome.standing, hrefOf(id));
+    const [status, message] = standingPage(outcome.standing, hrefOf(id), hrefOf(id, '/done'));
     return messagePage(reply, context, status, message);
   });
 
@@ -69,9 +70,10 @@ export const payPages: FastifyPluginAsync<{ payLinks: Pick<PayLinksService, 'ope
   app.get('/pay/*', { config: { public: true }, schema: { hide: true } }, async (_request, reply) => messagePage(reply, context, 404, UNKNOWN));
 };
 
-function standingPage(s: Standing, payHref: string): [number, Message] {
+function standingPage(s: Standing, payHref: string, doneHref: string): [number, Message] {
   switch (s.kind) {
     case 'granted':
+      if (s.join) return [200, joinPage(s, s.join, doneHref)];
       return [
         200,
         {
@@ -89,5 +91,26 @@ function standingPage(s: Standing, payHref: string): [number, Message] {
       return [200, { title: 'You have not paid yet', lines: [`Nothing was charged for ${s.planName}.`, 'When you are ready, continue to the payment page.'], action: { href: payHref, label: 'Continue to payment' } }];
     case 'lapsed':
       return [410, { title: 'This payment was not finished', lines: ['The payment page closed before payment, and nothing was charged.', ASK_AGAIN] }];
+  }
+}
+
+/** Paid with Login with Discord: the bot adds the member to the server (docs/web.md, "What the done page tells the member"). */
+const INVITE = 'Ask the community team for an invite and join with it: your role is given as soon as you are in.';
+const JOIN_FAILED: Record<Extract<JoinStanding, { kind: 'failed' }>['reason'], string[]> = {
+  'too-many-guilds': ['Discord says your account is already in as many servers as it allows (100).', 'Leave a server you no longer use, then ask the community team for an invite and join with it: your role is given as soon as you are in.'],
+  banned: ['Discord says this account is banned from the server.', 'Please contact the community team: they decide whether you can join.'],
+  'bot-cannot-invite': ['The server’s bot is not allowed to add members (it needs the Create Invite permission). Please tell the community team.', INVITE],
+  other: ['Discord did not let us add you.', INVITE],
+};
+
+function joinPage(s: { planName: string; endDate: string }, join: JoinStanding, doneHref: string): Message {
+  const paid = `Thank you for your payment. Your ${s.planName} membership is active until ${dateOf(s.endDate)}.`;
+  switch (join.kind) {
+    case 'joining':
+      return { title: 'You are in!', tone: 'good', lines: [paid, 'We are adding you to the Discord server now. Reload this page in a few seconds to see it done.'], action: { href: doneHref, label: 'Reload' } };
+    case 'joined':
+      return { title: 'You are in!', tone: 'good', lines: [paid, 'You are in the Discord server now, and your role arrives within a minute. Go back to Discord.'] };
+    case 'failed':
+      return { title: 'Paid, but we could not add you to the server', tone: 'bad', lines: [paid, ...JOIN_FAILED[join.reason], 'Your payment is safe and your membership runs: only joining the server is left.'] };
   }
 }
