@@ -262,7 +262,6 @@ function createServices(
   const portal = new PortalService({
     transactor,
     links: stores.portalLinks,
-    payments: stores.payments,
     accounts: stores.merchantAccounts,
     stripe,
     invoicing,

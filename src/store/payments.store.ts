@@ -15,7 +15,7 @@ import { at, iso } from '../database/sql.js';
 /** Currencies by their number of fraction digits, for the decimal amount (Intl's table, as checkout counts them). */
 const CURRENCIES = Intl.supportedValuesOf('currency');
 const byDigits = (n: number) => CURRENCIES.filter((c) => /^[A-Z]{3}$/.test(c) && fractionDigits(c) === n).map((c) => `'${c}'`).join(', ');
-const DIGITS_SQL = `CASE WHEN currency IN (${byDigits(0)}) THEN 0 WHEN currency IN (${byDigits(3)}) THEN 3 ELSE 2 END`;
+export const DIGITS_SQL = `CASE WHEN currency IN (${byDigits(0)}) THEN 0 WHEN currency IN (${byDigits(3)}) THEN 3 ELSE 2 END`;
 
 /** The payment object of a relation `alias` with the payments columns, as the API and events show it. */
 export const paymentJson = (alias: string) => {

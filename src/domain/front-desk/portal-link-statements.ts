@@ -46,8 +46,29 @@ export interface PortalAccessRecord {
   state: string;
 }
 
+/** A payment as the portal lists it. */
+export interface PortalPaymentRecord {
+  planId: string | null;
+  /** ISO 8601; the amount in the currency's units, as the API formats it. */
+  createdAt: string;
+  amount: string;
+  currency: string;
+  status: string;
+}
+
+/** What the portal's page shows of the member, read in one statement: it is read on every open. */
+export interface PortalPageRecord {
+  memberships: PortalMembershipRecord[];
+  access: PortalAccessRecord[];
+  /** The latest `limit`, newest first. */
+  payments: PortalPaymentRecord[];
+  /** Whether the member has a Stripe customer on a merchant account (billingCustomer is not null). */
+  hasBillingCustomer: boolean;
+}
+
 /** What the portal's pages and actions read beyond the link itself: each one statement. */
 export interface PortalMemberStatements {
+  pageOf(projectId: string, userId: string, now: Date, limit: number): Promise<PortalPageRecord>;
   membershipsOf(projectId: string, userId: string, now: Date): Promise<PortalMembershipRecord[]>;
   /** The member's granted access rows, with their targets' names. */
   accessOf(projectId: string, userId: string): Promise<PortalAccessRecord[]>;

@@ -1,5 +1,4 @@
 import type { MerchantAccountsStore } from '../../store/merchant-accounts.store.js';
-import type { PaymentsStore } from '../../store/payments.store.js';
 import type { Clock } from '../clock.js';
 import { ok, type Result } from '../errors.js';
 import type { InvoicingView } from '../invoicing/invoicing-rules.js';
@@ -52,7 +51,6 @@ export type BillingOutcome = Refusal | { kind: 'no-customer' } | { kind: 'unavai
 export interface PortalDeps {
   transactor: Transactor<{ portalLinks: PortalLinkStatements }>;
   links: PortalLinkStatements & PortalMemberStatements;
-  payments: Pick<PaymentsStore, 'list'>;
   accounts: Pick<MerchantAccountsStore, 'secretsOf'>;
   stripe: Pick<StripeApi, 'createBillingPortalSession' | 'updateCustomer'>;
   invoicing: Pick<InvoicingService, 'get' | 'stripeDetails'>;
@@ -153,19 +151,17 @@ export class PortalService {
 
   private async page(projectId: string, userId: string): Promise<PortalPage> {
     const { links, clock } = this.deps;
-    const [memberships, access, payments, customer, invoicing] = await Promise.all([
-      links.membershipsOf(projectId, userId, clock.now()),
-      links.accessOf(projectId, userId),
-      this.deps.payments.list(projectId, { userId, limit: 20, offset: 0 }),
-      links.billingCustomer(projectId, userId),
+    // One statement for the member's things: the page is read afresh on every open (docs/portal.md).
+    const [{ memberships, access, payments, hasBillingCustomer }, invoicing] = await Promise.all([
+      links.pageOf(projectId, userId, clock.now(), 20),
       this.deps.invoicing.get(projectId, userId),
     ]);
     const planNames = new Map(memberships.map((m) => [m.planId, m.planName]));
     return {
       memberships: memberships.map((m) => membershipOf(m, access)),
-      payments: payments.items.map((p) => ({ date: p.created_at, amount: p.amount, currency: p.currency, status: p.status, planName: planNames.get(p.plan_id) ?? null })),
+      payments: payments.map((p) => ({ date: p.createdAt, amount: p.amount, currency: p.currency, status: p.status, planName: p.planId === null ? null : (planNames.get(p.planId) ?? null) })),
       invoicing,
-      canManageBilling: customer !== null,
+      canManageBilling: hasBillingCustomer,
     };
   }
 }
