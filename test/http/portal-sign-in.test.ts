@@ -15,12 +15,12 @@ import { authorize, callback, webShop, type WebShop } from '../support/web.js';
 describe('Signing in to the portal with Discord', () => {
   const h = useHarness();
 
-  async function member(shop: WebShop, userId: string, planName?: string) {
+  async function member(shop: WebShop, userId: string, planName?: string, userName?: string) {
     if (planName !== undefined) {
       const res = await shop.t.request({ method: 'PATCH', url: `${shop.t.base}/plans/${shop.planId}`, payload: { plan_name: planName } });
       expect(res.statusCode, res.body).toBe(200);
     }
-    const res = await shop.t.request({ method: 'POST', url: `${shop.t.base}/memberships`, payload: { user_id: userId, plan_id: shop.planId, end_date: future().iso } });
+    const res = await shop.t.request({ method: 'POST', url: `${shop.t.base}/memberships`, payload: { user_id: userId, plan_id: shop.planId, end_date: future().iso, ...(userName ? { user_name: { first_name: userName, username: userName } } : {}) } });
     expect(res.statusCode, res.body).toBe(201);
   }
 
@@ -112,11 +112,13 @@ describe('Signing in to the portal with Discord', () => {
     expect(textOf(page.body)).toContain('/memberships on Discord, or /status on Telegram');
   });
 
-  it('renders a plan name with markup inert on the portal page', async () => {
+  it('renders plan and user names with markup inert on the portal page', async () => {
     const shop = await webShop(h);
     const discordId = '423456789012345678';
     const payload = '<script>alert(1)</script><img src=x onerror=alert(2)>';
-    await member(shop, discordId, payload);
+    await member(shop, discordId, payload, payload);
+    const named = await shop.t.request({ method: 'PATCH', url: `${shop.t.base}/users/${discordId}/invoicing`, payload: { name: payload, company: payload } });
+    expect(named.statusCode, named.body).toBe(200);
     h.discord.oauth.nextLogin = { userId: discordId };
     const browser = new Browser(h);
     const back = await callback(h, await authorize((await startSignIn(h, browser, shop)).href), Object.fromEntries(browser.cookies));
@@ -125,5 +127,29 @@ describe('Signing in to the portal with Discord', () => {
     expect(portal.body).not.toContain('<script>alert');
     expect(portal.body).not.toContain('<img src=x');
     expect(portal.body).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    // The plan's name and the invoicing name and company: each shown, escaped.
+    expect(portal.body.split('&lt;img src=x onerror=alert(2)&gt;').length - 1).toBeGreaterThanOrEqual(3);
+  });
+
+  it('a stolen portal link: the second browser to open it, and its forms, are refused', async () => {
+    const shop = await webShop(h);
+    const discordId = '523456789012345678';
+    await member(shop, discordId);
+    const link = await shop.t.request({ method: 'POST', url: `${shop.t.base}/users/${discordId}/portal-links` });
+    expect(link.statusCode, link.body).toBe(200);
+    const path = new URL(link.json().data.url as string).pathname;
+    const owner = new Browser(h);
+    const page = await owner.get(path);
+    expect(page.statusCode, page.body).toBe(200);
+    const thief = new Browser(h);
+    const stolen = await thief.get(path);
+    expect(stolen.statusCode, stolen.body).toBe(410);
+    expect(headingOf(stolen.body)).toBe('This link has been used');
+    // The thief posts the owner's form, token and all, without the owner's cookies: refused before anything runs.
+    const sessions = h.stripe.portalSessions.length;
+    const billing = await thief.post(`${path}/billing`, { _csrf: csrfOf(page.body)! });
+    expect(billing.statusCode, billing.body).toBe(403);
+    expect(h.stripe.portalSessions).toHaveLength(sessions);
+    expect((await owner.get(path)).statusCode).toBe(200);
   });
 });
