@@ -9,7 +9,7 @@ import { telegramConnector } from './access/telegram/telegram.connector.js';
 import type { ChatMemberReader } from './access/telegram/chat-members.js';
 import { TelegramReconciler, type TelegramReconcilerOptions } from './access/telegram/telegram.reconciler.js';
 import { confirmationCalls } from './access/confirmation-calls.js';
-import { ConfirmationJob, DEFAULT_CONFIRMATION_OPTIONS, type ConfirmationJobOptions } from './domain/front-desk/confirmations.js';
+import { ConfirmationJob, DEFAULT_CONFIRMATION_OPTIONS, type ConfirmationJobOptions, type ReminderLinks } from './domain/front-desk/confirmations.js';
 import type { Container } from './container.js';
 import { AccessCompletions } from './domain/access/access-completions.js';
 
@@ -122,11 +122,26 @@ export function createConfirmationJob(
       channel: confirmationCalls(bots),
       clock: c.clock,
       logger: c.logger,
+      links: reminderLinks(c),
     },
     { ...DEFAULT_CONFIRMATION_OPTIONS, ...o, pollMs: o.pollMs ?? DEFAULT_CONFIRMATION_OPTIONS.pollMs },
   );
   for (const worker of [bots.discord, bots.telegram]) worker?.leases.onAcquired(() => job.wake());
   return job;
+}
+
+/** A reminder's links (docs/lifecycle.md): a pay link for the same plan, or the member's portal for a recurring one. */
+function reminderLinks(c: Container): ReminderLinks {
+  return {
+    async renew(projectId, userId, planId) {
+      const link = await c.services.payLinks.create(projectId, { planId, userId });
+      return link.ok ? link.value.url : null;
+    },
+    async billing(projectId, userId) {
+      const link = await c.services.portal.create(projectId, userId);
+      return link.ok ? link.value.url : null;
+    },
+  };
 }
 
 /** How often drift repair looks for bots due (a bot just taken is looked at once, through onAcquired). */

@@ -8,6 +8,7 @@ import type { Container } from './container.js';
 import { MISSING_KEY_MESSAGE } from './domain/integrations/encryption-key.js';
 import { BulkExtendResumer } from './domain/memberships/bulk-extend.resumer.js';
 import { ExpirySweeper } from './domain/memberships/expiry.sweeper.js';
+import { DEFAULT_REMINDERS_OPTIONS, RemindersJob } from './domain/lifecycle/reminders.job.js';
 import { StripeReconciler } from './domain/payments/stripe.reconciler.js';
 import { EMBEDDED_VACUUM_THRESHOLDS, EmbeddedVacuumer } from './domain/retention/embedded.vacuumer.js';
 import { HistoryPruner } from './domain/retention/history.pruner.js';
@@ -47,6 +48,8 @@ export interface WorkerRuntimeOptions {
   /** The worker's safety poll (default 5 s). */
   pollMs?: number;
   sweepIntervalMs?: number;
+  /** How often the reminders' pass runs (default 5 s). */
+  remindersIntervalMs?: number;
   /** How long stopping waits for attempts in flight before aborting them (default TENURE_SHUTDOWN_TIMEOUT_MS). */
   stopGraceMs?: number;
 }
@@ -72,6 +75,7 @@ export const JOB_NAMES = [
   'bulkResumer',
   'confirmations',
   'guildJoins',
+  'reminders',
 ] as const;
 
 /**
@@ -145,6 +149,12 @@ function jobList(c: Container, o: WorkerRuntimeOptions, sender: HttpSender) {
     job('confirmations', createConfirmationJob(c, { discord: access, telegram }, o), { stopStage: STOP.confirmations }),
     // Members who logged in with Discord on the web, added to the plan's guilds after paying (docs/web.md); off without a secret box.
     job('guildJoins', createGuildJoinJob(c), { stopStage: STOP.rest }),
+    // Reminders before memberships end (docs/lifecycle.md): their events and the messages the confirmations job sends.
+    job('reminders', new RemindersJob(c.stores.reminders, c.clock, c.logger, {
+        intervalMs: o.remindersIntervalMs ?? DEFAULT_REMINDERS_OPTIONS.intervalMs,
+        // Embedded storage: one connection, so smaller batches, as the sweeper's.
+        batchSize: embedded ? EMBEDDED_SWEEP_BATCH : DEFAULT_REMINDERS_OPTIONS.batchSize,
+      }), { stopStage: STOP.rest }),
   ] as const satisfies readonly JobEntry<(typeof JOB_NAMES)[number]>[];
 }
 

@@ -13,6 +13,8 @@ export interface EventPayloads {
   'membership.bulk-extended': { total: number; new_end_date: string };
   'membership.expired': { membership: MembershipView };
   'membership.deleted': { membership: MembershipView };
+  /** A reminder before the end (docs/lifecycle.md): `offset` as the settings say it (`3d`), `end_date` the end it is about. */
+  'membership.expiring': { membership: MembershipView; offset: string; end_date: string };
   /** Sent by `POST …/webhooks/{id}/test` to that one webhook. */
   'webhook.test': { message: string; webhook_id: string };
   // Plans and targets: the API's plan and target objects, as they are after the change
@@ -95,6 +97,7 @@ const CATALOGUED = {
   'membership.bulk-extended': true,
   'membership.expired': true,
   'membership.deleted': true,
+  'membership.expiring': true,
   'webhook.test': true,
   'plan.created': true,
   'plan.updated': true,

@@ -4,6 +4,7 @@ import type { ClaimedConfirmation, ConfirmationOutcomes, ConfirmationQueue } fro
 import { rowsOf, type Db } from '../database/db.js';
 import { at, iso } from '../database/sql.js';
 import { insertEvent } from './outbox.js';
+import { DEFAULT_SETTINGS } from '../domain/settings/settings.catalogue.js';
 
 /**
  * The confirmations the project's bot sends members after a payment, and the members it could not
@@ -16,7 +17,7 @@ const parsed = <T>(v: Json<T>): T => (typeof v === 'string' ? (JSON.parse(v) as 
 
 interface ClaimedRow {
   id: string;
-  kind: 'confirmation' | 'invite';
+  kind: 'confirmation' | 'invite' | 'reminder';
   project_id: string;
   user_id: string;
   platform: Platform;
@@ -28,6 +29,12 @@ interface ClaimedRow {
   invites: Json<string[]>;
   carried: Json<string[]>;
   invite: Json<{ link: string; chat_name: string; expires_at: string; join_request: boolean } | null>;
+  reminder_end: string | null;
+  reminder_offset: string | null;
+  plan_id: string | null;
+  recurring: boolean | null;
+  time_zone: string | null;
+  quiet_hours: string | null;
 }
 
 export class NotificationsStore implements ConfirmationQueue, ConfirmationOutcomes {
@@ -84,7 +91,7 @@ export class NotificationsStore implements ConfirmationQueue, ConfirmationOutcom
             WHERE i.project_id = n.project_id AND i.platform = n.platform AND i.health = 'ok'
               AND (i.lease_owner IS NULL OR i.lease_owner <> ALL(${sql.param([...owners])}::text[])
                    OR i.lease_expires_at IS NULL OR i.lease_expires_at <= ${at(now)}))
-          AND CASE WHEN n.kind = 'invite' THEN NOT EXISTS (
+          AND CASE WHEN n.kind = 'reminder' THEN true WHEN n.kind = 'invite' THEN NOT EXISTS (
                 SELECT 1 FROM notifications o
                 WHERE o.project_id = n.project_id AND o.membership_id = n.membership_id AND o.kind = 'confirmation'
                   AND o.platform = 'telegram' AND o.state = 'pending')
@@ -102,7 +109,7 @@ export class NotificationsStore implements ConfirmationQueue, ConfirmationOutcom
       ), claimed AS (
         UPDATE notifications n SET attempts = n.attempts + 1, next_attempt_at = ${at(leaseUntil)}
         FROM locked WHERE n.id = locked.id
-        RETURNING n.id, n.kind, n.dedupe_key, n.project_id, n.user_id, n.platform, n.attempts, n.membership_id
+        RETURNING n.id, n.kind, n.dedupe_key, n.project_id, n.user_id, n.platform, n.attempts, n.membership_id, n.end_date AS reminder_end, n.reminder_offset
       ), carried AS (
         SELECT x.id, x.dedupe_key, c.id AS confirmation_id FROM notifications x
         JOIN claimed c ON c.kind = 'confirmation' AND c.platform = 'telegram' AND x.project_id = c.project_id AND x.membership_id = c.membership_id
@@ -121,7 +128,10 @@ export class NotificationsStore implements ConfirmationQueue, ConfirmationOutcom
              (SELECT json_build_object('link', ti.invite_link, 'chat_name', t.name, 'expires_at', ${iso(sql`ti.expires_at`)}, 'join_request', ti.creates_join_request)
               FROM telegram_invites ti JOIN targets t ON t.id = ti.target_id
               WHERE c.kind = 'invite' AND ti.project_id = c.project_id AND 'invite:' || ti.id::text = c.dedupe_key
-                AND ti.revoked_at IS NULL AND ti.used_at IS NULL AND ti.expires_at > ${at(now)}) AS invite
+                AND ti.revoked_at IS NULL AND ti.used_at IS NULL AND ti.expires_at > ${at(now)}) AS invite,
+             ${iso(sql`c.reminder_end`)} AS reminder_end, c.reminder_offset, m.plan_id, p.recurring,
+             (SELECT s.value #>> '{}' FROM settings s WHERE c.kind = 'reminder' AND s.project_id = c.project_id AND s.key = 'timezone_preference') AS time_zone,
+             (SELECT s.value #>> '{}' FROM settings s WHERE c.kind = 'reminder' AND s.project_id = c.project_id AND s.key = 'quiet_hours') AS quiet_hours
       FROM claimed c
       LEFT JOIN memberships m ON m.id = c.membership_id
       LEFT JOIN plans p ON p.id = m.plan_id
@@ -142,6 +152,17 @@ export class NotificationsStore implements ConfirmationQueue, ConfirmationOutcom
         invites: parsed(r.invites),
         carried: parsed(r.carried),
         invite: invite === null ? null : { link: invite.link, chatName: invite.chat_name, expiresAt: new Date(invite.expires_at), joinRequest: invite.join_request },
+        reminder:
+          r.kind !== 'reminder' || r.reminder_end === null
+            ? null
+            : {
+                endDate: new Date(r.reminder_end),
+                offset: r.reminder_offset ?? '',
+                planId: r.plan_id,
+                recurring: r.recurring ?? false,
+                timeZone: r.time_zone ?? DEFAULT_SETTINGS.timezone_preference,
+                quietHours: r.quiet_hours ?? DEFAULT_SETTINGS.quiet_hours,
+              },
       };
     });
   }
@@ -164,6 +185,12 @@ export class NotificationsStore implements ConfirmationQueue, ConfirmationOutcom
   async giveBack(id: string, now: Date, error: string): Promise<void> {
     await this.db.execute(sql`
       UPDATE notifications SET next_attempt_at = ${at(now)}, attempts = greatest(attempts - 1, 0), last_error = ${error} WHERE id = ${id} AND state = 'pending'`);
+  }
+
+  /** Held on purpose (quiet hours): due at `until`, the attempt this claim counted taken back. */
+  async hold(id: string, until: Date, why: string): Promise<void> {
+    await this.db.execute(sql`
+      UPDATE notifications SET next_attempt_at = ${at(until)}, attempts = greatest(attempts - 1, 0), last_error = ${why} WHERE id = ${id} AND state = 'pending'`);
   }
 
   /** Ends it unsent: `failed` (retries used up, or refused for good), `dropped` (nothing left to confirm, or no bot). */

@@ -15,5 +15,5 @@ export { heldReversals, merchantAccounts, paymentEvents, payments } from './sche
 export { couponRedemptions, coupons, couponStripeCoupons } from './schema/coupons.js';
 export { payLinks, portalLinks } from './schema/front-desk.js';
 export { memberInvoicing } from './schema/invoicing.js';
-export { notifications, unreachableMembers } from './schema/notifications.js';
+export { notifications, reminderCursors, reminders, unreachableMembers } from './schema/notifications.js';
 export { discordMemberTokens, guildJoins, webLogins } from './schema/web.js';

@@ -1,4 +1,5 @@
 import { NotificationsStore } from './notifications.store.js';
+import { RemindersStore } from './reminders.store.js';
 import { GuildJoinsStore } from './guild-joins.store.js';
 import { WebStore } from './web.store.js';
 import type { Clock } from '../domain/clock.js';
@@ -104,6 +105,8 @@ export interface Stores {
   discordFrontDesk: DiscordFrontDeskStore;
   /** The confirmations the bot sends members after a payment, and the members it cannot reach (docs/front-desk.md, "Confirmations"). */
   notifications: NotificationsStore;
+  /** The reminders' scan before memberships end (docs/lifecycle.md). */
+  reminders: RemindersStore;
   /** The public plan page and the logins with Discord under way (docs/web.md). */
   web: WebStore;
   /** The guild joins after a payment of a member who logged in with Discord (docs/web.md). */
@@ -152,6 +155,7 @@ function storeFactories(database: Database, clock: Clock): { [K in keyof Stores]
     invoicing: (db) => new InvoicingStore(db),
     discordFrontDesk: (db) => new DiscordFrontDeskStore(db),
     notifications: (db) => new NotificationsStore(db),
+    reminders: (db) => new RemindersStore(db),
     web: (db) => new WebStore(db),
     guildJoins: (db) => new GuildJoinsStore(db),
   };

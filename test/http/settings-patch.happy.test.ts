@@ -36,6 +36,8 @@ describe(`${settingsPatch.name}: happy`, () => {
       policies: { terms: { type: 'url', value: 'https://example.com/t' }, privacy: null, minimum_age: 13 },
       page_logo_url: 'https://cdn.example.com/logo.png',
       page_accent_color: '#3a36c9',
+      reminder_offsets: ['7d', '12h'],
+      quiet_hours: '22:00-07:30',
     };
     expect((await patch(t, every)).statusCode).toBe(204);
     expect(await all(t)).toStrictEqual(every);

@@ -60,6 +60,8 @@ export const DEFAULTS = {
   policies: { terms: null, privacy: null, minimum_age: null },
   page_logo_url: null,
   page_accent_color: null,
+  reminder_offsets: ['3d', '1d'],
+  quiet_hours: null,
 };
 
 /** For each setting, values it accepts (as stored and shown) and values it refuses, with the message. */
@@ -148,6 +150,23 @@ export const SETTING_CASES: { key: string; valid: unknown[]; invalid: [unknown, 
     invalid: [
       ['blue', 'page_accent_color must be null or a colour as #rrggbb (e.g. #3a36c9)'],
       ['#fff', 'page_accent_color must be null or a colour as #rrggbb (e.g. #3a36c9)'],
+    ],
+  },
+  {
+    key: 'reminder_offsets',
+    valid: [['7d', '1d', '12h'], []],
+    invalid: [
+      [['3 days'], 'reminder_offsets must be a list of at most 10 durations before the end, in days or hours from 1h to 90d (["3d", "1d", "12h"]), or [] for none'],
+      ['3d', 'reminder_offsets must be a list of at most 10 durations before the end, in days or hours from 1h to 90d (["3d", "1d", "12h"]), or [] for none'],
+      [['91d'], 'reminder_offsets must be a list of at most 10 durations before the end, in days or hours from 1h to 90d (["3d", "1d", "12h"]), or [] for none'],
+    ],
+  },
+  {
+    key: 'quiet_hours',
+    valid: ['22:00-08:00', null],
+    invalid: [
+      ['22-8', 'quiet_hours must be null or "HH:MM-HH:MM" in timezone_preference, two different times (22:00-08:00 crosses midnight)'],
+      ['08:00-08:00', 'quiet_hours must be null or "HH:MM-HH:MM" in timezone_preference, two different times (22:00-08:00 crosses midnight)'],
     ],
   },
 ];

@@ -11421,6 +11421,9 @@ export interface operations {
                                     value: string;
                                 } | null;
                             };
+                            quiet_hours: string | null;
+                            /** @description Reminders before a membership ends: durations before the end (7d, 1d, 12h), furthest first; [] for none */
+                            reminder_offsets: string[];
                             support_enabled: boolean;
                             time_format_preference: "24h" | "12h";
                             /**
@@ -11764,6 +11767,9 @@ export interface operations {
                                     value: string;
                                 } | null;
                             };
+                            quiet_hours?: string | null;
+                            /** @description Reminders before a membership ends: durations before the end (7d, 1d, 12h), furthest first; [] for none */
+                            reminder_offsets?: string[];
                             support_enabled?: boolean;
                             time_format_preference?: "24h" | "12h";
                             /**

@@ -28,6 +28,8 @@ const SCOPES: Record<EventType, PlanScope> = {
   // Nobody: a new plan grants nothing yet, a new target is in no plan yet; the rest is not access.
   'plan.created': null,
   'target.added': null,
+  // A reminder before the end changes nothing yet.
+  'membership.expiring': null,
   'webhook.test': null,
   'webhook.delivery-succeeded': null,
   'webhook.delivery-failed': null,

@@ -24,6 +24,7 @@ function claimed(o: Partial<ClaimedConfirmation> = {}): ClaimedConfirmation {
     invites: [],
     carried: [],
     invite: null,
+    reminder: null,
     ...o,
   };
 }
@@ -46,6 +47,7 @@ async function run(row: ClaimedConfirmation, outcome: SendOutcome) {
         finish: (id, state, error) => Promise.resolve(void writes.push(`${state} ${id} ${error}`)),
         giveBack: (id, at, error) => Promise.resolve(void writes.push(`given back ${id} ${at.getTime() - NOW.getTime()} ${error}`)),
         unreachable: (n, reason) => Promise.resolve(writes.push(`unreachable ${n.id} ${reason}`) > 0),
+        hold: (id, until, why) => Promise.resolve(void writes.push(`held ${id} until ${until.toISOString()} ${why}`)),
       },
       channel: {
         owners: ['worker-1'],
@@ -57,6 +59,10 @@ async function run(row: ClaimedConfirmation, outcome: SendOutcome) {
       },
       clock: { now: () => NOW },
       logger: pino({ level: 'silent' }),
+      links: {
+        renew: (_p, user, plan) => Promise.resolve(`https://t.example/pay/${plan}-${user}`),
+        billing: (_p, user) => Promise.resolve(`https://t.example/portal/${user}`),
+      },
     },
     { pollMs: 60_000, leaseMs: 60_000, batchSize: 10, inviteWaitMs: 0 },
   );
@@ -103,6 +109,7 @@ describe('ConfirmationJob', () => {
           finish: () => Promise.resolve(),
           giveBack: (id, _at, error) => Promise.resolve(void writes.push(`given back ${id} ${error}`)),
           unreachable: () => Promise.resolve(false),
+          hold: () => Promise.resolve(),
         },
         channel: {
           owners: ['worker-1'],
@@ -153,5 +160,44 @@ describe('ConfirmationJob', () => {
 
   it('backs off 5 s, 30 s, 2 min, 10 min, then 30 min', () => {
     expect([1, 2, 3, 4, 5, 6].map(backoffMs)).toStrictEqual([5_000, 30_000, 120_000, 600_000, 1_800_000, 1_800_000]);
+  });
+});
+
+describe('ConfirmationJob: reminders before the end', () => {
+  const END = new Date('2030-01-02T10:00:00.000Z');
+  const reminder = (o: Partial<NonNullable<ClaimedConfirmation['reminder']>> = {}, c: Partial<ClaimedConfirmation> = {}) =>
+    claimed({
+      kind: 'reminder',
+      endDate: END,
+      reminder: { endDate: END, offset: '1d', planId: 'gold', recurring: false, timeZone: 'UTC', quietHours: null, ...o },
+      ...c,
+    });
+
+  it('a one-time plan gets a pay link for the same plan, a recurring one its billing portal', async () => {
+    expect(await run(reminder(), { kind: 'sent' })).toStrictEqual({
+      writes: ['sent n1'],
+      sentTexts: ['Your Gold membership ends on 2 January 2030, 10:00 UTC. Renew here: https://t.example/pay/gold-42'],
+    });
+    expect((await run(reminder({ recurring: true, timeZone: 'Europe/Berlin' }), { kind: 'sent' })).sentTexts).toStrictEqual([
+      'Your Gold membership renews on 2 January 2030, 11:00 CET. Manage billing: https://t.example/portal/42',
+    ]);
+  });
+
+  it('drops a reminder of another end date, or of a membership ended or deleted, without a call', async () => {
+    expect(await run(reminder({ endDate: new Date('2029-12-30T10:00:00.000Z') }), { kind: 'sent' })).toStrictEqual({
+      writes: ['dropped n1 the membership ends at another date now'],
+      sentTexts: [],
+    });
+    expect((await run(reminder({}, { active: false }), { kind: 'sent' })).writes).toStrictEqual(['dropped n1 the membership ended or was deleted']);
+    expect((await run(reminder({}, { planName: null, endDate: null }), { kind: 'sent' })).writes).toStrictEqual(['dropped n1 the membership ended or was deleted']);
+  });
+
+  it('holds a reminder through quiet hours (midnight in the project\'s zone is inside 22:00-08:00)', async () => {
+    // NOW is 2030-01-01 00:00 UTC, 01:00 in Berlin: held until 08:00 there, 07:00 UTC.
+    expect(await run(reminder({ quietHours: '22:00-08:00', timeZone: 'Europe/Berlin' }), { kind: 'sent' })).toStrictEqual({
+      writes: ['held n1 until 2030-01-01T07:00:00.000Z quiet hours'],
+      sentTexts: [],
+    });
+    expect((await run(reminder({ quietHours: '09:00-17:00', timeZone: 'Europe/Berlin' }), { kind: 'sent' })).writes).toStrictEqual(['sent n1']);
   });
 });

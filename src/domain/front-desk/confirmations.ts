@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { LoopJob, WakeLoop } from '../../wake-loop.js';
 import type { Clock } from '../clock.js';
 import type { Platform } from '../targets/target.view.js';
+import { parseQuietHours, quietHoursEnd, reminderText } from '../lifecycle/reminder-rules.js';
 
 /**
  * Confirmations (docs/front-desk.md, "Confirmations"): after a payment grants or extends a
@@ -11,7 +12,8 @@ import type { Platform } from '../targets/target.view.js';
  * loses nothing. On Telegram every invite link made for a paid member is queued too, in the
  * statement that records it (kind `invite`, by the link): a confirmation still to be sent carries
  * the link and drops that row, otherwise the link goes in a short message of its own, so each link
- * reaches the member once. This job claims due rows (`FOR UPDATE SKIP LOCKED`, each pushed past a
+ * reaches the member once. Reminders before a membership ends are queued the same way (kind
+ * `reminder`, docs/lifecycle.md) and sent here too, held through the project's quiet hours. This job claims due rows (`FOR UPDATE SKIP LOCKED`, each pushed past a
  * lease while it is sent) of the bots this process holds (only the holder of a bot's lease calls
  * its API: src/access/bot-leases.ts), sends each through that bot's client and records the answer:
  *
@@ -30,7 +32,7 @@ import type { Platform } from '../targets/target.view.js';
 /** A claimed message with what it says: a confirmation, or a Telegram invite link of its own. */
 export interface ClaimedConfirmation {
   id: string;
-  kind: 'confirmation' | 'invite';
+  kind: 'confirmation' | 'invite' | 'reminder';
   projectId: string;
   userId: string;
   platform: Platform;
@@ -53,6 +55,27 @@ export interface ClaimedConfirmation {
   carried: string[];
   /** An invite row's link while it is current (not used, revoked or expired), else null. */
   invite: { link: string; chatName: string; expiresAt: Date; joinRequest: boolean } | null;
+  /** A reminder's own facts (null for other kinds). */
+  reminder: ClaimedReminder | null;
+}
+
+export interface ClaimedReminder {
+  /** The end date it was written for: another end date on the membership now drops it unsent. */
+  endDate: Date;
+  offset: string;
+  planId: string | null;
+  recurring: boolean;
+  /** The project's `timezone_preference` and `quiet_hours` settings. */
+  timeZone: string;
+  quietHours: string | null;
+}
+
+/** The links a reminder points to, made when it is sent (null when none can be made: no price, no public URL). */
+export interface ReminderLinks {
+  /** A pay link for the same plan and member (a one-time plan). */
+  renew(projectId: string, userId: string, planId: string): Promise<string | null>;
+  /** A portal link (a recurring plan: billing is managed there). */
+  billing(projectId: string, userId: string): Promise<string | null>;
 }
 
 export interface ConfirmationQueue {
@@ -67,6 +90,8 @@ export interface ConfirmationOutcomes {
   /** Not sent because the bot is not held here any more: due at `now` again, this attempt not counted. */
   giveBack(id: string, now: Date, error: string): Promise<void>;
   finish(id: string, state: 'failed' | 'dropped', error: string): Promise<void>;
+  /** Not sent yet on purpose (quiet hours): due again at `until`, this attempt not counted. */
+  hold(id: string, until: Date, why: string): Promise<void>;
   unreachable(n: Pick<ClaimedConfirmation, 'id' | 'userId' | 'platform'>, reason: string, error: string, now: Date): Promise<boolean>;
 }
 
@@ -98,6 +123,8 @@ export interface ConfirmationJobDeps {
   channel: MessageChannel;
   clock: Clock;
   logger: Logger;
+  /** Without them a reminder says how to check the membership instead of carrying a link. */
+  links?: ReminderLinks;
 }
 
 export interface ConfirmationJobOptions {
@@ -168,8 +195,30 @@ export class ConfirmationJob extends LoopJob {
     }
   }
 
+  /** The reminder's text, with a link made now (a pay link lives a day, a portal link 15 minutes from its making). */
+  private async reminderMessage(c: ClaimedConfirmation): Promise<string> {
+    const r = c.reminder!;
+    let link: string | null = null;
+    try {
+      const { links } = this.deps;
+      if (links && r.recurring) link = await links.billing(c.projectId, c.userId);
+      else if (links && r.planId !== null) link = await links.renew(c.projectId, c.userId, r.planId);
+    } catch (err) {
+      // The reminder still says when, and how to check: better than no reminder.
+      this.deps.logger.warn({ err, project_id: c.projectId, notification_id: c.id }, 'confirmations: no link for the reminder');
+    }
+    return reminderText({ planName: c.planName!, endDate: r.endDate, recurring: r.recurring, timeZone: r.timeZone, link, platform: c.platform });
+  }
+
   private async sendOne(c: ClaimedConfirmation): Promise<void> {
     const { outcomes, clock, logger } = this.deps;
+    if (c.kind === 'reminder') {
+      const gone = reminderGone(c, clock.now());
+      if (gone) return outcomes.finish(c.id, 'dropped', gone);
+      const quiet = c.reminder!.quietHours === null ? null : parseQuietHours(c.reminder!.quietHours);
+      const until = quiet === null ? null : quietHoursEnd(clock.now(), quiet, c.reminder!.timeZone);
+      if (until !== null) return outcomes.hold(c.id, until, 'quiet hours');
+    }
     if (!c.active || (c.kind === 'confirmation' && c.planName === null)) return outcomes.finish(c.id, 'dropped', 'the membership is no longer active');
     if (c.kind === 'invite' && c.invite === null) return outcomes.finish(c.id, 'dropped', 'the link was used, revoked or expired before it was sent');
     if (c.bot === null) return outcomes.finish(c.id, 'dropped', `no ${c.platform} bot is connected`);
@@ -177,7 +226,7 @@ export class ConfirmationJob extends LoopJob {
       logger.warn({ project_id: c.projectId, notification_id: c.id, platform: c.platform }, 'confirmations: the bot token was refused; the message is not sent');
       return outcomes.finish(c.id, 'failed', `the ${c.platform} bot token was refused: connect the bot again`);
     }
-    const text = c.kind === 'invite' ? inviteText(c.invite!) : confirmationText(c);
+    const text = c.kind === 'invite' ? inviteText(c.invite!) : c.kind === 'reminder' ? await this.reminderMessage(c) : confirmationText(c);
     const outcome = await this.deps.channel.send(c, text);
     const now = clock.now();
     const where = { project_id: c.projectId, notification_id: c.id, kind: c.kind, user_id: c.userId, platform: c.platform, attempt: c.attempt };
@@ -203,4 +252,12 @@ export class ConfirmationJob extends LoopJob {
         return outcomes.giveBack(c.id, now, outcome.error);
     }
   }
+}
+
+/** Why a reminder is not to be sent any more, or null: it is sent only while its membership is active with the end date it names. */
+export function reminderGone(c: Pick<ClaimedConfirmation, 'active' | 'endDate' | 'planName' | 'reminder'>, now: Date): string | null {
+  if (!c.active || c.endDate === null || c.planName === null) return 'the membership ended or was deleted';
+  if (c.endDate.getTime() !== c.reminder!.endDate.getTime()) return 'the membership ends at another date now';
+  if (c.endDate.getTime() <= now.getTime()) return 'the membership ended';
+  return null;
 }

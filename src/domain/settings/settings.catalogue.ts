@@ -4,6 +4,8 @@
  * the sentence naming what is wrong, which always starts with the key.
  */
 
+import { parseOffsets, parseQuietHours } from '../lifecycle/reminder-rules.js';
+
 export interface Policy {
   type: 'url';
   value: string;
@@ -29,6 +31,10 @@ export interface Settings {
   page_logo_url: string | null;
   /** The public pages' accent colour, `#rrggbb` (docs/web.md, "Branding"), or null for tenure's own. */
   page_accent_color: string | null;
+  /** Reminders before a membership ends (docs/lifecycle.md): durations before the end, furthest first; [] for none. */
+  reminder_offsets: string[];
+  /** `HH:MM-HH:MM` in `timezone_preference` when reminders wait (docs/lifecycle.md), or null for none. */
+  quiet_hours: string | null;
 }
 
 export type SettingKey = keyof Settings;
@@ -48,6 +54,8 @@ export const DEFAULT_SETTINGS: Settings = {
   policies: { terms: null, privacy: null, minimum_age: null },
   page_logo_url: null,
   page_accent_color: null,
+  reminder_offsets: ['3d', '1d'],
+  quiet_hours: null,
 };
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; message: string };
@@ -133,6 +141,12 @@ function accentColor(v: unknown): Checked<string | null> {
   return invalid('page_accent_color must be null or a colour as #rrggbb (e.g. #3a36c9)');
 }
 
+function quietHours(v: unknown): Checked<string | null> {
+  if (v === null) return valid(null);
+  if (typeof v === 'string' && parseQuietHours(v) !== null) return valid(v);
+  return invalid('quiet_hours must be null or "HH:MM-HH:MM" in timezone_preference, two different times (22:00-08:00 crosses midnight)');
+}
+
 export const SETTING_VALIDATORS: { [K in SettingKey]: (value: unknown) => Checked<Settings[K]> } = {
   default_language: text('default_language', isLanguage, 'an ISO 639 language code, optionally with a region (en, pt-BR)'),
   timezone_preference: text('timezone_preference', isTimeZone, 'an IANA time zone name (UTC, Europe/Berlin)'),
@@ -145,6 +159,8 @@ export const SETTING_VALIDATORS: { [K in SettingKey]: (value: unknown) => Checke
   policies,
   page_logo_url: logoUrl,
   page_accent_color: accentColor,
+  reminder_offsets: (v) => parseOffsets('reminder_offsets', v),
+  quiet_hours: quietHours,
 };
 
 export const SETTING_KEYS = Object.keys(DEFAULT_SETTINGS) as SettingKey[];

@@ -76,8 +76,9 @@ export const memberships = pgTable(
   (t) => [
     uniqueIndex('memberships_project_user_key').on(t.projectId, t.userId),
     index('memberships_project_created_idx').on(t.projectId, t.createdAt, t.id),
-    // The expiry sweeper's scan: only active rows, by end date.
-    index('memberships_active_end_idx').on(t.endDate).where(sql`status = 'active'`),
+    // The expiry sweeper's scan: only active rows, by end date; the id orders the reminders' scan
+    // through memberships sharing one end date (src/store/reminders.store.ts).
+    index('memberships_active_end_idx').on(t.endDate, t.id).where(sql`status = 'active'`),
     index('memberships_subscription_idx').on(t.projectId, t.subscriptionId).where(sql`subscription_id IS NOT NULL`),
   ],
 );

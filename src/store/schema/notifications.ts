@@ -25,9 +25,12 @@ export const notifications = pgTable(
     userId: text('user_id').notNull(),
     /** The membership it confirms (no foreign key: the row outlives a deleted membership and is then dropped). */
     membershipId: uuid('membership_id').notNull(),
-    /** `confirmation`, or `invite`: a Telegram invite link made for a paid member, sent unless a confirmation carried it. */
+    /**
+     * `confirmation`, or `invite`: a Telegram invite link made for a paid member, sent unless a
+     * confirmation carried it, or `reminder`: the membership ends soon (docs/lifecycle.md).
+     */
     kind: text('kind').notNull(),
-    /** What makes it one message: `payment:<payment key>`, `invite:<telegram_invites.id>`. */
+    /** What makes it one message: `payment:<payment key>`, `invite:<telegram_invites.id>`, `reminder:<membership>:<end date ms>:<offset>`. */
     dedupeKey: text('dedupe_key').notNull(),
     /** `discord` | `telegram`: the platform of the plan's targets, else the project's one bot. */
     platform: text('platform').notNull(),
@@ -39,6 +42,10 @@ export const notifications = pgTable(
     lastError: text('last_error'),
     createdAt: tz('created_at').notNull().defaultNow(),
     sentAt: tz('sent_at'),
+    /** A reminder's end date: dropped unsent once the membership ends at another date. */
+    endDate: tz('end_date'),
+    /** A reminder's offset before the end (`3d`). */
+    reminderOffset: text('reminder_offset'),
   },
   (t) => [
     uniqueIndex('notifications_dedupe_key').on(t.projectId, t.dedupeKey),
@@ -64,3 +71,33 @@ export const unreachableMembers = pgTable(
   },
   (t) => [primaryKey({ columns: [t.projectId, t.userId, t.platform] })],
 );
+
+/**
+ * Reminders before a membership ends (docs/lifecycle.md): one row per (membership, end date,
+ * offset) ever due, `sent` (its event written and its message queued) or `skipped` (a nearer
+ * offset was due at the same pass), so none is written twice, whatever the restarts or workers.
+ */
+export const reminders = pgTable(
+  'reminders',
+  {
+    membershipId: uuid('membership_id').notNull(),
+    endDate: tz('end_date').notNull(),
+    offset: text('reminder_offset').notNull(),
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    state: text('state').notNull(),
+    createdAt: tz('created_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.membershipId, t.endDate, t.offset] }), index('reminders_project_idx').on(t.projectId)],
+);
+
+/**
+ * How far the reminders' scan has come for one offset: the last membership (end date, id) whose
+ * reminder instant (end − offset) it has passed. Locked by the pass that advances it.
+ */
+export const reminderCursors = pgTable('reminder_cursors', {
+  offset: text('reminder_offset').primaryKey(),
+  endDate: tz('end_date').notNull(),
+  membershipId: uuid('membership_id').notNull(),
+});

@@ -21,6 +21,8 @@ export const Settings = Type.Object({
   }),
   page_logo_url: Type.Union([Type.String({ format: 'uri', description: 'The public plan page\'s logo: an https URL' }), Type.Null()]),
   page_accent_color: Type.Union([Type.String({ pattern: '^#[0-9a-f]{6}$', description: 'The public pages\' accent colour, #rrggbb; the text on it is picked for WCAG AA contrast' }), Type.Null()]),
+  reminder_offsets: Type.Array(Type.String({ pattern: '^[1-9][0-9]{0,3}[dh]$' }), { description: 'Reminders before a membership ends: durations before the end (7d, 1d, 12h), furthest first; [] for none' }),
+  quiet_hours: Type.Union([Type.String({ pattern: '^[0-2][0-9]:[0-5][0-9]-[0-2][0-9]:[0-5][0-9]$', description: 'HH:MM-HH:MM in timezone_preference when reminders wait (may cross midnight)' }), Type.Null()]),
 });
 
 const KeyParams = Type.Object({ project_id: Type.String(), key: Type.String({ description: 'A setting name, e.g. default_currency' }) });

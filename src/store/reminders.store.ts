@@ -1,0 +1,122 @@
+import { sql, type SQL } from 'drizzle-orm';
+import { rowsOf, type Db } from '../database/db.js';
+import { DEFAULT_SETTINGS } from '../domain/settings/settings.catalogue.js';
+import { offsetSeconds } from '../domain/lifecycle/reminder-rules.js';
+import { at, iso } from '../database/sql.js';
+import { insertEvent } from './outbox.js';
+import { membershipJson, withPlanPerRow } from './memberships.store.js';
+
+/**
+ * The reminders' scan (docs/lifecycle.md): one statement per batch writes, for the memberships
+ * whose reminder instant (end date − offset) the clock has passed, one `reminders` row each, the
+ * `membership.expiring` event and the bot's message to send (a `notifications` row of kind
+ * `reminder`, sent by the confirmations job).
+ *
+ * One cursor per offset (`reminder_cursors`): the last (end date, id) the scan has passed, so a
+ * pass reads only the memberships whose instant fell since the last one, an index range scan of
+ * `memberships_active_end_idx` (end_date, id) of active rows ending in (cursor, now + offset],
+ * however long tenure was down. The cursor row is locked (`FOR UPDATE SKIP LOCKED`) by the batch
+ * that advances it: another worker's pass skips that offset meanwhile, and the primary key
+ * (membership, end date, offset) of `reminders` makes a second write of one reminder nothing.
+ *
+ * An extension moves the end date past the cursor, so the membership is met again with its new
+ * end date (re-armed); a reminder row of the old date still unsent is dropped by the sender.
+ * Several offsets due at once (after an outage): the nearest is written `sent`, any further one
+ * `skipped`, with no event and no message.
+ */
+
+/** The SQL twin of `offsetSeconds` for a stored offset (the settings' validator lets only `<n>d` and `<n>h` in). */
+const offsetSecondsSql = (x: SQL): SQL<number> =>
+  sql<number>`(left(${x}, -1)::int * CASE right(${x}, 1) WHEN 'd' THEN 86400 ELSE 3600 END)`;
+
+const DEFAULT_OFFSETS = JSON.stringify(DEFAULT_SETTINGS.reminder_offsets);
+const NO_ID = '00000000-0000-0000-0000-000000000000';
+
+export class RemindersStore {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Every offset some project uses (its setting, or the default), each with a cursor: a new one
+   * starts at `now`, so memberships already inside its window get it (late) on the first pass.
+   */
+  async offsets(now: Date): Promise<string[]> {
+    const result = await this.db.execute(sql`
+      SELECT DISTINCT x AS o FROM settings s, jsonb_array_elements_text(s.value) x WHERE s.key = 'reminder_offsets'
+      UNION SELECT jsonb_array_elements_text(${DEFAULT_OFFSETS}::jsonb)`);
+    const offsets = rowsOf<{ o: string }>(result).map((r) => r.o).filter((o) => offsetSeconds(o) !== null);
+    if (offsets.length > 0) {
+      await this.db.execute(sql`
+        INSERT INTO reminder_cursors (reminder_offset, end_date, membership_id)
+        SELECT o, ${at(now)}, ${NO_ID}::uuid FROM unnest(${sql.param(offsets)}::text[]) o
+        ON CONFLICT DO NOTHING`);
+    }
+    return offsets.sort((a, b) => offsetSeconds(b)! - offsetSeconds(a)!);
+  }
+
+  /**
+   * One batch of offset `offset`: up to `limit` memberships past the cursor whose instant has come,
+   * the cursor moved past them. Returns how many were scanned (a short batch: none left) and how
+   * many reminders were written.
+   */
+  async writeDue(offset: string, now: Date, limit: number): Promise<{ scanned: number; written: number }> {
+    const seconds = offsetSeconds(offset);
+    if (seconds === null) return { scanned: 0, written: 0 };
+    const horizon = new Date(now.getTime() + seconds * 1000);
+    const result = await this.db.execute(sql`
+      WITH cur AS (
+        SELECT end_date, membership_id FROM reminder_cursors WHERE reminder_offset = ${offset} FOR UPDATE SKIP LOCKED
+      ), cand AS (
+        SELECT m.* FROM cur, memberships m
+        WHERE m.status = 'active' AND m.end_date > ${at(now)} AND m.end_date <= ${at(horizon)}
+          AND (m.end_date, m.id) > (cur.end_date, cur.membership_id)
+        ORDER BY m.end_date, m.id
+        LIMIT ${limit}
+      ), judged AS (
+        SELECT c.id, c.end_date, c.project_id, o.offsets FROM cand c
+        CROSS JOIN LATERAL (
+          SELECT COALESCE((SELECT s.value FROM settings s WHERE s.project_id = c.project_id AND s.key = 'reminder_offsets'), ${DEFAULT_OFFSETS}::jsonb) AS offsets
+        ) o
+        WHERE o.offsets @> to_jsonb(${offset}::text)
+      ), ins AS (
+        INSERT INTO reminders (membership_id, end_date, reminder_offset, project_id, state, created_at)
+        SELECT j.id, j.end_date, ${offset}, j.project_id,
+               CASE WHEN EXISTS (SELECT 1 FROM jsonb_array_elements_text(j.offsets) x
+                                 WHERE ${offsetSecondsSql(sql`x`)} < ${seconds}
+                                   AND j.end_date <= ${at(now)}::timestamptz + ${offsetSecondsSql(sql`x`)} * interval '1 second')
+                    THEN 'skipped' ELSE 'sent' END,
+               ${at(now)}
+        FROM judged j
+        ON CONFLICT DO NOTHING
+        RETURNING membership_id, state
+      ), due AS (
+        SELECT c.* FROM cand c JOIN ins ON ins.membership_id = c.id AND ins.state = 'sent'
+      ), full_row AS (${withPlanPerRow('due')}), ev AS (
+        ${insertEvent('membership.expiring', {
+          projectId: sql`project_id`,
+          data: { membership: membershipJson('full_row', now), offset: sql<string>`${offset}::text`, end_date: iso(sql`full_row.end_date`) },
+          from: sql`FROM full_row`,
+        })}
+      ), queued AS (
+        INSERT INTO notifications (project_id, user_id, membership_id, kind, dedupe_key, platform, next_attempt_at, created_at, end_date, reminder_offset)
+        SELECT d.project_id, d.user_id, d.id, 'reminder',
+               'reminder:' || d.id::text || ':' || (extract(epoch FROM d.end_date) * 1000)::bigint::text || ':' || ${offset},
+               pf.platform, ${at(now)}, ${at(now)}, d.end_date, ${offset}
+        FROM due d
+        CROSS JOIN LATERAL (
+          SELECT COALESCE(
+            (SELECT t.platform FROM plan_targets pt JOIN targets t ON t.id = pt.target_id WHERE pt.plan_id = d.plan_id ORDER BY t.platform LIMIT 1),
+            (SELECT i.platform FROM integrations i WHERE i.project_id = d.project_id ORDER BY i.platform LIMIT 1)
+          ) AS platform
+        ) pf
+        WHERE EXISTS (SELECT 1 FROM integrations i WHERE i.project_id = d.project_id AND i.platform = pf.platform)
+        ON CONFLICT (project_id, dedupe_key) DO NOTHING
+      ), moved AS (
+        UPDATE reminder_cursors r SET end_date = last.end_date, membership_id = last.id
+        FROM (SELECT end_date, id FROM cand ORDER BY end_date DESC, id DESC LIMIT 1) last
+        WHERE r.reminder_offset = ${offset}
+      )
+      SELECT (SELECT count(*) FROM cand)::int AS scanned, (SELECT count(*) FROM due)::int AS written`);
+    const row = rowsOf<{ scanned: number; written: number }>(result)[0];
+    return { scanned: row?.scanned ?? 0, written: row?.written ?? 0 };
+  }
+}
