@@ -36,18 +36,21 @@ export class RemindersStore {
   constructor(private readonly db: Db) {}
 
   /**
-   * Every offset some project uses (its setting, or the default), each with a cursor: a new one
-   * starts at `now`, so memberships already inside its window get it (late) on the first pass.
+   * Every offset some project uses (its setting, or the default) or once used, each with a cursor.
+   * A new cursor starts at now + offset: an offset applies to the instants after it is first used,
+   * not to memberships already inside its window. Cursors of offsets no project uses any more keep
+   * moving, so a project taking one up again is not sent the reminders of the time between.
    */
   async offsets(now: Date): Promise<string[]> {
     const result = await this.db.execute(sql`
       SELECT DISTINCT x AS o FROM settings s, jsonb_array_elements_text(s.value) x WHERE s.key = 'reminder_offsets'
-      UNION SELECT jsonb_array_elements_text(${DEFAULT_OFFSETS}::jsonb)`);
+      UNION SELECT jsonb_array_elements_text(${DEFAULT_OFFSETS}::jsonb)
+      UNION SELECT reminder_offset FROM reminder_cursors`);
     const offsets = rowsOf<{ o: string }>(result).map((r) => r.o).filter((o) => offsetSeconds(o) !== null);
     if (offsets.length > 0) {
       await this.db.execute(sql`
         INSERT INTO reminder_cursors (reminder_offset, end_date, membership_id)
-        SELECT o, ${at(now)}, ${NO_ID}::uuid FROM unnest(${sql.param(offsets)}::text[]) o
+        SELECT o, ${at(now)} + ${offsetSecondsSql(sql`o`)} * interval '1 second', ${NO_ID}::uuid FROM unnest(${sql.param(offsets)}::text[]) o
         ON CONFLICT DO NOTHING`);
     }
     return offsets.sort((a, b) => offsetSeconds(b)! - offsetSeconds(a)!);

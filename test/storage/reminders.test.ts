@@ -225,6 +225,18 @@ describe(`reminders before the end (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, (
     expect(await expiring(s.t.projectId)).toHaveLength(1);
   });
 
+  it('an offset taken up applies to the instants after it: a membership already inside its window does not get it', async () => {
+    const s = await shop(h);
+    const inside = await endingIn(s, 5 * DAY);
+    const later = await endingIn(s, 10 * DAY);
+    await setting(s.t, { reminder_offsets: ['7d'] });
+    await remind();
+    clock.advance(3 * DAY);
+    await remind();
+    expect((await expiring(s.t.projectId)).map((e) => [e.offset, e.membership.membership_id])).toStrictEqual([['7d', later.membership_id]]);
+    expect(inside.membership_id).not.toBe(later.membership_id);
+  });
+
   it('turned off with []: no event, no message', async () => {
     const s = await shop(h);
     await setting(s.t, { reminder_offsets: [] });
