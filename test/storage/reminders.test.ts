@@ -237,6 +237,18 @@ describe(`reminders before the end (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, (
     expect(inside.membership_id).not.toBe(later.membership_id);
   });
 
+  it('a membership without a plan gets its reminder too, with how to check it instead of a link', async () => {
+    const s = await shop(h);
+    const m = await createMembership(s.t, { endDate: new Date(clock.now().getTime() + 5 * DAY).toISOString() });
+    await remind();
+    clock.advance(4 * DAY);
+    await remind();
+    await send();
+    expect(h.discord.dms(s.bot.id, m.user_id)).toStrictEqual([
+      expect.stringMatching(/^Your membership ends on .+ UTC\. Use \/memberships to check it any time\.$/),
+    ]);
+  });
+
   it('turned off with []: no event, no message', async () => {
     const s = await shop(h);
     await setting(s.t, { reminder_offsets: [] });

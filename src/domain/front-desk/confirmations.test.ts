@@ -192,6 +192,13 @@ describe('ConfirmationJob: reminders before the end', () => {
     expect((await run(reminder({}, { planName: null, endDate: null }), { kind: 'sent' })).writes).toStrictEqual(['dropped n1 the membership ended or was deleted']);
   });
 
+  it('a membership without a plan is reminded too, without a link (there is no plan to pay for)', async () => {
+    expect(await run(reminder({ planId: null }, { planName: null }), { kind: 'sent' })).toStrictEqual({
+      writes: ['sent n1'],
+      sentTexts: ['Your membership ends on 2 January 2030, 10:00 UTC. Use /memberships to check it any time.'],
+    });
+  });
+
   it('holds a reminder through quiet hours (midnight in the project\'s zone is inside 22:00-08:00)', async () => {
     // NOW is 2030-01-01 00:00 UTC, 01:00 in Berlin: held until 08:00 there, 07:00 UTC.
     expect(await run(reminder({ quietHours: '22:00-08:00', timeZone: 'Europe/Berlin' }), { kind: 'sent' })).toStrictEqual({

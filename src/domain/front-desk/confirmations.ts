@@ -207,7 +207,7 @@ export class ConfirmationJob extends LoopJob {
       // The reminder still says when, and how to check: better than no reminder.
       this.deps.logger.warn({ err, project_id: c.projectId, notification_id: c.id }, 'confirmations: no link for the reminder');
     }
-    return reminderText({ planName: c.planName!, endDate: r.endDate, recurring: r.recurring, timeZone: r.timeZone, link, platform: c.platform });
+    return reminderText({ planName: c.planName, endDate: r.endDate, recurring: r.recurring, timeZone: r.timeZone, link, platform: c.platform });
   }
 
   private async sendOne(c: ClaimedConfirmation): Promise<void> {
@@ -255,8 +255,8 @@ export class ConfirmationJob extends LoopJob {
 }
 
 /** Why a reminder is not to be sent any more, or null: it is sent only while its membership is active with the end date it names. */
-export function reminderGone(c: Pick<ClaimedConfirmation, 'active' | 'endDate' | 'planName' | 'reminder'>, now: Date): string | null {
-  if (!c.active || c.endDate === null || c.planName === null) return 'the membership ended or was deleted';
+export function reminderGone(c: Pick<ClaimedConfirmation, 'active' | 'endDate' | 'reminder'>, now: Date): string | null {
+  if (!c.active || c.endDate === null) return 'the membership ended or was deleted';
   if (c.endDate.getTime() !== c.reminder!.endDate.getTime()) return 'the membership ends at another date now';
   if (c.endDate.getTime() <= now.getTime()) return 'the membership ended';
   return null;

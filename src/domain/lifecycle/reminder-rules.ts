@@ -107,7 +107,8 @@ export function quietHoursEnd(now: Date, quiet: QuietHours, timeZone: string): D
 
 /** What a reminder says and where it points. */
 export interface ReminderMessage {
-  planName: string;
+  /** Null for a membership without a plan (made through the API). */
+  planName: string | null;
   endDate: Date;
   recurring: boolean;
   timeZone: string;
@@ -126,9 +127,10 @@ export function endDateText(endDate: Date, timeZone: string): string {
 /** Short, when, and what to do next. */
 export function reminderText(m: ReminderMessage): string {
   const when = endDateText(m.endDate, m.timeZone);
+  const your = m.planName === null ? 'Your membership' : `Your ${m.planName} membership`;
   const check = m.platform === 'discord' ? 'Use /memberships to check it any time.' : 'Send /status to check it any time.';
   if (m.recurring) {
-    return m.link ? `Your ${m.planName} membership renews on ${when}. Manage billing: ${m.link}` : `Your ${m.planName} membership renews on ${when}. ${check}`;
+    return m.link ? `${your} renews on ${when}. Manage billing: ${m.link}` : `${your} renews on ${when}. ${check}`;
   }
-  return m.link ? `Your ${m.planName} membership ends on ${when}. Renew here: ${m.link}` : `Your ${m.planName} membership ends on ${when}. ${check}`;
+  return m.link ? `${your} ends on ${when}. Renew here: ${m.link}` : `${your} ends on ${when}. ${check}`;
 }
