@@ -74,7 +74,8 @@ export async function copyPgliteDir(ctx: BenchContext, from: string, name: strin
   return dir;
 }
 
-const FULL = ['dist/main.js'];
+// BENCH_DIST: another build's dist/ (a copy of an earlier one), so two builds are measured back to back.
+const FULL = [process.env.BENCH_DIST ? path.join(process.env.BENCH_DIST, 'main.js') : 'dist/main.js'];
 const RAW = ['--import', 'tsx', 'bench/raw-server.ts'];
 
 /**

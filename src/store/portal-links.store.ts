@@ -7,7 +7,9 @@ import type {
   PortalMembershipRecord,
   PortalPageRecord,
 } from '../domain/front-desk/portal-link-statements.js';
+import type { InvoicingDetails } from '../domain/invoicing/invoicing-rules.js';
 import { rowsOf, type Db } from '../database/db.js';
+import { preparedStatement } from '../database/prepared.js';
 import { at, iso } from '../database/sql.js';
 import { DIGITS_SQL } from './payments.store.js';
 import { statusAt } from './rule-twins.js';
@@ -16,6 +18,38 @@ import { statusAt } from './rule-twins.js';
 const DIGITS = sql.raw(DIGITS_SQL);
 
 const dateOrNull = (v: string | Date | null): Date | null => (v === null ? null : new Date(v));
+
+// Every open of the portal reads its link and then the page: named prepared statements
+// (src/database/prepared.ts), so neither is built again per open, nor parsed and planned again on
+// a PostgreSQL connection that ran it before.
+const findStatement = preparedStatement<{ tokenHash: string }>(
+  'tenure_portal_link_find',
+  (p) => sql`SELECT project_id, user_id, expires_at, used_at, session_hash, session_expires_at FROM portal_links WHERE token_hash = ${p.tokenHash}`,
+);
+
+const pageStatement = preparedStatement<{ projectId: string; userId: string; now: string; limit: number }>(
+  'tenure_portal_page',
+  (p) => sql`
+    SELECT
+      (SELECT coalesce(json_agg(json_build_object(
+          'id', m.id, 'planId', m.plan_id, 'planName', pl.name, 'status', ${statusAt(sql`m.end_date`, p.now)}, 'endDate', ${iso(sql`m.end_date`)},
+          'subscriptionId', m.subscription_id, 'subscriptionStatus', m.subscription_status, 'cancelAtPeriodEnd', m.subscription_cancel_at_period_end)
+          ORDER BY m.end_date DESC, m.id), '[]'::json)
+       FROM memberships m LEFT JOIN plans pl ON pl.id = m.plan_id WHERE m.project_id = ${p.projectId} AND m.user_id = ${p.userId}) AS memberships,
+      (SELECT coalesce(json_agg(json_build_object('targetId', a.target_id, 'targetName', t.name, 'platform', a.platform, 'kind', a.kind, 'state', a.state)
+          ORDER BY a.platform, t.name, a.target_id), '[]'::json)
+       FROM access a LEFT JOIN targets t ON t.id = a.target_id WHERE a.project_id = ${p.projectId} AND a.user_id = ${p.userId} AND a.desired = 'granted') AS access,
+      (SELECT coalesce(json_agg(json_build_object('planId', x.plan_id, 'createdAt', ${iso(sql`x.created_at`)}, 'amount', x.amount, 'currency', x.currency, 'status', x.status)
+          ORDER BY x.created_at DESC, x.id DESC), '[]'::json)
+       FROM (SELECT id, plan_id, created_at, currency, status,
+               round(amount_minor::numeric / power(10::numeric, ${DIGITS}), ${DIGITS})::text AS amount
+             FROM payments WHERE project_id = ${p.projectId} AND user_id = ${p.userId} ORDER BY created_at DESC, id DESC LIMIT ${p.limit}::int) x) AS payments,
+      EXISTS (SELECT 1 FROM payments WHERE project_id = ${p.projectId} AND user_id = ${p.userId} AND provider = 'stripe'
+              AND customer_id IS NOT NULL AND merchant_account_id IS NOT NULL) AS has_customer,
+      -- The invoicing store owns the row and its writes; the page only reads it here, with the rest.
+      (SELECT json_build_object('name', i.name, 'company', i.company, 'address', i.address, 'vat_id', i.vat_id, 'updatedAt', ${iso(sql`i.updated_at`)})
+       FROM member_invoicing i WHERE i.project_id = ${p.projectId} AND i.user_id = ${p.userId}) AS invoicing`,
+);
 
 /**
  * `portal_links` (docs/portal.md), and what the portal reads of the member's memberships, access
@@ -38,10 +72,7 @@ export class PortalLinksStore implements PortalLinkStatements, PortalMemberState
       used_at: string | Date | null;
       session_hash: string | null;
       session_expires_at: string | Date | null;
-    }>(
-      await this.db.execute(sql`
-        SELECT project_id, user_id, expires_at, used_at, session_hash, session_expires_at FROM portal_links WHERE token_hash = ${tokenHash}`),
-    )[0];
+    }>(await findStatement.execute(this.db, { tokenHash }))[0];
     if (!r) return null;
     return {
       projectId: r.project_id,
@@ -104,37 +135,24 @@ export class PortalLinksStore implements PortalLinkStatements, PortalMemberState
   }
 
   /**
-   * The page's memberships, access, latest payments and whether a billing customer exists, in one
-   * statement: the same reads as membershipsOf, accessOf and billingCustomer, with the payments as
-   * the API lists them, so an open costs one round trip instead of five.
+   * The page's memberships, access, latest payments, whether a billing customer exists and the
+   * invoicing details, in one statement: the same reads as membershipsOf, accessOf, billingCustomer
+   * and the invoicing store's find, with the payments as the API lists them, so an open costs one
+   * round trip for the member's things.
    */
   async pageOf(projectId: string, userId: string, now: Date, limit: number): Promise<PortalPageRecord> {
-    const row = rowsOf<Record<'memberships' | 'access' | 'payments', unknown> & { has_customer: boolean }>(
-      await this.db.execute(sql`
-        SELECT
-          (SELECT coalesce(json_agg(json_build_object(
-              'id', m.id, 'planId', m.plan_id, 'planName', p.name, 'status', ${statusAt(sql`m.end_date`, now)}, 'endDate', ${iso(sql`m.end_date`)},
-              'subscriptionId', m.subscription_id, 'subscriptionStatus', m.subscription_status, 'cancelAtPeriodEnd', m.subscription_cancel_at_period_end)
-              ORDER BY m.end_date DESC, m.id), '[]'::json)
-           FROM memberships m LEFT JOIN plans p ON p.id = m.plan_id WHERE m.project_id = ${projectId} AND m.user_id = ${userId}) AS memberships,
-          (SELECT coalesce(json_agg(json_build_object('targetId', a.target_id, 'targetName', t.name, 'platform', a.platform, 'kind', a.kind, 'state', a.state)
-              ORDER BY a.platform, t.name, a.target_id), '[]'::json)
-           FROM access a LEFT JOIN targets t ON t.id = a.target_id WHERE a.project_id = ${projectId} AND a.user_id = ${userId} AND a.desired = 'granted') AS access,
-          (SELECT coalesce(json_agg(json_build_object('planId', x.plan_id, 'createdAt', ${iso(sql`x.created_at`)}, 'amount', x.amount, 'currency', x.currency, 'status', x.status)
-              ORDER BY x.created_at DESC, x.id DESC), '[]'::json)
-           FROM (SELECT id, plan_id, created_at, currency, status,
-                   round(amount_minor::numeric / power(10::numeric, ${DIGITS}), ${DIGITS})::text AS amount
-                 FROM payments WHERE project_id = ${projectId} AND user_id = ${userId} ORDER BY created_at DESC, id DESC LIMIT ${limit}) x) AS payments,
-          EXISTS (SELECT 1 FROM payments WHERE project_id = ${projectId} AND user_id = ${userId} AND provider = 'stripe'
-                  AND customer_id IS NOT NULL AND merchant_account_id IS NOT NULL) AS has_customer`),
+    const row = rowsOf<Record<'memberships' | 'access' | 'payments' | 'invoicing', unknown> & { has_customer: boolean }>(
+      await pageStatement.execute(this.db, { projectId, userId, now: now.toISOString(), limit }),
     )[0]!;
     const json = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T;
     const memberships = json<(Omit<PortalMembershipRecord, 'endDate'> & { endDate: string })[]>(row.memberships);
+    const invoicing = json<(InvoicingDetails & { updatedAt: string }) | null>(row.invoicing);
     return {
       memberships: memberships.map((m) => ({ ...m, endDate: new Date(m.endDate) })),
       access: json<PortalAccessRecord[]>(row.access),
       payments: json<PortalPageRecord['payments']>(row.payments),
       hasBillingCustomer: row.has_customer,
+      invoicing: invoicing && { ...invoicing, updatedAt: new Date(invoicing.updatedAt) },
     };
   }
 

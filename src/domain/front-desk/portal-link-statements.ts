@@ -1,3 +1,5 @@
+import type { InvoicingDetails } from '../invoicing/invoicing-rules.js';
+
 /**
  * The statements of portal links (docs/front-desk.md, "The portal"), declared here and run by the
  * store (src/store/portal-links.store.ts): each one statement, deciding nothing.
@@ -64,6 +66,8 @@ export interface PortalPageRecord {
   payments: PortalPaymentRecord[];
   /** Whether the member has a Stripe customer on a merchant account (billingCustomer is not null). */
   hasBillingCustomer: boolean;
+  /** The member's invoicing details as the invoicing store reads them (its `find`); null when never given. */
+  invoicing: (InvoicingDetails & { updatedAt: Date }) | null;
 }
 
 /** What the portal's pages and actions read beyond the link itself: each one statement. */

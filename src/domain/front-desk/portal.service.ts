@@ -2,7 +2,7 @@ import type { MerchantAccountsStore } from '../../store/merchant-accounts.store.
 import type { Clock } from '../clock.js';
 import { ok, type Result } from '../errors.js';
 import type { InvoicingView } from '../invoicing/invoicing-rules.js';
-import type { InvoicingService } from '../invoicing/invoicing.service.js';
+import { invoicingViewOf, type InvoicingService } from '../invoicing/invoicing.service.js';
 import { openOrNull, type SecretBox } from '../integrations/secret-box.js';
 import type { StripeApi } from '../payments/stripe-api.js';
 import type { Transactor } from '../transactions.js';
@@ -53,7 +53,7 @@ export interface PortalDeps {
   links: PortalLinkStatements & PortalMemberStatements;
   accounts: Pick<MerchantAccountsStore, 'secretsOf'>;
   stripe: Pick<StripeApi, 'createBillingPortalSession' | 'updateCustomer'>;
-  invoicing: Pick<InvoicingService, 'get' | 'stripeDetails'>;
+  invoicing: Pick<InvoicingService, 'stripeDetails'>;
   box: SecretBox | null;
   clock: Clock;
   publicUrl: string;
@@ -152,15 +152,12 @@ export class PortalService {
   private async page(projectId: string, userId: string): Promise<PortalPage> {
     const { links, clock } = this.deps;
     // One statement for the member's things: the page is read afresh on every open (docs/portal.md).
-    const [{ memberships, access, payments, hasBillingCustomer }, invoicing] = await Promise.all([
-      links.pageOf(projectId, userId, clock.now(), 20),
-      this.deps.invoicing.get(projectId, userId),
-    ]);
+    const { memberships, access, payments, hasBillingCustomer, invoicing } = await links.pageOf(projectId, userId, clock.now(), 20);
     const planNames = new Map(memberships.map((m) => [m.planId, m.planName]));
     return {
       memberships: memberships.map((m) => membershipOf(m, access)),
       payments: payments.map((p) => ({ date: p.createdAt, amount: p.amount, currency: p.currency, status: p.status, planName: p.planId === null ? null : (planNames.get(p.planId) ?? null) })),
-      invoicing,
+      invoicing: invoicingViewOf(userId, invoicing),
       canManageBilling: hasBillingCustomer,
     };
   }

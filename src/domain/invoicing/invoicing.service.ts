@@ -18,7 +18,7 @@ export class InvoicingService {
   /** The member's details; all null when never given (any user id of the project may have them). */
   async get(projectId: string, userId: string): Promise<InvoicingView> {
     const found = await this.store.find(projectId, userId);
-    return viewOf(userId, found);
+    return invoicingViewOf(userId, found);
   }
 
   /** Sets the fields the patch names; a refused field changes nothing (422 naming it). */
@@ -29,7 +29,7 @@ export class InvoicingService {
     // The fields named, as the rules normalised them (an address's left-out parts are null).
     const named = Object.fromEntries(INVOICING_FIELDS.filter((f) => patch[f] !== undefined).map((f) => [f, checked.value[f]])) as Partial<InvoicingDetails>;
     const saved = await this.store.update(projectId, userId, named, this.clock.now());
-    return ok(viewOf(userId, saved));
+    return ok(invoicingViewOf(userId, saved));
   }
 
   /** What Stripe is given for the member's customer; null when the member gave nothing. */
@@ -39,7 +39,8 @@ export class InvoicingService {
   }
 }
 
-function viewOf(userId: string, found: (InvoicingDetails & { updatedAt: Date }) | null): InvoicingView {
+/** The details as the API and the portal show them (the portal reads the row with its page: PortalLinksStore.pageOf). */
+export function invoicingViewOf(userId: string, found: (InvoicingDetails & { updatedAt: Date }) | null): InvoicingView {
   if (!found) return { user_id: userId, ...EMPTY_DETAILS, updated_at: null };
   return { user_id: userId, name: found.name, company: found.company, address: found.address, vat_id: found.vat_id, updated_at: found.updatedAt.toISOString() };
 }
