@@ -9,7 +9,7 @@ import { membershipJson, withPlanPerRow } from './memberships.store.js';
 /**
  * The reminders' scan (docs/lifecycle.md): one statement per batch writes, for the memberships
  * whose reminder instant (end date − offset) the clock has passed, one `reminders` row each, the
- * `membership.expiring` event and the bot's message to send (a `notifications` row of kind
+ * `membership.expiring` event and (for the nearest offset) the bot's message to send (a `notifications` row of kind
  * `reminder`, sent by the confirmations job).
  *
  * One cursor per offset (`reminder_cursors`): the last (end date, id) the scan has passed, so a
@@ -21,8 +21,9 @@ import { membershipJson, withPlanPerRow } from './memberships.store.js';
  *
  * An extension moves the end date past the cursor, so the membership is met again with its new
  * end date (re-armed); a reminder row of the old date still unsent is dropped by the sender.
- * Several offsets due at once (after an outage): the nearest is written `sent`, any further one
- * `skipped`, with no event and no message.
+ * Several offsets due at once (after an outage): each still writes its event (the owner's backend
+ * hears of every offset reached), but only the nearest is written `sent` with a message; any
+ * further one is `skipped`: the member is not sent several reminders in the same minute.
  */
 
 /** The SQL twin of `offsetSeconds` for a stored offset (the settings' validator lets only `<n>d` and `<n>h` in). */
@@ -91,9 +92,11 @@ export class RemindersStore {
         FROM judged j
         ON CONFLICT DO NOTHING
         RETURNING membership_id, state
+      ), reached AS (
+        SELECT c.* FROM cand c JOIN ins ON ins.membership_id = c.id
       ), due AS (
         SELECT c.* FROM cand c JOIN ins ON ins.membership_id = c.id AND ins.state = 'sent'
-      ), full_row AS (${withPlanPerRow('due')}), ev AS (
+      ), full_row AS (${withPlanPerRow('reached')}), ev AS (
         ${insertEvent('membership.expiring', {
           projectId: sql`project_id`,
           data: { membership: membershipJson('full_row', now), offset: sql<string>`${offset}::text`, end_date: iso(sql`full_row.end_date`) },
@@ -118,7 +121,7 @@ export class RemindersStore {
         FROM (SELECT end_date, id FROM cand ORDER BY end_date DESC, id DESC LIMIT 1) last
         WHERE r.reminder_offset = ${offset}
       )
-      SELECT (SELECT count(*) FROM cand)::int AS scanned, (SELECT count(*) FROM due)::int AS written`);
+      SELECT (SELECT count(*) FROM cand)::int AS scanned, (SELECT count(*) FROM reached)::int AS written`);
     const row = rowsOf<{ scanned: number; written: number }>(result)[0];
     return { scanned: row?.scanned ?? 0, written: row?.written ?? 0 };
   }
