@@ -1,13 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { useHarness, userId } from '../support/harness.js';
-import { checkout, deliverAll } from '../support/payments.js';
+import { useHarness, userId, type Tenant } from '../support/harness.js';
+import { CHECKOUT_URLS, checkout, checkoutPath, deliverAll } from '../support/payments.js';
 import { paidMember } from '../support/portal.js';
 
-/** docs/portal.md, "Invoicing details": a checkout of a member with details and a Stripe customer is that customer's, with the details. */
+/** docs/portal.md, "Invoicing details": a checkout of a member with details is for a Stripe customer carrying them. */
 describe('invoicing details at checkout', () => {
   const h = useHarness();
   /** What tenure sent Stripe to make the session. */
   const sent = (sessionId: string) => h.stripe.world.session(sessionId).params;
+  /** Another checkout of the member's (another success URL: another session). */
+  const checkoutAgain = async (t: Tenant, planId: string, user: string, successUrl: string) => {
+    const res = await t.request({ method: 'POST', url: checkoutPath(t), payload: { plan_id: planId, user_id: user, ...CHECKOUT_URLS, success_url: successUrl } });
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json().data as { session_id: string };
+  };
 
   it('updates the customer with the details, makes the session for them, and their next payment is theirs', async () => {
     const m = await paidMember(h, { recurring: false });
@@ -28,13 +34,47 @@ describe('invoicing details at checkout', () => {
     expect(payments.map((p) => p.customer_id)).toStrictEqual([customer, customer]);
   });
 
-  it('names no customer for a member without details, or without a customer yet', async () => {
+  it('on a first checkout creates one customer carrying the details, which the next checkouts and the payment keep', async () => {
     const m = await paidMember(h, { recurring: false });
-    const plain = await checkout(m.t, m.plan.plan_id, m.user);
-    expect(sent(plain.session_id)).not.toHaveProperty('customer');
     const newcomer = userId();
-    await m.t.request({ method: 'PATCH', url: `${m.t.base}/users/${newcomer}/invoicing`, payload: { name: 'Grace Hopper' } });
+    const patch = await m.t.request({ method: 'PATCH', url: `${m.t.base}/users/${newcomer}/invoicing`, payload: { name: 'Grace Hopper', company: 'Navy Labs', vat_id: 'DE123456789', address: { line1: '2 Side St', city: 'Berlin', country: 'DE' } } });
+    expect(patch.statusCode, patch.body).toBe(200);
+    const from = h.stripe.calls.length;
+    const created = () => h.stripe.calls.slice(from).filter((c) => c.method === 'POST' && c.path === '/v1/customers');
     const first = await checkout(m.t, m.plan.plan_id, newcomer);
-    expect(sent(first.session_id)).not.toHaveProperty('customer');
+    const customer = h.stripe.world.session(first.session_id).customer!;
+    expect(sent(first.session_id)).toMatchObject({ customer });
+    expect(h.stripe.customers.get(customer)).toMatchObject({
+      name: 'Grace Hopper',
+      business_name: 'Navy Labs',
+      address: { line1: '2 Side St', line2: null, city: 'Berlin', postal_code: null, country: 'DE' },
+      invoice_settings: { custom_fields: [{ name: 'VAT ID', value: 'DE123456789' }] },
+      metadata: { project_id: m.t.projectId, user_id: newcomer },
+    });
+    // Started again before paying: Stripe answers the same key with the same customer.
+    const second = await checkoutAgain(m.t, m.plan.plan_id, newcomer, 'https://shop.example.com/again');
+    expect(h.stripe.world.session(second.session_id).customer).toBe(customer);
+    expect(new Set(created().map((c) => c.idempotencyKey)).size).toBe(1);
+    expect([...h.stripe.customers.values()].filter((c) => c.metadata.user_id === newcomer)).toHaveLength(1);
+    await deliverAll(h, m.stripe, h.stripe.world.pay(second.session_id));
+    const payments = (await m.t.request({ method: 'GET', url: `${m.t.base}/payments?user_id=${newcomer}` })).json().data as { customer_id: string }[];
+    expect(payments.map((p) => p.customer_id)).toStrictEqual([customer]);
+    // Paid, the customer is the member's on this account: the next checkout updates it, creating none.
+    const before = created().length;
+    const third = await checkoutAgain(m.t, m.plan.plan_id, newcomer, 'https://shop.example.com/third');
+    expect(sent(third.session_id)).toMatchObject({ customer });
+    expect(created()).toHaveLength(before);
+  });
+
+  it('creates no customer up front for a member without details', async () => {
+    const m = await paidMember(h, { recurring: false });
+    const newcomer = userId();
+    // The fake Stripe is the file's: only the calls from here on are this test's.
+    const from = h.stripe.calls.length;
+    for (const user of [m.user, newcomer]) {
+      const plain = await checkout(m.t, m.plan.plan_id, user);
+      expect(sent(plain.session_id)).not.toHaveProperty('customer');
+    }
+    expect(h.stripe.calls.slice(from).filter((c) => c.path === '/v1/customers')).toStrictEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { type Account, type StripeEvent, type StripeWorld, type Subscription } from './fake-stripe-model.js';
+import { stripeId, type Account, type StripeEvent, type StripeWorld, type Subscription } from './fake-stripe-model.js';
 
 /**
  * The fake Stripe's subscription and customer updates (fake-stripe.ts routes these here), written
@@ -12,8 +12,11 @@ import { type Account, type StripeEvent, type StripeWorld, type Subscription } f
  *   will reflect the time of the most recent update request"), null once resumed; `metadata` merges.
  *   A change emits `customer.subscription.updated` with `previous_attributes`; the answer is the
  *   subscription.
+ * - `POST /v1/customers` (docs: Customers, "Create a customer"): every parameter optional; the
+ *   same ones as an update takes, below; it emits `customer.created` and answers the customer
+ *   (`cus_…`), which a Checkout Session or a portal session of the account may then name.
  * - `POST /v1/customers/{id}` (docs: Customers, "Update a customer"): a customer the account's
- *   payments made; `name` (up to 256 characters), `business_name` (up to 150), `address` (`line1`,
+ *   payments made, or one it created; `name` (up to 256 characters), `business_name` (up to 150), `address` (`line1`,
  *   `line2`, `city`, `postal_code`, `state`, `country`; an empty string unsets it),
  *   `invoice_settings[custom_fields]` (up to 4 of `{name ≤ 40, value ≤ 140}`; an empty string
  *   unsets them), `metadata`. An empty `name` or `business_name` unsets it. It emits
@@ -37,14 +40,21 @@ const fail = (status: number, message: string, extra: { code?: string; param?: s
 const invalid = (param: string, message: string, code = 'parameter_invalid_string') => fail(400, message, { code, param });
 
 export interface BillingRoutes {
-  /** The customers updated so far, as Stripe would show them. */
+  /** The customers created or updated so far, as Stripe would show them. */
   customers: Map<string, Customer>;
+  /** Whether `id` is a customer of the account: one it created, or one its payments made. */
+  knows(account: Account, id: unknown): id is string;
   /** Stripe's answer to `method path`, or null when the path is not one of these. */
   route(method: string, path: string, account: Account, params: Record<string, unknown>): Answer | null;
 }
 
 export function billingRoutes(world: StripeWorld): BillingRoutes {
   const customers = new Map<string, Customer>();
+  /** The account each created customer belongs to. */
+  const owners = new Map<string, string>();
+  const knows = (account: Account, id: unknown): id is string =>
+    typeof id === 'string' &&
+    (owners.get(id) === account.id || [...world.sessions.values(), ...world.subscriptions.values()].some((o) => o.account === account.id && o.customer === id));
 
   function updateSubscription(account: Account, id: string, p: Record<string, unknown>): Answer {
     const sub = world.subscriptions.get(id);
@@ -68,10 +78,39 @@ export function billingRoutes(world: StripeWorld): BillingRoutes {
     return { status: 200, body: world.view(sub) };
   }
 
+  const blank = (account: Account, id: string): Customer => ({
+    id,
+    object: 'customer',
+    name: null,
+    business_name: null,
+    address: null,
+    invoice_settings: { custom_fields: null },
+    metadata: {},
+    livemode: account.livemode,
+  });
+
+  function createCustomer(account: Account, p: Record<string, unknown>): Answer {
+    const c = blank(account, stripeId('cus', 14));
+    const refused = applyParams(c, p);
+    if (refused) return refused;
+    customers.set(c.id, c);
+    owners.set(c.id, account.id);
+    world.emit(account, 'customer.created', structuredClone(c) as unknown as Record<string, unknown>);
+    return { status: 200, body: structuredClone(c) };
+  }
+
   function updateCustomer(account: Account, id: string, p: Record<string, unknown>): Answer {
-    const known = [...world.sessions.values(), ...world.subscriptions.values()].some((o) => o.account === account.id && o.customer === id);
-    if (!known) return fail(404, `No such customer: '${id}'`, { code: 'resource_missing', param: 'id' });
-    const c: Customer = customers.get(id) ?? { id, object: 'customer', name: null, business_name: null, address: null, invoice_settings: { custom_fields: null }, metadata: {}, livemode: account.livemode };
+    if (!knows(account, id)) return fail(404, `No such customer: '${id}'`, { code: 'resource_missing', param: 'id' });
+    const c: Customer = structuredClone(customers.get(id) ?? blank(account, id));
+    const refused = applyParams(c, p);
+    if (refused) return refused;
+    customers.set(id, c);
+    world.emit(account, 'customer.updated', structuredClone(c) as unknown as Record<string, unknown>);
+    return { status: 200, body: structuredClone(c) };
+  }
+
+  /** Sets what `p` names on `c`; Stripe's refusal of a parameter, or null. */
+  function applyParams(c: Customer, p: Record<string, unknown>): Answer | null {
     for (const [param, max] of [
       ['name', 256],
       ['business_name', 150],
@@ -106,14 +145,14 @@ export function billingRoutes(world: StripeWorld): BillingRoutes {
       }
     }
     if (p.metadata !== undefined) Object.assign(c.metadata, p.metadata);
-    customers.set(id, c);
-    world.emit(account, 'customer.updated', structuredClone(c) as unknown as Record<string, unknown>);
-    return { status: 200, body: structuredClone(c) };
+    return null;
   }
 
   return {
     customers,
+    knows,
     route(method, path, account, params) {
+      if (method === 'POST' && path === '/v1/customers') return createCustomer(account, params);
       const sub = /^\/v1\/subscriptions\/([^/]+)$/.exec(path);
       if (method === 'POST' && sub) return updateSubscription(account, decodeURIComponent(sub[1]!), params);
       const customer = /^\/v1\/customers\/([^/]+)$/.exec(path);

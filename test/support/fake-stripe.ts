@@ -37,12 +37,11 @@ import { discountOn, stripeId, StripeWorld, type Account, type Coupon, type Sess
  *   `GET /v1/checkout/sessions/{id}`; `GET /v1/events` (newest first; limit 1-100, default 10;
  *   starting_after; created[gte|gt|lte|lt]; types[]; `{object: 'list', data, has_more, url}`);
  *   `POST /v1/billing_portal/sessions` (docs: Customer Portal, "Create a portal session"):
- *   `customer` (an existing customer of the account; the fake knows the customers its payments
- *   made) is required here (the other way to name one, customer_account, is for Connect accounts
+ *   `customer` (an existing customer of the account: one its payments made or it created) is required here (the other way to name one, customer_account, is for Connect accounts
  *   and not modelled), `return_url` optional and a URL; answers a `billing_portal.session`
  *   (`bps_…`, configuration `bpc_…`, created, customer, flow null, livemode, locale null,
  *   on_behalf_of null, return_url or null, and its `url` on billing.stripe.com);
- *   `POST /v1/subscriptions/{id}` and `POST /v1/customers/{id}`: fake-stripe-billing.ts. A session may
+ *   `POST /v1/subscriptions/{id}`, `POST /v1/customers` and `POST /v1/customers/{id}`: fake-stripe-billing.ts. A session may
  *   name an existing `customer` of the account (else 400 `resource_missing`); its payment is then theirs.
  */
 
@@ -50,7 +49,7 @@ export interface FakeStripe {
   /** `http://127.0.0.1:<port>`, for TENURE_STRIPE_API_URL. */
   url: string;
   world: StripeWorld;
-  /** The customers updated (`POST /v1/customers/{id}`, fake-stripe-billing.ts), by id. */
+  /** The customers created or updated (`POST /v1/customers[/{id}]`, fake-stripe-billing.ts), by id. */
   customers: Map<string, Customer>;
   /** The customer portal sessions made, in order. */
   portalSessions: { id: string; customer: string; return_url: string | null; url: string }[];
@@ -193,8 +192,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     if ('status' in discount) return discount;
     // docs: `customer`, an existing customer of the account, whom the session (and its payment) is for.
     if (p.customer !== undefined) {
-      const known = [...world.sessions.values(), ...world.subscriptions.values()].some((o) => o.account === account.id && o.customer === p.customer);
-      if (typeof p.customer !== 'string' || !known) return fail(400, 'invalid_request_error', `No such customer: '${String(p.customer)}'`, { code: 'resource_missing', param: 'customer' });
+      if (!billing.knows(account, p.customer)) return fail(400, 'invalid_request_error', `No such customer: '${String(p.customer)}'`, { code: 'resource_missing', param: 'customer' });
     }
     const id = stripeId(account.livemode ? 'cs_live' : 'cs_test', 58);
     const now = world.now();
@@ -331,8 +329,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
 
   function createPortalSession(account: Account, p: Record<string, unknown>): Answer {
     if (p.customer === undefined) return missing('customer');
-    const known = [...world.sessions.values(), ...world.subscriptions.values()].some((o) => o.account === account.id && o.customer === p.customer);
-    if (typeof p.customer !== 'string' || !known) return fail(400, 'invalid_request_error', `No such customer: '${String(p.customer)}'`, { code: 'resource_missing', param: 'customer' });
+    if (!billing.knows(account, p.customer)) return fail(400, 'invalid_request_error', `No such customer: '${String(p.customer)}'`, { code: 'resource_missing', param: 'customer' });
     if (p.return_url !== undefined && (typeof p.return_url !== 'string' || !/^https?:\/\//.test(p.return_url) || !URL.canParse(p.return_url))) {
       return invalid('return_url', 'Not a valid URL');
     }

@@ -1,29 +1,51 @@
+import { createHash } from 'node:crypto';
 import type { PortalLinkStatements } from '../front-desk/portal-link-statements.js';
-import type { StripeApi } from '../payments/stripe-api.js';
+import type { StripeApi, StripeCustomerDetails } from '../payments/stripe-api.js';
 import type { InvoicingService } from './invoicing.service.js';
 
 /**
  * A checkout's Stripe customer (docs/portal.md, "Invoicing details"): a member who gave invoicing
- * details and already has a customer on the checkout's Stripe account pays as that customer, with
- * the details updated on it first, so the session and its invoices carry them. Anyone else pays as
- * before (Stripe makes a customer at payment; the details reach it at Manage billing).
+ * details pays as a customer carrying them, so the session and its invoices show them. One who
+ * already has a customer on the checkout's Stripe account pays as that customer, its details
+ * updated first; on a first checkout there the customer is created with the details (Stripe's
+ * Checkout takes no name, address or tax id for a customer it makes itself). The payment then
+ * names that customer, which is how the next checkout and Manage billing find it again. A member
+ * without details pays as before: Stripe makes a customer at payment.
  */
 export class CheckoutCustomers {
   constructor(
     private readonly links: Pick<PortalLinkStatements, 'billingCustomer'>,
     private readonly invoicing: Pick<InvoicingService, 'stripeDetails'>,
-    private readonly stripe: Pick<StripeApi, 'updateCustomer'>,
+    private readonly stripe: Pick<StripeApi, 'updateCustomer' | 'createCustomer'>,
   ) {}
 
-  /** The customer the session is for, its details updated; null: none (the session names no customer). */
+  /** The customer the session is for, carrying the details; null: none (the session names no customer). */
   async customerFor(projectId: string, userId: string, merchantAccountId: string, secretKey: string): Promise<string | null> {
     const details = await this.invoicing.stripeDetails(projectId, userId);
     if (!details) return null;
     const customer = await this.links.billingCustomer(projectId, userId);
     // A customer belongs to one Stripe account: another account's is no customer here.
-    if (!customer || customer.merchantAccountId !== merchantAccountId) return null;
+    if (!customer || customer.merchantAccountId !== merchantAccountId) {
+      const created = await this.stripe.createCustomer(secretKey, {
+        details,
+        metadata: { project_id: projectId, user_id: userId },
+        idempotencyKey: customerIdempotencyKey(projectId, userId, merchantAccountId, details),
+      });
+      // As below: Stripe refusing or not answering never stops a checkout.
+      return created.ok ? created.customerId : null;
+    }
     const updated = await this.stripe.updateCustomer(secretKey, customer.customerId, details);
     // Details Stripe does not take, or Stripe not answering, never stop a checkout: it goes on without them.
     return updated.ok ? customer.customerId : null;
   }
+}
+
+/**
+ * The key a member's customer is created by: a checkout retried or started again before the first
+ * is paid gets the same customer back from Stripe (which keeps a key 24 hours) instead of another.
+ * The details are part of it, since Stripe refuses a key sent again with other parameters.
+ */
+export function customerIdempotencyKey(projectId: string, userId: string, merchantAccountId: string, details: StripeCustomerDetails): string {
+  const canonical = JSON.stringify([projectId, userId, merchantAccountId, details]);
+  return `tenure-customer-${createHash('sha256').update(canonical).digest('hex')}`;
 }

@@ -90,6 +90,15 @@ export interface StripeApi {
    * `customer.subscription.updated` event carries it (docs/portal.md).
    */
   updateSubscription(secretKey: string, subscriptionId: string, change: { cancelAtPeriodEnd: boolean }): Promise<StripeAnswer<{ subscription: Record<string, unknown> }>>;
+  /**
+   * A customer with these billing details (`POST /v1/customers`), for a member's first checkout on
+   * the account (docs/portal.md, "Invoicing details"); a retry with the same `idempotencyKey` gets
+   * the same customer back.
+   */
+  createCustomer(
+    secretKey: string,
+    request: { details: StripeCustomerDetails; metadata: Record<string, string>; idempotencyKey: string },
+  ): Promise<StripeAnswer<{ customerId: string }>>;
   /** The customer's billing details for invoices (`POST /v1/customers/{id}`); docs/portal.md, "Invoicing details". */
   updateCustomer(secretKey: string, customerId: string, details: StripeCustomerDetails): Promise<StripeAnswer<object>>;
   /** One page of the account's events, newest first, created at or after `since` (Unix seconds). */

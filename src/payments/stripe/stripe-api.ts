@@ -123,6 +123,26 @@ export function stripeApi(endpoint: StripeEndpoint): StripeApi {
       }
     },
 
+    async createCustomer(secretKey, { details: d, metadata, idempotencyKey }) {
+      const a = d.address;
+      try {
+        // Empty values are left out: they would only unset what a new customer does not have.
+        const customer = await client(secretKey).customers.create(
+          {
+            ...(d.name ? { name: d.name } : {}),
+            ...(d.businessName ? { business_name: d.businessName } : {}),
+            ...(a ? { address: { line1: a.line1, line2: a.line2, city: a.city, postal_code: a.postalCode, state: a.state, country: a.country } } : {}),
+            ...(d.vatId ? { invoice_settings: { custom_fields: [{ name: 'VAT ID', value: d.vatId }] } } : {}),
+            metadata,
+          },
+          { idempotencyKey },
+        );
+        return { ok: true, customerId: customer.id };
+      } catch (err) {
+        return refusalOf(err);
+      }
+    },
+
     async updateCustomer(secretKey, customerId, d) {
       const a = d.address;
       try {
