@@ -1,44 +1,11 @@
 import type { Logger } from 'pino';
-import { discordCommandRegistrar, discordFollowUps } from './access/discord/front-desk-calls.js';
-import { discordTokenCheck } from './access/discord/token-check.js';
-import { telegramTokenCheck } from './access/telegram/token-check.js';
 import { storageOf, type Config } from './config.js';
-import { AccessService } from './domain/access/access.service.js';
 import { systemClock, type Clock } from './domain/clock.js';
-import { DiscordCommandsRegistration } from './domain/front-desk/discord-commands-registration.js';
-import { DiscordInteractions } from './domain/front-desk/discord-interactions.js';
 import { instanceSecretBox, type KeyHome } from './domain/integrations/encryption-key.js';
-import { IntegrationsService } from './domain/integrations/integrations.service.js';
 import type { SecretBox } from './domain/integrations/secret-box.js';
-import { TelegramWebhookSecrets } from './domain/integrations/telegram-webhook-secret.js';
-import { TelegramWebhookService } from './domain/integrations/telegram-webhook.service.js';
-import { PAY_LINK_TTL_MS, PayLinksService } from './domain/front-desk/pay-links.service.js';
-import { PortalActions } from './domain/front-desk/portal-actions.js';
-import { PortalService } from './domain/front-desk/portal.service.js';
-import { CheckoutCustomers } from './domain/invoicing/checkout-customer.js';
-import { InvoicingService } from './domain/invoicing/invoicing.service.js';
-import { MembershipsService } from './domain/memberships/memberships.service.js';
-import { CheckoutCoupons } from './domain/payments/checkout-coupons.js';
-import { CheckoutService } from './domain/payments/checkout.service.js';
-import { CouponsService } from './domain/payments/coupons.service.js';
-import { MerchantAccountsService } from './domain/payments/merchant-accounts.service.js';
-import { PaymentsService } from './domain/payments/payments.service.js';
-import { StripeEventsService } from './domain/payments/stripe-events.service.js';
 import type { StripeApi } from './domain/payments/stripe-api.js';
-import { PlansService } from './domain/plans/plans.service.js';
-import { ApiKeysService } from './domain/projects/api-keys.service.js';
-import { AuthService } from './domain/projects/auth.service.js';
 import { KeyRevocations } from './domain/projects/key-revocations.js';
-import { ProjectsService } from './domain/projects/projects.service.js';
-import { SettingsService } from './domain/settings/settings.service.js';
-import { TargetsService } from './domain/targets/targets.service.js';
-import { UsersService } from './domain/users/users.service.js';
-import { DiscordLoginService } from './domain/web/discord-login.service.js';
-import { PublicPageService } from './domain/web/public-page.js';
-import { discordOAuth } from './web/discord-oauth.js';
 import { sealStoredSecrets, WebhookSecrets } from './domain/webhooks/webhook-secrets.js';
-import { WebhooksService } from './domain/webhooks/webhooks.service.js';
-import { LiveTokenService } from './live/live-tokens.js';
 import { stripeApi } from './payments/stripe/stripe-api.js';
 import { createRateLimiter } from './ratelimit/create-limiter.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
@@ -47,6 +14,7 @@ import { createStores, type Stores } from './store/stores.js';
 import { StoreTransactor } from './store/transactions.js';
 import type { Transactor } from './domain/transactions.js';
 import { systemResolver, type Resolver } from './webhooks/ssrf-guard.js';
+import { createServices, type Services } from './services.js';
 
 /**
  * The composition root: the one place that builds tenure's object graph, once per process
@@ -54,52 +22,6 @@ import { systemResolver, type Resolver } from './webhooks/ssrf-guard.js';
  * listeners). The HTTP app, the live gateway, the worker runtime and the CLI each receive the
  * container and take what they need; nothing else constructs a store or a service.
  */
-
-export interface Services {
-  /** Resolves API keys, with this process's one key cache. */
-  auth: AuthService;
-  projects: ProjectsService;
-  apiKeys: ApiKeysService;
-  settings: SettingsService;
-  users: UsersService;
-  memberships: MembershipsService;
-  webhooks: WebhooksService;
-  plans: PlansService;
-  targets: TargetsService;
-  liveTokens: LiveTokenService;
-  /** Bot connections: the token checked with the platform, sealed with the secret box (docs/access.md). */
-  integrations: IntegrationsService;
-  /** The access rows and their resync (docs/access.md). */
-  access: AccessService;
-  /** Telegram's deliveries of a bot's updates to the webhook route (TENURE_TELEGRAM_UPDATES=webhook). */
-  telegramWebhook: TelegramWebhookService;
-  /** Merchant accounts: the Stripe key checked with Stripe, sealed with the secret box (docs/payments.md). */
-  merchantAccounts: MerchantAccountsService;
-  /** Stripe Checkout Sessions for a member and a plan (docs/payments.md, "Checkout"). */
-  checkout: CheckoutService;
-  /** Stripe's events (the webhook route, reconciliation) turned into payments and memberships. */
-  stripeEvents: StripeEventsService;
-  /** The payments recorded from Stripe's events (docs/payments.md, "Payments"). */
-  payments: PaymentsService;
-  /** A project's coupons (docs/payments.md, "Coupons"); checkout applies them. */
-  coupons: CouponsService;
-  /** Pay links: a plan bound to one member, paid on Stripe's checkout page (docs/front-desk.md); the chats hand them out. */
-  payLinks: PayLinksService;
-  /** The member's portal: single-use links to their memberships, payments and Stripe billing (docs/front-desk.md). */
-  portal: PortalService;
-  /** The portal's forms: a renewal cancelled or resumed, a Telegram invite, invoicing details (docs/portal.md). */
-  portalActions: PortalActions;
-  /** Members' invoicing details, passed to Stripe as the customer's (docs/portal.md). */
-  invoicing: InvoicingService;
-  /** Discord's interactions with the project's bot: commands and buttons for members (docs/front-desk.md). */
-  discordInteractions: DiscordInteractions;
-  /** Registers the commands for members in the guilds of a project's Discord targets. */
-  discordCommands: DiscordCommandsRegistration;
-  /** The public plan page of a project (docs/web.md). */
-  publicPages: PublicPageService;
-  /** Login with Discord for a web buyer: their Discord id becomes their pay link's member (docs/web.md). */
-  discordLogin: DiscordLoginService;
-}
 
 export interface Container {
   readonly config: Config;
@@ -208,141 +130,4 @@ function keyHome(storage: StorageOptions | null, database: Database | undefined)
   // A database handed in (tests, benches) is embedded only in memory: its key lives as long.
   if (storage?.kind === 'pglite-memory' || database?.kind === 'pglite') return { kind: 'memory' };
   return { kind: 'none' };
-}
-
-function createServices(
-  stores: Stores,
-  transactor: Transactor<Stores>,
-  config: Config,
-  clock: Clock,
-  resolve: Resolver,
-  secretBox: SecretBox | null,
-  webhookSecrets: WebhookSecrets,
-  stripe: StripeApi,
-  logger: Logger,
-): Services {
-  const auth = new AuthService(stores.projects, config.auth.cacheTtlMs);
-  const projects = new ProjectsService(stores.projects);
-  const plans = new PlansService(stores.plans);
-  const invoicing = new InvoicingService(stores.invoicing, clock);
-  const checkout = new CheckoutService(
-    stores.merchantAccounts,
-    stores.payments,
-    plans,
-    secretBox,
-    stripe,
-    new CheckoutCoupons(stores.coupons, transactor, stripe, clock),
-    new CheckoutCustomers(stores.portalLinks, invoicing, stripe),
-  );
-  const stripeEvents = new StripeEventsService(stores.merchantAccounts, transactor, secretBox, stripe, clock, { graceMs: config.payments.gracePeriodMs });
-  const { publicUrl } = config.frontDesk;
-  const payLinkService = new PayLinksService(
-    transactor,
-    stores.payLinks,
-    plans,
-    checkout,
-    stores.merchantAccounts,
-    stores.memberships,
-    stripeEvents,
-    stripe,
-    secretBox,
-    clock,
-    { publicUrl, ttlMs: PAY_LINK_TTL_MS },
-    stores.guildJoins,
-  );
-  // Only the error's class and message: a Discord error never carries the bot token, but its request might.
-  const logDiscord = (what: string) => (err: unknown) =>
-    logger.warn({ err: { type: (err as Error)?.name, message: (err as Error)?.message } }, what);
-  const discordCommands = new DiscordCommandsRegistration(
-    stores.discordFrontDesk,
-    secretBox,
-    discordCommandRegistrar(config.access.discordApiUrl),
-    logDiscord('registering the Discord commands failed'),
-  );
-  const portal = new PortalService({
-    transactor,
-    links: stores.portalLinks,
-    accounts: stores.merchantAccounts,
-    stripe,
-    invoicing,
-    box: secretBox,
-    clock,
-    publicUrl,
-  });
-  const access = new AccessService(stores.access, stores.accessPlan, stores.telegramInvites, clock);
-  const portalActions = new PortalActions({
-    links: stores.portalLinks,
-    accounts: stores.merchantAccounts,
-    stripe,
-    stripeEvents,
-    invoicing,
-    access,
-    invites: stores.telegramInvites,
-    box: secretBox,
-    clock,
-  });
-  return {
-    auth,
-    projects,
-    apiKeys: new ApiKeysService(stores.apiKeys, auth, { maxPerProject: config.auth.maxKeysPerProject }),
-    settings: new SettingsService(stores.settings),
-    users: new UsersService(stores.users),
-    memberships: new MembershipsService(stores.memberships, clock, transactor, stores.bulkExtend),
-    webhooks: new WebhooksService(stores.webhooks, stores.deliveryLog, webhookSecrets, clock, {
-      allowPrivate: config.webhooks.allowPrivate,
-      maxPerProject: config.webhooks.maxPerProject,
-      resolve,
-    }),
-    plans,
-    // A Discord target created or deleted may change the guilds the commands are registered in.
-    targets: new TargetsService(stores.targets, (projectId) => void discordCommands.register(projectId)),
-    liveTokens: new LiveTokenService(
-      stores.instanceSecrets,
-      { ttlSeconds: config.live.tokenTtlSeconds, secret: config.live.tokenSecret },
-      clock,
-    ),
-    // Connecting a bot plans the whole project (the planner's store).
-    integrations: new IntegrationsService(
-      stores.integrations,
-      secretBox,
-      { discord: discordTokenCheck(config.access.discordApiUrl), telegram: telegramTokenCheck(config.access.telegramApiUrl) },
-      stores.accessPlan,
-      clock,
-      async (projectId, platform) => {
-        if (platform === 'discord') await discordCommands.register(projectId);
-      },
-    ),
-    access,
-    telegramWebhook: new TelegramWebhookService(
-      stores.telegramUpdates,
-      TelegramWebhookSecrets.of(secretBox),
-      { enabled: config.access.telegram.updates === 'webhook' },
-      clock,
-    ),
-    merchantAccounts: new MerchantAccountsService(stores.merchantAccounts, secretBox, stripe, clock),
-    checkout,
-    stripeEvents,
-    payments: new PaymentsService(stores.payments),
-    coupons: new CouponsService(stores.coupons, clock),
-    payLinks: payLinkService,
-    portal,
-    portalActions,
-    invoicing,
-    discordInteractions: new DiscordInteractions(
-      stores.discordFrontDesk,
-      // A plan button's answer: the pressing member's own pay link.
-      payLinkService,
-      discordFollowUps(config.access.discordApiUrl),
-      clock,
-      logDiscord('answering a Discord interaction failed'),
-      portal,
-      // A member who talks to the bot is reachable again (docs/front-desk.md, "Confirmations").
-      stores.notifications,
-    ),
-    discordCommands,
-    publicPages: new PublicPageService(stores.web, clock),
-    discordLogin: new DiscordLoginService(stores.web, discordOAuth(config.access.discordApiUrl), payLinkService, portal, secretBox, clock, {
-      redirectUri: `${publicUrl.replace(/\/+$/, '')}/auth/discord/callback`,
-    }),
-  };
 }
