@@ -11,8 +11,9 @@
  *
  *   npm run build && npx tsx bench/web.ts      # PostgreSQL at BENCH_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test, and PGlite
  *
- * BENCH_WEB_RATE, BENCH_WEB_SECONDS and BENCH_WEB_STORAGES (`pg,pglite`) change the run. Writes the
- * `web` section of bench/RESULTS.md.
+ * BENCH_WEB_RATE, BENCH_WEB_SECONDS and BENCH_WEB_STORAGES (`pg,pglite`) change the run; BENCH_DIST
+ * (a copy of an earlier build's dist/) measures that build instead, to compare two back to back.
+ * Writes the `web` section of bench/RESULTS.md.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
