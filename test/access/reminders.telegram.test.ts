@@ -40,7 +40,7 @@ describe('Telegram: reminders before the end', () => {
   };
   const remind = () => new RemindersJob(h.container.stores.reminders, clock, createLogger('silent'), { intervalMs: 60_000, batchSize: 100 }).passOnce();
 
-  it('a recurring plan: one message that it renews, with a portal link, sent late after an outage; one membership.expiring', async () => {
+  it('a recurring plan: one message that it renews, with a portal link, sent late after an outage; a membership.expiring for each offset passed', async () => {
     const p = await telegramProject(h);
     const botId = Number(p.bot.id);
     const plan = await createPlan(p.t, { plan_name: 'Gold', plan_price: '10', plan_duration: '30 days', plan_data: { plan_recurring: true, plan_one_time: false } });
@@ -58,6 +58,9 @@ describe('Telegram: reminders before the end', () => {
     await send();
     expect(h.telegram.messages(botId, member.id)).toHaveLength(1);
     const events = (await eventsOf(h, p.t.projectId, 'membership.expiring')) as { offset: string; end_date: string }[];
-    expect(events.map((e) => [e.offset, e.end_date])).toStrictEqual([['1d', m.membership_end_date]]);
+    expect(events.map((e) => [e.offset, e.end_date])).toStrictEqual([
+      ['3d', m.membership_end_date],
+      ['1d', m.membership_end_date],
+    ]);
   });
 });
