@@ -1,13 +1,11 @@
-import { mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import axe from 'axe-core';
 import { sql } from 'drizzle-orm';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeChromium, launchChromium, needBrowser, type LaunchedChromium } from '../support/browser.js';
+import { describe, expect, it } from 'vitest';
+import { needBrowser } from '../support/browser.js';
+import { serveApp } from '../support/browser-pages.js';
 import { payLinkStarted } from '../support/front-desk.js';
-import { createHarness, type Harness } from '../support/harness.js';
 
 /**
  * The member pages in a real headless Chromium (test/support/browser.ts), on a phone-sized
@@ -18,33 +16,10 @@ import { createHarness, type Harness } from '../support/harness.js';
  * test-artifacts/ (not committed) for a person to look at.
  */
 
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/front-desk/', import.meta.url));
 const PHONE = { width: 390, height: 844 };
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-let h: Harness;
-let origin: string;
-let launched: LaunchedChromium | undefined;
-beforeAll(async () => {
-  const port = await freePort();
-  origin = `http://127.0.0.1:${port}`;
-  h = await createHarness({ env: { TENURE_PUBLIC_URL: origin } });
-  await h.app.listen({ port, host: '127.0.0.1' });
-  launched = await launchChromium(CHROMIUM_ARGS);
-  mkdirSync(ARTIFACTS, { recursive: true });
-});
-afterAll(async () => {
-  await closeChromium(launched);
-  await h?.close();
-});
+const served = serveApp(ARTIFACTS);
 
 /** A phone-sized page. */
 async function phonePage(browser: Browser): Promise<Page> {
@@ -79,9 +54,9 @@ async function checkPage(page: Page, name: string): Promise<void> {
 
 describe('the member pages in a browser', () => {
   it('a pay link: to Stripe checkout, paid, back to a done page saying the member is in', async (ctx) => {
-    const browser = needBrowser(launched, ctx);
-    const { link, user, t } = await payLinkStarted(h);
-    expect(link.url.startsWith(`${origin}/pay/`)).toBe(true);
+    const browser = needBrowser(served.launched, ctx);
+    const { link, user, t } = await payLinkStarted(served.h);
+    expect(link.url.startsWith(`${served.origin}/pay/`)).toBe(true);
     const page = await phonePage(browser);
     const problems: string[] = [];
     // A CSP refusal or a script error would show here; a 4xx page's own status is logged too, and is not one.
@@ -94,11 +69,11 @@ describe('the member pages in a browser', () => {
     const checkoutUrl = await sentToStripe(page, 'checkout.stripe.com', () => page.goto(link.url));
     const sessionId = /\/c\/pay\/(cs_test_[A-Za-z0-9]+)$/.exec(checkoutUrl)?.[1];
     expect(sessionId, checkoutUrl).toBeDefined();
-    expect(h.stripe.world.session(sessionId!).url).toBe(checkoutUrl);
-    const session = h.stripe.world.session(sessionId!);
+    expect(served.h.stripe.world.session(sessionId!).url).toBe(checkoutUrl);
+    const session = served.h.stripe.world.session(sessionId!);
     expect(session.metadata.user_id).toBe(user);
     // The member pays; Stripe's event is late, so the done page reads the session itself.
-    h.stripe.world.pay(sessionId!);
+    served.h.stripe.world.pay(sessionId!);
     await page.goto(session.success_url as string);
     expect(await page.locator('h1').textContent()).toBe('You are in!');
     await expect.poll(async () => (await t.request({ method: 'GET', url: `${t.base}/memberships?user_id=${user}` })).json().data[0]?.status).toBe('active');
@@ -112,15 +87,15 @@ describe('the member pages in a browser', () => {
   });
 
   it('an expired link and an unknown one: clear pages, nothing else', async (ctx) => {
-    const browser = needBrowser(launched, ctx);
-    const { link, t } = await payLinkStarted(h);
-    await h.database.db.execute(sql`UPDATE pay_links SET expires_at = now() - interval '1 minute' WHERE project_id = ${t.projectId}`);
+    const browser = needBrowser(served.launched, ctx);
+    const { link, t } = await payLinkStarted(served.h);
+    await served.h.database.db.execute(sql`UPDATE pay_links SET expires_at = now() - interval '1 minute' WHERE project_id = ${t.projectId}`);
     const page = await phonePage(browser);
     const answer = await page.goto(link.url);
     expect(answer?.status()).toBe(410);
     expect(await page.locator('h1').textContent()).toBe('This link has expired');
     await checkPage(page, '4-link-expired');
-    const unknown = await page.goto(`${origin}/pay/${'A'.repeat(32)}`);
+    const unknown = await page.goto(`${served.origin}/pay/${'A'.repeat(32)}`);
     expect(unknown?.status()).toBe(404);
     await checkPage(page, '5-link-unknown');
     await page.context().close();

@@ -1,11 +1,9 @@
-import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { startWorkerRuntime, type WorkerRuntime } from '../../src/worker-runtime.js';
-import { closeChromium, launchChromium, needBrowser, type LaunchedChromium } from '../support/browser.js';
-import { CHROMIUM_ARGS, checkPage, freePort, sentToStripe, WIDTHS } from '../support/browser-pages.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { needBrowser } from '../support/browser.js';
+import { checkPage, sentToStripe, serveApp, WIDTHS } from '../support/browser-pages.js';
 import { webShop } from '../support/web.js';
 
 /**
@@ -22,22 +20,10 @@ import { webShop } from '../support/web.js';
 
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/web-walk/', import.meta.url));
 
-let h: Harness;
-let origin: string;
-let launched: LaunchedChromium | undefined;
+const served = serveApp(ARTIFACTS);
 let runtime: WorkerRuntime | undefined;
-beforeAll(async () => {
-  const port = await freePort();
-  origin = `http://127.0.0.1:${port}`;
-  h = await createHarness({ env: { TENURE_PUBLIC_URL: origin } });
-  await h.app.listen({ port, host: '127.0.0.1' });
-  launched = await launchChromium(CHROMIUM_ARGS);
-  mkdirSync(ARTIFACTS, { recursive: true });
-});
 afterAll(async () => {
   await runtime?.stop();
-  await closeChromium(launched);
-  await h?.close();
 });
 
 const heading = (page: Page) => page.locator('h1').textContent();
@@ -45,11 +31,11 @@ const check = (page: Page, name: string) => checkPage(page, ARTIFACTS, name);
 
 describe('a member’s whole way on the web, in a browser', () => {
   it('plan page → Discord → Stripe → done → in the guild with the role → portal signed in with Discord → cancel → Manage billing', { timeout: 180_000 }, async (ctx) => {
-    const browser = needBrowser(launched, ctx);
-    const shop = await webShop(h, { planName: 'Gold', projectName: 'The Night Owls', recurring: true });
+    const browser = needBrowser(served.launched, ctx);
+    const shop = await webShop(served.h, { planName: 'Gold', projectName: 'The Night Owls', recurring: true });
     await shop.t.request({ method: 'PATCH', url: `${shop.t.base}/settings`, payload: { page_accent_color: '#0b6e4f' } });
     const buyer = '623456789012345678';
-    h.discord.oauth.nextLogin = { userId: buyer };
+    served.h.discord.oauth.nextLogin = { userId: buyer };
 
     const context = await browser.newContext({ viewport: WIDTHS.phone, deviceScaleFactor: 2 });
     const page = await context.newPage();
@@ -57,7 +43,7 @@ describe('a member’s whole way on the web, in a browser', () => {
     // A CSP refusal or a script error would show here; a 4xx page's own status is logged too, and is not one.
     page.on('console', (m) => m.type() === 'error' && !m.text().startsWith('Failed to load resource') && problems.push(m.text()));
 
-    await page.goto(`${origin}/p/${shop.t.projectId}`);
+    await page.goto(`${served.origin}/p/${shop.t.projectId}`);
     expect(await heading(page)).toBe('The Night Owls');
     await check(page, '01-plans');
 
@@ -65,20 +51,20 @@ describe('a member’s whole way on the web, in a browser', () => {
     const checkoutUrl = await sentToStripe(page, 'checkout.stripe.com', () => page.getByRole('button', { name: 'Buy Gold with Discord' }).click());
     const sessionId = /\/c\/pay\/(cs_test_[A-Za-z0-9]+)$/.exec(checkoutUrl)?.[1];
     expect(sessionId, checkoutUrl).toBeDefined();
-    const session = h.stripe.world.session(sessionId!);
+    const session = served.h.stripe.world.session(sessionId!);
     expect(session.metadata.user_id).toBe(buyer);
-    expect(h.discord.oauth.logins).toContain(buyer);
+    expect(served.h.discord.oauth.logins).toContain(buyer);
 
     // Paid on Stripe's page; Stripe sends the member back to the done page, which applies the payment.
-    h.stripe.world.pay(sessionId!);
+    served.h.stripe.world.pay(sessionId!);
     await page.goto(session.success_url as string);
     expect(await heading(page)).toBe('You are in!');
     expect(await page.locator('main').textContent()).toContain('We are adding you to the Discord server now');
     await check(page, '02-done-joining');
 
-    runtime = await startWorkerRuntime(h.container, { pollMs: 200 });
-    await expect.poll(() => h.discord.memberRoles(shop.guildId, buyer), { timeout: 20_000, interval: 200 }).toStrictEqual([shop.roleId]);
-    expect(h.discord.oauth.joins).toContain(`${shop.guildId}:${buyer}`);
+    runtime = await startWorkerRuntime(served.h.container, { pollMs: 200 });
+    await expect.poll(() => served.h.discord.memberRoles(shop.guildId, buyer), { timeout: 20_000, interval: 200 }).toStrictEqual([shop.roleId]);
+    expect(served.h.discord.oauth.joins).toContain(`${shop.guildId}:${buyer}`);
     // The page's Reload button: a link to itself, no script.
     await page.getByRole('link', { name: 'Reload' }).click();
     expect(await heading(page)).toBe('You are in!');
@@ -86,8 +72,8 @@ describe('a member’s whole way on the web, in a browser', () => {
     await check(page, '03-done-joined');
 
     // Later: the plan page's "Manage your membership" → Login with Discord (identify) → the portal.
-    h.discord.oauth.nextLogin = { userId: buyer };
-    await page.goto(`${origin}/p/${shop.t.projectId}`);
+    served.h.discord.oauth.nextLogin = { userId: buyer };
+    await page.goto(`${served.origin}/p/${shop.t.projectId}`);
     await page.getByRole('link', { name: 'Manage your membership' }).click();
     expect(await page.getByRole('heading', { level: 2 }).textContent()).toBe('Manage your membership');
     await check(page, '04-sign-in');
@@ -117,20 +103,20 @@ describe('a member’s whole way on the web, in a browser', () => {
     expect(await page.getByRole('status').textContent()).toContain('Your invoicing details are saved');
     expect(await page.locator('.address').textContent()).toContain('VAT ID DE123456789');
 
-    const subscriptionId = h.stripe.world.session(sessionId!).subscription!;
+    const subscriptionId = served.h.stripe.world.session(sessionId!).subscription!;
     await page.getByRole('link', { name: 'Cancel renewal' }).click();
     expect(await heading(page)).toBe('Cancel the renewal of Gold?');
     await check(page, '08-cancel-confirm');
     await page.getByRole('button', { name: 'Yes, cancel the renewal' }).click();
     expect(await page.getByRole('status').textContent()).toContain('Your renewal is cancelled');
-    expect(h.stripe.world.subscriptions.get(subscriptionId)!.cancel_at_period_end).toBe(true);
+    expect(served.h.stripe.world.subscriptions.get(subscriptionId)!.cancel_at_period_end).toBe(true);
 
     await page.getByRole('link', { name: 'Resume renewal' }).click();
     expect(await heading(page)).toBe('Resume the renewal of Gold?');
     await check(page, '09-resume-confirm');
     await page.getByRole('button', { name: 'Yes, resume the renewal' }).click();
     expect(await gold.textContent()).toContain('Renews on');
-    expect(h.stripe.world.subscriptions.get(subscriptionId)!.cancel_at_period_end).toBe(false);
+    expect(served.h.stripe.world.subscriptions.get(subscriptionId)!.cancel_at_period_end).toBe(false);
 
     await page.getByRole('link', { name: 'Cancel renewal' }).click();
     await page.getByRole('button', { name: 'Yes, cancel the renewal' }).click();
@@ -138,9 +124,9 @@ describe('a member’s whole way on the web, in a browser', () => {
     await check(page, '10-cancelling');
 
     const billingUrl = await sentToStripe(page, 'billing.stripe.com', () => page.getByRole('button', { name: 'Manage billing' }).click());
-    expect(billingUrl).toBe(h.stripe.portalSessions.at(-1)!.url);
-    const customer = h.stripe.world.session(sessionId!).customer!;
-    expect(h.stripe.customers.get(customer)).toMatchObject({ name: 'Ada Lovelace', business_name: 'Analytical Engines GmbH', address: { country: 'DE', city: 'Berlin' } });
+    expect(billingUrl).toBe(served.h.stripe.portalSessions.at(-1)!.url);
+    const customer = served.h.stripe.world.session(sessionId!).customer!;
+    expect(served.h.stripe.customers.get(customer)).toMatchObject({ name: 'Ada Lovelace', business_name: 'Analytical Engines GmbH', address: { country: 'DE', city: 'Berlin' } });
     // Back from Stripe to the page, in the same browser.
     await page.goto(portalUrl);
     expect(await heading(page)).toBe('Your memberships');

@@ -1,10 +1,8 @@
-import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeChromium, launchChromium, needBrowser, type LaunchedChromium } from '../support/browser.js';
-import { CHROMIUM_ARGS, checkPage, freePort, WIDTHS } from '../support/browser-pages.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { describe, expect, it } from 'vitest';
+import { needBrowser } from '../support/browser.js';
+import { checkPage, serveApp, WIDTHS } from '../support/browser-pages.js';
 import { webShop } from '../support/web.js';
 
 /**
@@ -17,21 +15,7 @@ import { webShop } from '../support/web.js';
 
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/web/', import.meta.url));
 
-let h: Harness;
-let origin: string;
-let launched: LaunchedChromium | undefined;
-beforeAll(async () => {
-  const port = await freePort();
-  origin = `http://127.0.0.1:${port}`;
-  h = await createHarness({ env: { TENURE_PUBLIC_URL: origin } });
-  await h.app.listen({ port, host: '127.0.0.1' });
-  launched = await launchChromium(CHROMIUM_ARGS);
-  mkdirSync(ARTIFACTS, { recursive: true });
-});
-afterAll(async () => {
-  await closeChromium(launched);
-  await h?.close();
-});
+const served = serveApp(ARTIFACTS);
 
 async function phonePage(browser: Browser): Promise<Page> {
   const context = await browser.newContext({ viewport: WIDTHS.phone, deviceScaleFactor: 2 });
@@ -40,9 +24,9 @@ async function phonePage(browser: Browser): Promise<Page> {
 
 describe('members on the web in a browser', () => {
   it('the landing page says what this server is', async (ctx) => {
-    const browser = needBrowser(launched, ctx);
+    const browser = needBrowser(served.launched, ctx);
     const page = await phonePage(browser);
-    await page.goto(`${origin}/`);
+    await page.goto(`${served.origin}/`);
     expect(await page.locator('h1').textContent()).toBe('tenure');
     expect(await page.getByRole('link', { name: 'the API documentation' }).getAttribute('href')).toBe('/docs');
     await checkPage(page, ARTIFACTS, '1-landing');
@@ -50,11 +34,11 @@ describe('members on the web in a browser', () => {
   });
 
   it('consent denied: a page saying what happened and what to do', async (ctx) => {
-    const browser = needBrowser(launched, ctx);
-    const shop = await webShop(h, { planName: 'Silver' });
-    h.discord.oauth.nextLogin = { deny: true };
+    const browser = needBrowser(served.launched, ctx);
+    const shop = await webShop(served.h, { planName: 'Silver' });
+    served.h.discord.oauth.nextLogin = { deny: true };
     const page = await phonePage(browser);
-    await page.goto(`${origin}/p/${shop.t.projectId}`);
+    await page.goto(`${served.origin}/p/${shop.t.projectId}`);
     await page.getByRole('button', { name: 'Buy Silver with Discord' }).click();
     await page.waitForURL(/\/auth\/discord\/callback/);
     expect(await page.locator('h1').textContent()).toBe('You did not allow the login');

@@ -1,7 +1,10 @@
 import { createServer } from 'node:net';
 import axe from 'axe-core';
 import type { Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { mkdirSync } from 'node:fs';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { closeChromium, launchChromium, type LaunchedChromium } from './browser.js';
+import { createHarness, type Harness } from './harness.js';
 
 /** What the member pages' browser tests share (test/support/browser.ts launches the browser). */
 
@@ -15,6 +18,35 @@ export async function freePort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
+}
+
+/** The real app listening at its TENURE_PUBLIC_URL and a launched Chromium, for one browser test file. */
+export interface ServedApp {
+  readonly h: Harness;
+  readonly origin: string;
+  readonly launched: LaunchedChromium | undefined;
+}
+
+/**
+ * One line of set-up per browser test file: the app on a free port (the browser needs a real
+ * server, and the links it makes that server's address), Chromium, and `artifacts` made for the
+ * screenshots; all closed after the file. Hooks a file adds after this one run before these close.
+ */
+export function serveApp(artifacts: string): ServedApp {
+  const served = {} as { h: Harness; origin: string; launched: LaunchedChromium | undefined };
+  beforeAll(async () => {
+    const port = await freePort();
+    served.origin = `http://127.0.0.1:${port}`;
+    served.h = await createHarness({ env: { TENURE_PUBLIC_URL: served.origin } });
+    await served.h.app.listen({ port, host: '127.0.0.1' });
+    served.launched = await launchChromium(CHROMIUM_ARGS);
+    mkdirSync(artifacts, { recursive: true });
+  });
+  afterAll(async () => {
+    await closeChromium(served.launched);
+    await served.h?.close();
+  });
+  return served;
 }
 
 /**
