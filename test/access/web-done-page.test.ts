@@ -1,9 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { createGuildJoinJob, type GuildJoinRunner } from '../../src/web/guild-join-job.js';
+import { describe, expect, it } from 'vitest';
 import { headingOf } from '../support/front-desk.js';
 import { useHarness } from '../support/harness.js';
 import { textOf } from '../support/portal.js';
-import { loginThrough, webShop, type WebShop } from '../support/web.js';
+import { checkoutAfterLogin, guildJoinPasses, webShop, type WebShop } from '../support/web.js';
 
 /**
  * The done page after a purchase with Login with Discord (docs/web.md, "What the done page tells
@@ -14,25 +13,11 @@ import { loginThrough, webShop, type WebShop } from '../support/web.js';
 
 describe('the done page tells a member who logged in with Discord how joining the server went', () => {
   const h = useHarness();
-  const jobs: GuildJoinRunner[] = [];
-  afterEach(async () => {
-    for (const j of jobs.splice(0)) await j.stop();
-  });
-  const pass = async () => {
-    const j = createGuildJoinJob(h.container, { pollMs: 60_000 })!;
-    jobs.push(j);
-    j.wake();
-    await j.idle();
-  };
+  const pass = guildJoinPasses(h);
 
   /** Logs `buyer` in and pays on Stripe; Stripe sends them back to the done page, which applies the payment. */
   async function paid(shop: WebShop, buyer: string) {
-    h.discord.oauth.nextLogin = { userId: buyer };
-    const { res } = await loginThrough(h, shop);
-    expect(res.statusCode, res.body).toBe(303);
-    const payPath = res.headers.location as string;
-    const open = await h.app.inject({ method: 'GET', url: payPath });
-    const sessionId = /(cs_test_[A-Za-z0-9]+)$/.exec(open.headers.location as string)![1]!;
+    const { payPath, sessionId } = await checkoutAfterLogin(h, shop, buyer);
     h.stripe.world.pay(sessionId);
     return `${payPath}/done`;
   }

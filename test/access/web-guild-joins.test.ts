@@ -1,11 +1,10 @@
 import { sql } from 'drizzle-orm';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { rowsOf } from '../../src/database/db.js';
-import { createGuildJoinJob, type GuildJoinRunner } from '../../src/web/guild-join-job.js';
 import { useHarness } from '../support/harness.js';
 import { deliverAll, membershipOf } from '../support/payments.js';
 import { eventsOf } from '../support/telegram.js';
-import { loginThrough, webShop, type WebShop } from '../support/web.js';
+import { checkoutAfterLogin, guildJoinPasses, webShop, type WebShop } from '../support/web.js';
 
 /**
  * After payment (docs/web.md): a member who logged in with Discord on the web is added to the
@@ -16,16 +15,7 @@ import { loginThrough, webShop, type WebShop } from '../support/web.js';
 
 describe('guild joins after a payment of a member who logged in with Discord', () => {
   const h = useHarness();
-  const jobs: GuildJoinRunner[] = [];
-  afterEach(async () => {
-    for (const j of jobs.splice(0)) await j.stop();
-  });
-  const pass = async () => {
-    const j = createGuildJoinJob(h.container, { pollMs: 60_000 })!;
-    jobs.push(j);
-    j.wake();
-    await j.idle();
-  };
+  const pass = guildJoinPasses(h);
   const joins = async (projectId: string) =>
     rowsOf<{ state: string; attempts: number; last_error: string | null }>(
       await h.database.db.execute(sql`SELECT state, attempts, last_error FROM guild_joins WHERE project_id = ${projectId} ORDER BY created_at`),
@@ -33,12 +23,7 @@ describe('guild joins after a payment of a member who logged in with Discord', (
 
   /** Logs `buyer` in, opens their pay link (Stripe's checkout session) and pays it; Stripe's events delivered. */
   async function paidAfterLogin(shop: WebShop, buyer: string) {
-    h.discord.oauth.nextLogin = { userId: buyer };
-    const { res } = await loginThrough(h, shop);
-    expect(res.statusCode, res.body).toBe(303);
-    const open = await h.app.inject({ method: 'GET', url: res.headers.location as string });
-    expect(open.statusCode, open.body).toBe(303);
-    const sessionId = /(cs_test_[A-Za-z0-9]+)$/.exec(open.headers.location as string)![1]!;
+    const { sessionId } = await checkoutAfterLogin(h, shop, buyer);
     const events = h.stripe.world.pay(sessionId);
     await deliverAll(h, shop.stripe, events);
     return events;

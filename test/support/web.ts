@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
-import { expect } from 'vitest';
+import { afterEach, expect } from 'vitest';
+import { createGuildJoinJob, type GuildJoinRunner } from '../../src/web/guild-join-job.js';
 import { addBot, discordPath, type TestBot } from './bots.js';
 import { createPlan, createTarget, grant, snowflake } from './catalogue.js';
 import type { Harness, Tenant } from './harness.js';
@@ -97,4 +98,35 @@ export async function loginThrough(h: Harness, shop: WebShop) {
   expect(started.res.statusCode, started.res.body).toBe(303);
   const location = await authorize(started.res.headers.location as string);
   return { res: await callback(h, location, started.cookies), location, cookies: started.cookies };
+}
+
+/**
+ * A pass of the guild join job, as a worker would run it after a payment: each call builds a job,
+ * wakes it and waits for it to be idle; every job made is stopped after each test.
+ */
+export function guildJoinPasses(h: Harness): () => Promise<void> {
+  const jobs: GuildJoinRunner[] = [];
+  afterEach(async () => {
+    for (const j of jobs.splice(0)) await j.stop();
+  });
+  return async () => {
+    const j = createGuildJoinJob(h.container, { pollMs: 60_000 })!;
+    jobs.push(j);
+    j.wake();
+    await j.idle();
+  };
+}
+
+/**
+ * `buyer` logs in with Discord for the shop's plan and opens their pay link: the pay link's path
+ * and the Checkout Session it made, not paid yet.
+ */
+export async function checkoutAfterLogin(h: Harness, shop: WebShop, buyer: string): Promise<{ payPath: string; sessionId: string }> {
+  h.discord.oauth.nextLogin = { userId: buyer };
+  const { res } = await loginThrough(h, shop);
+  expect(res.statusCode, res.body).toBe(303);
+  const payPath = res.headers.location as string;
+  const open = await h.app.inject({ method: 'GET', url: payPath });
+  expect(open.statusCode, open.body).toBe(303);
+  return { payPath, sessionId: /(cs_test_[A-Za-z0-9]+)$/.exec(open.headers.location as string)![1]! };
 }
