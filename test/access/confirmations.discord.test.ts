@@ -1,13 +1,13 @@
 import { sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
-import { rowsOf } from '../../src/database/db.js';
 import type { REST } from '@discordjs/rest';
 import type { AccessWorker } from '../../src/access/access.worker.js';
 import type { ConfirmationJob } from '../../src/domain/front-desk/confirmations.js';
 import { createAccessWorker, createConfirmationJob } from '../../src/platform-jobs.js';
 import { snowflake } from '../support/catalogue.js';
 import { command, frontDeskGuild, postInteraction } from '../support/discord-interactions.js';
-import { useHarness, type Harness } from '../support/harness.js';
+import { notificationRows, unreachableMembers } from '../support/front-desk.js';
+import { useHarness } from '../support/harness.js';
 import { checkout, connectStripe, deliver, deliverAll, membershipOf, pick } from '../support/payments.js';
 import { eventsOf } from '../support/telegram.js';
 
@@ -18,13 +18,6 @@ import { eventsOf } from '../support/telegram.js';
  * Message); a member whose DMs are closed (403 50007) is recorded
  * once with one `notification.failed`, never retried, and reachable again after an interaction.
  */
-
-const notificationRows = async (h: Harness, projectId: string) =>
-  rowsOf<{ state: string; attempts: number; platform: string }>(
-    await h.container.database.db.execute(sql`SELECT state, attempts, platform FROM notifications WHERE project_id = ${projectId} ORDER BY created_at`),
-  );
-const unreachable = async (h: Harness, projectId: string) =>
-  rowsOf(await h.container.database.db.execute(sql`SELECT user_id, platform, reason FROM unreachable_members WHERE project_id = ${projectId}`));
 
 describe('Discord: confirmations after a payment', () => {
   const h = useHarness();
@@ -82,12 +75,12 @@ describe('Discord: confirmations after a payment', () => {
     const messages = () => h.discord.calls.filter((c) => c.botId === g.bot.id && c.route === '/channels/{channel.id}/messages').length;
     expect(messages()).toBe(1);
     expect(await notificationRows(h, g.t.projectId)).toMatchObject([{ state: 'unreachable', attempts: 1 }]);
-    expect(await unreachable(h, g.t.projectId)).toStrictEqual([{ user_id: member, platform: 'discord', reason: 'dm_closed' }]);
+    expect(await unreachableMembers(h, g.t.projectId)).toStrictEqual([{ user_id: member, platform: 'discord', reason: 'dm_closed' }]);
     expect(await eventsOf(h, g.t.projectId, 'notification.failed')).toStrictEqual([{ user_id: member, channel: 'discord', reason: 'dm_closed' }]);
 
     const res = await postInteraction(h, g.t, h.discord.signInteraction(g.bot.id, command('memberships', g.guildId, member)));
     expect(res.statusCode, res.body).toBe(200);
-    expect(await unreachable(h, g.t.projectId)).toStrictEqual([]);
+    expect(await unreachableMembers(h, g.t.projectId)).toStrictEqual([]);
   });
 
   it('a 5xx is retried after a pause, not at once, and the DM then goes', async () => {

@@ -1,12 +1,11 @@
-import { sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
-import { rowsOf } from '../../src/database/db.js';
 import type { AccessWorker } from '../../src/access/access.worker.js';
 import type { TelegramClient } from '../../src/access/telegram/client.js';
 import type { ConfirmationJob } from '../../src/domain/front-desk/confirmations.js';
 import { createConfirmationJob } from '../../src/platform-jobs.js';
 import { createPlan, grant } from '../support/catalogue.js';
-import { useHarness, type Harness } from '../support/harness.js';
+import { notificationRows, unreachableMembers } from '../support/front-desk.js';
+import { useHarness } from '../support/harness.js';
 import { checkout, connectStripe, deliver, deliverAll, membershipOf, pick } from '../support/payments.js';
 import { eventsOf, telegramProject, useTelegramWorkers } from '../support/telegram.js';
 import { messagesIn, useTalkingBot } from '../support/telegram-conversation.js';
@@ -18,13 +17,6 @@ import { eventually } from '../support/webhook-harness.js';
  * the project's bot, with the paced client of the Telegram access worker holding it, on the fake Bot API; a member who blocked the bot is recorded once, with one
  * `notification.failed`, and reachable again once they talk to the bot.
  */
-
-const notificationRows = async (h: Harness, projectId: string) =>
-  rowsOf<{ state: string; attempts: number; platform: string }>(
-    await h.container.database.db.execute(sql`SELECT state, attempts, platform FROM notifications WHERE project_id = ${projectId} ORDER BY created_at`),
-  );
-const unreachable = async (h: Harness, projectId: string) =>
-  rowsOf(await h.container.database.db.execute(sql`SELECT user_id, platform, reason FROM unreachable_members WHERE project_id = ${projectId}`));
 
 describe('Telegram: confirmations after a payment', () => {
   const h = useHarness();
@@ -96,12 +88,12 @@ describe('Telegram: confirmations after a payment', () => {
       { state: 'unreachable', attempts: 1 },
       { state: 'unreachable', attempts: 1 },
     ]);
-    expect(await unreachable(h, p.t.projectId)).toStrictEqual([{ user_id: String(member.id), platform: 'telegram', reason: 'bot_blocked' }]);
+    expect(await unreachableMembers(h, p.t.projectId)).toStrictEqual([{ user_id: String(member.id), platform: 'telegram', reason: 'bot_blocked' }]);
     expect(await eventsOf(h, p.t.projectId, 'notification.failed')).toStrictEqual([{ user_id: String(member.id), channel: 'telegram', reason: 'bot_blocked' }]);
 
     h.telegram.setBlocked(member.id, botId, false);
     h.telegram.say(member.id, botId, '/status');
     await messagesIn(h, botId, member.id, 2);
-    await eventually(async () => (await unreachable(h, p.t.projectId)).length === 0, 'the member reachable again');
+    await eventually(async () => (await unreachableMembers(h, p.t.projectId)).length === 0, 'the member reachable again');
   });
 });

@@ -8,9 +8,8 @@ import type { ConfirmationJob } from '../../src/domain/front-desk/confirmations.
 import { createAccessWorker, createConfirmationJob } from '../../src/platform-jobs.js';
 import { startWorkerRuntime, type WorkerRuntime } from '../../src/worker-runtime.js';
 import { createMembership } from '../support/api.js';
-import { addBot, connectBot, type TestBot } from '../support/bots.js';
-import { createPlan } from '../support/catalogue.js';
-import { onPostgres, useHarness, type Harness, type Tenant } from '../support/harness.js';
+import { discordBotShop, type BotShop } from '../support/front-desk.js';
+import { onPostgres, useHarness, type Harness } from '../support/harness.js';
 import { eventually } from '../support/webhook-harness.js';
 
 /**
@@ -26,23 +25,10 @@ const MESSAGE_ROUTE = '/channels/{channel.id}/messages';
 /** Create Message, one per 2 s per bot: a second message in the window gets a 429 unless the client knows the bucket. */
 const MESSAGE_BUCKET = { limit: 1, windowMs: 2_000 };
 
-interface Shop {
-  t: Tenant;
-  bot: TestBot;
-  planId: string;
-}
-
-/** A project with its Discord bot connected and a plan granting nothing there (its confirmations go by the project's bot). */
-async function shop(h: Harness): Promise<Shop> {
-  const t = await h.tenant();
-  const bot = addBot(h.discord);
-  await connectBot(t, bot);
-  const plan = await createPlan(t, { plan_name: 'Gold' });
-  return { t, bot, planId: plan.plan_id };
-}
+const shop = (h: Harness) => discordBotShop(h);
 
 /** A member of the plan whose payment queued its confirmation (as the payment's transaction does). */
-async function paid(h: Harness, s: Shop): Promise<string> {
+async function paid(h: Harness, s: BotShop): Promise<string> {
   const m = await createMembership(s.t, { planId: s.planId });
   expect(await h.container.stores.notifications.queueConfirmation({ projectId: s.t.projectId, userId: m.user_id, planId: s.planId, paymentKey: `pi_${m.user_id}` }, new Date())).toBe(true);
   return m.user_id;

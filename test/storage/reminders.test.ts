@@ -9,8 +9,7 @@ import { createLogger } from '../../src/logger.js';
 import { createAccessWorker, createConfirmationJob } from '../../src/platform-jobs.js';
 import { RemindersStore } from '../../src/store/reminders.store.js';
 import { createMembership } from '../support/api.js';
-import { addBot, connectBot, type TestBot } from '../support/bots.js';
-import { createPlan } from '../support/catalogue.js';
+import { discordBotShop, type BotShop } from '../support/front-desk.js';
 import { onPostgres, useHarness, type Harness, type Tenant } from '../support/harness.js';
 import { ManualClock } from '../support/webhook-harness.js';
 
@@ -18,26 +17,14 @@ import { ManualClock } from '../support/webhook-harness.js';
  * Reminders before a membership ends (docs/lifecycle.md), on both storages, on a manual clock: the
  * reminders job writes one `membership.expiring` event and one message per (membership, end date,
  * offset), and the confirmations job sends the message through the project's bot on the fake
- * Discord: late after an outage (the nearest offset only), re-armed by an extension, never for an
+ * Discord: late after an outage (an event for each offset passed, a message for the nearest), re-armed by an extension, never for an
  * ended or deleted membership, never twice, held through quiet hours.
  */
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
-interface Shop {
-  t: Tenant;
-  bot: TestBot;
-  planId: string;
-}
-
-async function shop(h: Harness): Promise<Shop> {
-  const t = await h.tenant();
-  const bot = addBot(h.discord);
-  await connectBot(t, bot);
-  const plan = await createPlan(t, { plan_name: 'Gold', plan_price: '10', plan_duration: '30 days', plan_data: { plan_recurring: false, plan_one_time: true } });
-  return { t, bot, planId: plan.plan_id };
-}
+const shop = (h: Harness) => discordBotShop(h, { plan_price: '10', plan_duration: '30 days', plan_data: { plan_recurring: false, plan_one_time: true } });
 
 describe(`reminders before the end (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
   const clock = new ManualClock(new Date(Date.now() + 10 * 60_000));
@@ -60,7 +47,7 @@ describe(`reminders before the end (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, (
     jobs[0]!.wake();
     await jobs[0]!.idle();
   };
-  const endingIn = (s: Shop, ms: number) => createMembership(s.t, { planId: s.planId, endDate: new Date(clock.now().getTime() + ms).toISOString() });
+  const endingIn = (s: BotShop, ms: number) => createMembership(s.t, { planId: s.planId, endDate: new Date(clock.now().getTime() + ms).toISOString() });
   const expiring = async (projectId: string) =>
     rowsOf<{ data: { offset: string; end_date: string; membership: { membership_id: string; membership_end_date: string } } }>(
       await h.container.database.db.execute(sql`SELECT data FROM events WHERE project_id = ${projectId} AND type = 'membership.expiring' ORDER BY emitted_at, id`),

@@ -1,4 +1,7 @@
+import { sql } from 'drizzle-orm';
 import { expect } from 'vitest';
+import { rowsOf } from '../../src/database/db.js';
+import { addBot, connectBot, type TestBot } from './bots.js';
 import { createPlan } from './catalogue.js';
 import { userId, type Harness, type Tenant } from './harness.js';
 import { connectStripe } from './payments.js';
@@ -41,3 +44,28 @@ export const pathOf = (url: string) => new URL(url).pathname;
 
 /** The `<h1>` of an HTML page. */
 export const headingOf = (html: string) => /<h1[^>]*>([^<]*)<\/h1>/.exec(html)?.[1] ?? null;
+
+/** A project's notification rows (confirmations, invites, reminders), oldest first. */
+export const notificationRows = async (h: Harness, projectId: string) =>
+  rowsOf<{ state: string; attempts: number; platform: string }>(
+    await h.container.database.db.execute(sql`SELECT state, attempts, platform FROM notifications WHERE project_id = ${projectId} ORDER BY created_at`),
+  );
+
+/** The members a project's bots cannot write to. */
+export const unreachableMembers = async (h: Harness, projectId: string) =>
+  rowsOf(await h.container.database.db.execute(sql`SELECT user_id, platform, reason FROM unreachable_members WHERE project_id = ${projectId}`));
+
+export interface BotShop {
+  t: Tenant;
+  bot: TestBot;
+  planId: string;
+}
+
+/** A project with its Discord bot connected and one plan (`plan`'s fields, Gold by default): its messages go by that bot. */
+export async function discordBotShop(h: Harness, plan: Record<string, unknown> = {}): Promise<BotShop> {
+  const t = await h.tenant();
+  const bot = addBot(h.discord);
+  await connectBot(t, bot);
+  const created = await createPlan(t, { plan_name: 'Gold', ...plan });
+  return { t, bot, planId: created.plan_id };
+}
