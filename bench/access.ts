@@ -34,9 +34,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
-import { openDatabase, rowsOf, type Database } from '../src/database/db.js';
+import { rowsOf, type Database } from '../src/database/db.js';
 import { fakeSnowflake, startFakeDiscord, type FakeCall, type FakeDiscord } from '../test/support/fake-discord.js';
-import { benchDatabase, pgliteDir, type BenchContext } from './lib/context.js';
+import { seededStorage, type BenchContext } from './lib/context.js';
 import { isEntryPoint, type PhaseOptions, type PhaseResult, type Ratio } from './lib/phases.js';
 import { startServer, stopAll, type Server } from './lib/processes.js';
 import { measuredCommit, writeSection } from './lib/report.js';
@@ -204,23 +204,7 @@ async function measure(storage: Storage, members: number, s: ReturnType<typeof s
     for (let g = 1; g <= members; g++) fake.addMember(catalogue.guildId, memberId(g));
 
     const started = performance.now();
-    let env: Record<string, string>;
-    let tenant: Tenant;
-    if (storage === 'PostgreSQL') {
-      const { url } = await benchDatabase(ctx);
-      const database = await openDatabase({ kind: 'postgres', url, poolSize: 2 });
-      try {
-        await database.migrate();
-        tenant = await seed(database, members, catalogue);
-      } finally {
-        await database.close();
-      }
-      env = { DATABASE_URL: url, TENURE_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
-    } else {
-      const [dir, seeded] = await pgliteDir(ctx, `access-${randomBytes(3).toString('hex')}`, (database) => seed(database, members, catalogue));
-      tenant = seeded;
-      env = { DATA_DIR: dir };
-    }
+    const { env, seeded: tenant } = await seededStorage(ctx, storage, 'access', (database) => seed(database, members, catalogue));
     ctx.log(`access ${storage}: seeded ${members} expired memberships in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 
     server = await startServer(

@@ -26,9 +26,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
-import { openDatabase, rowsOf, type Database } from '../src/database/db.js';
+import { rowsOf, type Database } from '../src/database/db.js';
 import { fakeSnowflake, startFakeDiscord, type FakeDiscord } from '../test/support/fake-discord.js';
-import { benchDatabase, pgliteDir, type BenchContext } from './lib/context.js';
+import { seededStorage, type BenchContext } from './lib/context.js';
 import { isEntryPoint } from './lib/phases.js';
 import { startServer, stopAll, type Server } from './lib/processes.js';
 import { measuredCommit, writeSection } from './lib/report.js';
@@ -102,21 +102,7 @@ async function measure(storage: Storage, members: number, perSecond: number, ctx
       fake.addGuild({ id: g.guildId });
       fake.addRole(g.guildId, { id: g.roleId, position: 1, name: 'Member' });
     }
-    let env: Record<string, string>;
-    let tenant: Tenant;
-    if (storage === 'PostgreSQL') {
-      const { url } = await benchDatabase(ctx);
-      const database = await openDatabase({ kind: 'postgres', url, poolSize: 2 });
-      try {
-        await database.migrate();
-        tenant = await seed(database, members, guilds);
-      } finally {
-        await database.close();
-      }
-      env = { DATABASE_URL: url, TENURE_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
-    } else {
-      [env, tenant] = await pgliteDir(ctx, `gateway-${randomBytes(3).toString('hex')}`, (database) => seed(database, members, guilds)).then(([dir, t]) => [{ DATA_DIR: dir }, t] as const);
-    }
+    const { env, seeded: tenant } = await seededStorage(ctx, storage, 'gateway', (database) => seed(database, members, guilds));
     server = await startServer(
       `gateway-${storage === 'PostgreSQL' ? 'pg' : 'pglite'}`,
       ['dist/main.js'],

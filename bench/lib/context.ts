@@ -67,6 +67,32 @@ export async function pgliteDir<T>(ctx: BenchContext, name: string, seed: (datab
   }
 }
 
+/**
+ * A migrated database of `storage` seeded by `seed`, closed again, and the environment a server
+ * needs to open it: a bench database of its own with an encryption key on PostgreSQL (bot tokens
+ * are sealed), a data directory on PGlite (its key is made beside it).
+ */
+export async function seededStorage<T>(
+  ctx: BenchContext,
+  storage: 'PostgreSQL' | 'PGlite',
+  name: string,
+  seed: (database: Database) => Promise<T>,
+): Promise<{ env: Record<string, string>; seeded: T }> {
+  if (storage === 'PGlite') {
+    const [dir, seeded] = await pgliteDir(ctx, `${name}-${randomBytes(3).toString('hex')}`, seed);
+    return { env: { DATA_DIR: dir }, seeded };
+  }
+  const { url } = await benchDatabase(ctx);
+  const database = await openDatabase({ kind: 'postgres', url, poolSize: 2 });
+  try {
+    await database.migrate();
+    const seeded = await seed(database);
+    return { env: { DATABASE_URL: url, TENURE_ENCRYPTION_KEY: randomBytes(32).toString('base64') }, seeded };
+  } finally {
+    await database.close();
+  }
+}
+
 /** A copy of a closed PGlite data directory: the same tenant and keys, for a second server. */
 export async function copyPgliteDir(ctx: BenchContext, from: string, name: string): Promise<string> {
   const dir = path.join(ctx.tmp, name);
