@@ -5,7 +5,7 @@ import { TELEGRAM_UPDATE_KINDS } from '../../domain/integrations/telegram-webhoo
 import type { TelegramWebhookSecrets } from '../../domain/integrations/telegram-webhook-secret.js';
 import type { TelegramUpdateHandling } from '../../domain/access/telegram-update-effects.js';
 import type { TelegramConversation } from '../../domain/front-desk/telegram-conversation.js';
-import { keepsUpdate, talkOf, type TelegramTalk } from '../../domain/front-desk/telegram-talk.js';
+import { keepsUpdate } from '../../domain/front-desk/telegram-talk.js';
 import type { AccessError } from '../../store/access-worker.store.js';
 import type { ReceivedUpdate, TelegramBotKey, TelegramUpdatesStore } from '../../store/telegram-updates.store.js';
 import type { WakeTopic } from '../../database/wakeups.js';
@@ -13,12 +13,8 @@ import { Alarm } from '../../wake-loop.js';
 import type { HeldBot } from '../bot-leases.js';
 import { createTelegramApi, TELEGRAM_TIMEOUT_SECONDS } from './api.js';
 import { grammySignal, type TelegramClient } from './client.js';
-import { makeReplies } from './conversation-calls.js';
-import { CallFailed, callTelegram, makeCall, Stop } from './update-calls.js';
-import { effectsAfter, eventOf, lookupOf, outcomeOf, planOf, type CallOutcome, type UpdatePlan } from './update-plan.js';
-
-/** A signal no stop aborts: what a started conversation's replies are made with. */
-const UNSTOPPED = new AbortController().signal;
+import { CallFailed, callTelegram, Stop } from './update-calls.js';
+import { TelegramUpdateHandler } from './update-handling.js';
 
 /**
  * A held Telegram bot's updates (docs/access-telegram.md: joins, leaves and join
@@ -33,10 +29,10 @@ const UNSTOPPED = new AbortController().signal;
  * - webhook: `setWebhook(url, secret_token, allowed_updates)` when the bot is taken; the route
  *   stores what Telegram posts and its commit wakes the holder (the `access` wake-up).
  *
- * Either way the holder then handles the bot's unhandled updates in update_id order, each one:
- * the calls it needs (update-plan.ts), made first (each harmless to repeat), then its effects
- * written with its handled mark in one transaction. A passing failure (429, 5xx, no answer) stops
- * the round and the same update is handled again after a pause, so the order holds.
+ * Either way the holder then handles the bot's unhandled updates in update_id order, each one
+ * by update-handling.ts: its calls made first (each harmless to repeat), then its effects written
+ * with its handled mark in one transaction. A passing failure (429, 5xx, no answer) stops the
+ * round and the same update is handled again after a pause, so the order holds.
  *
  * Nothing here logs a grammY error or the Api (they carry the token): only `telegramFailure`.
  */
@@ -84,6 +80,7 @@ export class TelegramUpdates {
   private readonly stopping = new AbortController();
   private readonly signal: AbortSignal;
   private poller: { token: string; api: Api } | null = null;
+  private readonly handler: TelegramUpdateHandler;
 
   constructor(
     readonly bot: HeldBot<TelegramClient>,
@@ -94,6 +91,7 @@ export class TelegramUpdates {
   ) {
     this.signal = AbortSignal.any([bot.signal, this.stopping.signal]);
     this.signal.addEventListener('abort', () => this.alarm.ring(), { once: true });
+    this.handler = new TelegramUpdateHandler(bot, owner, deps, this.signal);
     this.done = this.run();
   }
 
@@ -217,80 +215,9 @@ export class TelegramUpdates {
       if (batch.length === 0) return;
       for (const update of batch) {
         if (this.signal.aborted) return;
-        await this.handle(client, update);
+        await this.handler.handle(client, update);
       }
     }
-  }
-
-  /** One update: read what it is about, make its calls, write its effects with its handled mark. */
-  private async handle(client: TelegramClient, update: ReceivedUpdate): Promise<void> {
-    const { store, clock, logger } = this.deps;
-    const talk = talkOf(update.payload);
-    if (talk) return this.converse(client, update, talk);
-    const event = eventOf(update.payload);
-    const lookup = lookupOf(event);
-    const context = lookup ? await store.context(this.bot.projectId, lookup.chatId, lookup.userId, lookup.inviteLink) : null;
-    const plan = planOf(event, context);
-    const { outcomes, fault } = await this.perform(client, plan);
-    const effects = effectsAfter(plan, outcomes, fault);
-    const result = await this.deps.handling.handled({ owner: this.owner, bot: this.key, now: clock.now(), updateId: update.updateId, effects });
-    if (!result.held) throw new Stop();
-    const changed = plan.calls.length > 0 || Object.keys(effects).length > 0;
-    logger[changed ? 'info' : 'debug'](
-      { projectId: this.bot.projectId, updateId: update.updateId, kind: event.kind, calls: plan.calls.map((c) => c.method), outcomes, ...(fault ? { fault } : {}) },
-      `telegram updates: ${plan.note}`,
-    );
-  }
-
-  /**
-   * A member talking to the bot: the answer's replies made, then the update marked handled (no
-   * access effects). A reply Telegram refuses for good (blocked, chat not found) is logged here,
-   * once: the mark means it is never made again.
-   */
-  private async converse(client: TelegramClient, update: ReceivedUpdate, talk: TelegramTalk): Promise<void> {
-    const { clock, logger } = this.deps;
-    const { replies, note, warn } = await this.deps.conversation.answer(this.bot.projectId, talk);
-    // A started answer is finished even when the loop is stopping: a reply sent but its update left
-    // unmarked would be sent again by the next holder. Each call is bounded by the client's timeout.
-    const refused = await makeReplies(UNSTOPPED, client, replies);
-    const result = await this.deps.handling.handled({ owner: this.owner, bot: this.key, now: clock.now(), updateId: update.updateId, effects: {} });
-    if (!result.held) throw new Stop();
-    const userId = talk.kind === 'ignored' ? undefined : talk.userId;
-    const fields = { projectId: this.bot.projectId, updateId: update.updateId, kind: talk.kind, userId, calls: replies.map((r) => r.method) };
-    if (refused.length > 0 && result.handled) {
-      logger.warn({ ...fields, refused }, `telegram conversation: ${note}; Telegram refused a reply (not retried: the member blocked the bot, or the chat is gone)`);
-    } else {
-      logger[warn ? 'warn' : 'debug'](fields, `telegram conversation: ${note}`);
-    }
-  }
-
-  /**
-   * Makes the plan's calls in order. A passing failure or a refused token throws (the update is
-   * handled again later); a fault of the chat stops the calls after it; a refused call is noted.
-   */
-  private async perform(client: TelegramClient, plan: UpdatePlan): Promise<{ outcomes: (CallOutcome | undefined)[]; fault: AccessError | null }> {
-    const outcomes: (CallOutcome | undefined)[] = [];
-    let fault: AccessError | null = null;
-    for (const call of plan.calls) {
-      if (fault) {
-        outcomes.push(undefined);
-        continue;
-      }
-      try {
-        await callTelegram(this.signal, client, call.method, () => makeCall(client, call, this.deps.clock, this.signal));
-        outcomes.push('done');
-      } catch (err) {
-        if (!(err instanceof CallFailed)) throw err;
-        const { outcome, error } = outcomeOf(call, err.failure);
-        if (outcome === 'retry' || outcome === 'unauthorized') throw err;
-        if (outcome === 'fault') fault = error;
-        if (outcome === 'refused') {
-          this.deps.logger.warn({ projectId: this.bot.projectId, method: call.method, failure: err.failure }, 'telegram updates: a call was refused; the rest of the update is handled');
-        }
-        outcomes.push(outcome);
-      }
-    }
-    return { outcomes, fault };
   }
 
   /**

@@ -8,7 +8,7 @@ import { planOfButton, replies, type TelegramReply } from './telegram-replies.js
 /**
  * The project's Telegram bot talking with a member (docs/front-desk.md, "Telegram: the bot
  * conversation"): what to answer to what they said (telegram-talk.ts), as Bot API calls for the
- * updates loop to make (src/access/telegram/updates.ts). A pay link is made only for the user who
+ * update handler to make (src/access/telegram/update-handling.ts). A pay link is made only for the user who
  * pressed the button or sent the command, from their Telegram id as Telegram gives it, and is shown
  * only in their private chat with the bot; a link opened with `/start {id}` is shown again only to
  * the user it was made for.

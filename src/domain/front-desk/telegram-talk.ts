@@ -1,8 +1,8 @@
 /**
  * What a member says to the project's Telegram bot (docs/front-desk.md, "Telegram: the bot
  * conversation"), read from a stored Update without side effects: a command in the bot's private
- * chat, a press of one of its inline buttons, anything else said to it there. The updates loop
- * (src/access/telegram/updates.ts) hands these to `TelegramConversation`; every other update is
+ * chat, a press of one of its inline buttons, anything else said to it there. The update handler
+ * (src/access/telegram/update-handling.ts) hands these to `TelegramConversation`; every other update is
  * access's (src/access/telegram/update-plan.ts).
  *
  * Groups never get pay links: the bot is an admin of the chats it manages, and an admin bot
