@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, index, jsonb, numeric, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { boolean, index, integer, jsonb, numeric, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { tz } from './columns.js';
 import { projects } from './projects.js';
 
@@ -19,6 +19,10 @@ export const plans = pgTable(
     priceFormatted: text('price_formatted').notNull(),
     recurring: boolean('recurring').notNull().default(false),
     oneTime: boolean('one_time').notNull().default(true),
+    /** A recurring plan's free trial in days (docs/payments.md, "Trials"); null: none. */
+    trialDays: integer('trial_days'),
+    /** The plan's own reminder offsets (docs/lifecycle.md), stored like the setting; null: the project's. */
+    reminderOffsets: jsonb('reminder_offsets'),
     createdAt: tz('created_at').notNull().defaultNow(),
     updatedAt: tz('updated_at').notNull().defaultNow(),
     /** A deleted plan is hidden from the API but kept, so its members keep plan_name until they end. */

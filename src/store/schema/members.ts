@@ -18,6 +18,8 @@ export const users = pgTable(
     isAdmin: boolean('is_admin').notNull().default(false),
     balance: numeric('balance', { precision: 14, scale: 2 }).notNull().default('0'),
     currency: text('currency').notNull().default('USD'),
+    /** The e-mail address Stripe Checkout collected (setting collect_email_on_subscribe), the latest one; null: none. */
+    email: text('email'),
     firstSeen: tz('first_seen').notNull().defaultNow(),
     lastSeen: tz('last_seen').notNull().defaultNow(),
   },
@@ -70,6 +72,8 @@ export const memberships = pgTable(
      * or on Stripe: docs/portal.md), as the event that set `subscription_status` last said.
      */
     subscriptionCancelAtPeriodEnd: boolean('subscription_cancel_at_period_end').notNull().default(false),
+    /** When the Stripe trial the membership began with ends (docs/payments.md, "Trials"); null: it had none. */
+    trialEndsAt: tz('trial_ends_at'),
     createdAt: tz('created_at').notNull().defaultNow(),
     updatedAt: tz('updated_at').notNull().defaultNow(),
   },

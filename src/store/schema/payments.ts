@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, index, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { plans } from './catalogue.js';
 import { tz } from './columns.js';
 import { projects } from './projects.js';
@@ -123,4 +123,51 @@ export const heldReversals = pgTable(
     receivedAt: tz('received_at').notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.projectId, t.provider, t.paymentIntentId] })],
+);
+
+/**
+ * One trial per user per project (docs/payments.md, "Trials"): `reserved` by the checkout that
+ * offered it (its Stripe idempotency key, then its session), `started` when the session completed.
+ * A reservation whose session expired unpaid is deleted, so the member may try again; a started
+ * one stays for good.
+ */
+export const trials = pgTable(
+  'trials',
+  {
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    userId: text('user_id').notNull(),
+    planId: uuid('plan_id').references(() => plans.id, { onDelete: 'set null' }),
+    /** The checkout's Stripe idempotency key: a retried checkout finds its own reservation. */
+    checkoutKey: text('checkout_key').notNull(),
+    sessionId: text('session_id'),
+    /** `reserved` | `started`. */
+    state: text('state').notNull(),
+    trialDays: integer('trial_days').notNull(),
+    createdAt: tz('created_at').notNull().defaultNow(),
+    startedAt: tz('started_at'),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.userId] }), index('trials_session_idx').on(t.sessionId)],
+);
+
+/**
+ * A buyer's confirmation of the project's policies before paying (setting `policies`, docs/front-desk.md):
+ * what they were shown and confirmed, through which pay link, when.
+ */
+export const policyConfirmations = pgTable(
+  'policy_confirmations',
+  {
+    id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    userId: text('user_id').notNull(),
+    payLinkId: text('pay_link_id').notNull(),
+    termsUrl: text('terms_url'),
+    privacyUrl: text('privacy_url'),
+    minimumAge: integer('minimum_age'),
+    confirmedAt: tz('confirmed_at').notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('policy_confirmations_link_key').on(t.payLinkId), index('policy_confirmations_user_idx').on(t.projectId, t.userId)],
 );
