@@ -58,7 +58,7 @@ function configuration(config: Config): Finding {
   return { name: 'configuration', status: 'ok', detail: `${storage}; ${limits}; serves on ${config.http.host}:${config.http.port}` };
 }
 
-async function openForChecks(config: Config): Promise<{ database: Database | null; finding: Finding | null }> {
+async function openForChecks(config: Config): Promise<{ database: Database | null; finding: Finding | null; held?: string }> {
   if (config.storage.kind === 'pglite') {
     const dir = path.resolve(config.storage.dataDir);
     const exists = await access(path.join(dir, 'pglite'), constants.F_OK).then(() => true, () => false);
@@ -75,6 +75,7 @@ async function openForChecks(config: Config): Promise<{ database: Database | nul
     if (err instanceof DataDirLockedError) {
       return {
         database: null,
+        held: path.resolve(err.dataDir),
         finding: {
           name: 'database',
           status: 'fail',
@@ -88,7 +89,11 @@ async function openForChecks(config: Config): Promise<{ database: Database | nul
 }
 
 async function databaseAndMigrations(config: Config): Promise<Finding[]> {
-  const { database, finding } = await openForChecks(config);
+  const { database, finding, held } = await openForChecks(config);
+  if (!database && held !== undefined) {
+    const asked = await askRunningServer(config, held);
+    if (asked) return asked;
+  }
   if (!database) {
     const fresh = finding!.status === 'warn';
     return [
@@ -123,6 +128,44 @@ async function databaseAndMigrations(config: Config): Promise<Finding[]> {
   } finally {
     await database.close();
   }
+}
+
+/** How long doctor waits for a running server's `/readyz`. */
+const READYZ_TIMEOUT_MS = 3_000;
+
+interface ReadyzCheck {
+  name: string;
+  status: 'ok' | 'failed' | 'degraded' | 'skipped';
+  detail: string;
+}
+
+/**
+ * Embedded storage held by a running tenure: the database cannot be opened here, so doctor asks
+ * that server's `/readyz` (at HOST:PORT of this configuration; a wildcard host is asked on
+ * loopback) for its database and migrations checks. Null when nothing answers there as tenure does.
+ */
+async function askRunningServer(config: Config, dataDir: string): Promise<Finding[] | null> {
+  const host = config.http.host === '0.0.0.0' || config.http.host === '::' ? '127.0.0.1' : config.http.host;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${config.http.port}/readyz`;
+  let checks: ReadyzCheck[];
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(READYZ_TIMEOUT_MS) });
+    const body = (await res.json()) as { data?: { checks?: ReadyzCheck[] }; error?: { checks?: ReadyzCheck[] } };
+    const found = body.data?.checks ?? body.error?.checks;
+    if (!Array.isArray(found)) return null;
+    checks = found;
+  } catch {
+    return null;
+  }
+  const served = (name: 'database' | 'migrations'): Finding => {
+    const c = checks.find((x) => x.name === name);
+    if (!c) return { name, status: 'skipped', detail: `not reported by the server at ${url}` };
+    const where = name === 'database' ? ` (PGlite in ${dataDir}, held by the server at ${url})` : ` (as the server at ${url} reports)`;
+    return c.status === 'ok'
+      ? { name, status: 'ok', detail: `${c.detail}${where}` }
+      : { name, status: c.status === 'skipped' ? 'skipped' : 'fail', detail: `${c.detail}${where}`, fix: 'Read the server\'s log; docs/operations.md explains each readiness check.' };
+  };
+  return [served('database'), served('migrations')];
 }
 
 async function redis(config: Config): Promise<Finding> {

@@ -9,6 +9,7 @@ import { DEFAULT_BATCH, importMemberships } from '../domain/memberships/membersh
 import { DataDirLockedError } from '../database/data-dir-lock.js';
 import { COMMAND_HELP, PROGRAM_HELP } from './help.js';
 import { ImportProgress } from './import-progress.js';
+import { TENURE_VERSION } from '../version.js';
 
 /**
  * The operator CLI (`npx tenure <command>`), as a function: `runCli(argv, io)` runs one command
@@ -86,6 +87,7 @@ function buildProgram(io: Pick<CliIo, 'env'> & Required<Pick<CliIo, 'stdout' | '
 
   const program = new Command('tenure')
     .description('Operate a tenure membership service: projects, keys, migrations, imports, the server.')
+    .version(TENURE_VERSION, '-V, --version', 'Print the version of tenure')
     .exitOverride()
     .configureOutput(outputOf(stdout, stderr, ownStreams))
     .showHelpAfterError('(run "npx tenure --help" for the commands, "npx tenure <command> --help" for one)')

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { TENURE_VERSION } from '../version.js';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifyPluginAsync, RouteOptions } from 'fastify';
@@ -20,7 +20,6 @@ export const DOCS_PREFIX = '/docs';
 const SECURITY_SCHEME = 'apiKey';
 const PROJECT_PREFIX = '/v2/projects/:project_id';
 
-const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /**
  * A stable operationId: the HTTP method, then the path's words in camelCase, each path parameter
@@ -233,7 +232,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'tenure API', version, description: DESCRIPTION, license: { name: 'MIT', identifier: 'MIT' } },
+      info: { title: 'tenure API', version: TENURE_VERSION, description: DESCRIPTION, license: { name: 'MIT', identifier: 'MIT' } },
       components: {
         securitySchemes: {
           [SECURITY_SCHEME]: { type: 'http', scheme: 'bearer', description: 'An API key of the project: `tk_live_…` (`npx tenure key create`).' },

@@ -114,7 +114,8 @@ describe('tenure doctor', () => {
     // The data directory held as a running server holds it: opened, its lock file taken. That the
     // lock keeps out another process is proven against a real server process in
     // test/storage/cli.storage.test.ts; here it is doctor's reading of a held lock.
-    const env = await migrated('held');
+    // Nothing listens at its PORT: doctor finds no server to ask (test/storage/cli.storage.test.ts asks a real one).
+    const env: Record<string, string> = { ...(await migrated('held')), PORT: String(await freePort()) };
     const server = await openDatabase({ kind: 'pglite', dataDir: env.DATA_DIR! }, { lockWaitMs: 0 });
     try {
       const { code, checks } = await doctorJson(env);

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -42,6 +43,13 @@ describe('help', () => {
     const res = await tenure(...args);
     expect(res.code, res.stderr).toBe(0);
     for (const text of expected) expect(res.stdout).toContain(text);
+  });
+
+  it.each([['--version'], ['-V']])('%s prints the version of package.json and nothing else', async (flag) => {
+    const res = await tenure(flag);
+    expect(res.code, res.stderr).toBe(0);
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    expect(res.stdout).toBe(`${version}\n`);
   });
 
   it('an unknown command fails with a suggestion and a pointer to the help', async () => {

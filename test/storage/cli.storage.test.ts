@@ -59,8 +59,11 @@ describe.concurrent(`tenure CLI on ${onPostgres ? 'PostgreSQL' : 'embedded stora
     if (!onPostgres) await seedDataDir(serverEnv.DATA_DIR);
     const server: ChildProcess = spawn(process.execPath, productNode([MAIN]), { env: serverEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     try {
-      await new Promise<void>((resolve, reject) => {
-        server.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('Server listening') && resolve());
+      const port = await new Promise<string>((resolve, reject) => {
+        server.stdout!.on('data', (chunk: Buffer) => {
+          const listening = /Server listening at http:\/\/[^:]+:(\d+)/.exec(chunk.toString());
+          if (listening) resolve(listening[1]!);
+        });
         server.once('exit', (code) => reject(new Error(`server exited ${code}`)));
       });
       const res = await cli(['project', 'create', '--name', 'blocked'], { env: serverEnv });
@@ -71,6 +74,12 @@ describe.concurrent(`tenure CLI on ${onPostgres ? 'PostgreSQL' : 'embedded stora
         expect(res.code).toBe(1);
         expect(res.stdout).toBe('');
         expect(res.stderr).toMatch(/in use by another tenure process/);
+        // Doctor cannot open it either, so it asks the server holding it (its /readyz) instead of failing.
+        const doctor = await cli(['doctor'], { env: { ...serverEnv, PORT: port } });
+        expect(doctor.code, doctor.stderr).toBe(0);
+        const checks = (JSON.parse(doctor.stdout) as { checks: { name: string; status: string; detail: string }[] }).checks;
+        expect(checks.find((c) => c.name === 'database')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/held by the server at http:\/\/127\.0\.0\.1:\d+\/readyz/) });
+        expect(checks.find((c) => c.name === 'migrations')).toMatchObject({ status: 'ok' });
       }
     } finally {
       server.kill('SIGTERM');
