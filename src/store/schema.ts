@@ -16,4 +16,4 @@ export { couponRedemptions, coupons, couponStripeCoupons } from './schema/coupon
 export { payLinks, portalLinks } from './schema/front-desk.js';
 export { memberInvoicing } from './schema/invoicing.js';
 export { notifications, reminderCursors, reminders, unreachableMembers } from './schema/notifications.js';
-export { discordMemberTokens, guildJoins, webLogins } from './schema/web.js';
+export { discordMemberTokens, guildJoins, telegramLogins, webLogins } from './schema/web.js';

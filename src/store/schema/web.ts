@@ -82,3 +82,22 @@ export const guildJoins = pgTable(
     index('guild_joins_member_idx').on(t.projectId, t.userId),
   ],
 );
+
+/**
+ * Telegram Login Widget answers already used (docs/web.md, "Signing in with Telegram"): Telegram
+ * signs no nonce, so a signed answer opened twice is told apart by its hash (kept as its SHA-256
+ * digest). A row is needed only while the answer's `auth_date` is recent enough to be accepted;
+ * expired rows are swept as new ones are recorded.
+ */
+export const telegramLogins = pgTable(
+  'telegram_logins',
+  {
+    hashDigest: text('hash_digest').primaryKey(),
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    usedAt: tz('used_at').notNull().defaultNow(),
+    expiresAt: tz('expires_at').notNull(),
+  },
+  (t) => [index('telegram_logins_expires_idx').on(t.expiresAt)],
+);
