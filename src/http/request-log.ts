@@ -1,5 +1,5 @@
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
-import type { Bindings, ChildLoggerOptions, Logger } from 'pino';
+import { levels, type Bindings, type ChildLoggerOptions, type Logger } from 'pino';
 import { requestSummary } from '../logger.js';
 
 /** The field every line of a request carries (Fastify's child logger per request, and the line below). */
@@ -29,7 +29,7 @@ export class RequestLogController extends LogController {
 
   /** At `debug` only: at `info` the completion line says it all. */
   override incomingRequest(request: FastifyRequest): void {
-    if (this.lines.isLevelEnabled('debug')) this.lines.debug({ [REQUEST_ID_LABEL]: request.id, req: requestSummary(request) }, 'incoming request');
+    if (this.lines.isLevelEnabled('debug') && routeAllows(request, 'debug')) this.lines.debug({ [REQUEST_ID_LABEL]: request.id, req: requestSummary(request) }, 'incoming request');
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
@@ -37,7 +37,8 @@ export class RequestLogController extends LogController {
       super.requestCompleted(error, request, reply);
       return;
     }
-    if (!this.lines.isLevelEnabled('info')) return;
+    // A route's own `logLevel` (the probes log warnings only) holds for this line too.
+    if (!this.lines.isLevelEnabled('info') || !routeAllows(request, 'info')) return;
     this.lines.info(
       {
         [REQUEST_ID_LABEL]: request.id,
@@ -48,6 +49,12 @@ export class RequestLogController extends LogController {
       'request completed',
     );
   }
+}
+
+/** The request's route lets a line at `level` through (its `logLevel`, else the server's). */
+function routeAllows(request: FastifyRequest, level: 'debug' | 'info'): boolean {
+  const routeLevel = request.log.level;
+  return routeLevel === 'silent' ? false : (levels.values[routeLevel] ?? 0) <= levels.values[level]!;
 }
 
 type LogMethod = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';

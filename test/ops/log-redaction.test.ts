@@ -112,6 +112,8 @@ describe('logs never carry credentials', () => {
 
     expect((await call({ method: 'GET', url: '/metrics', auth: `Bearer ${metricsToken}x` })).statusCode).toBe(401);
     expect((await call({ method: 'GET', url: '/metrics', auth: `Bearer ${metricsToken}` })).statusCode).toBe(200);
+    expect((await call({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    expect((await call({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
 
     // The test event's attempt, which the receiver refuses (401): the worker logs and records it
     // (recording writes an event too, so this comes before event inserts are made to fail).
@@ -142,6 +144,9 @@ describe('logs never carry credentials', () => {
     const line = entries.find((e) => e.msg === 'request completed' && (e.req as { method: string }).method === 'POST')!;
     expect(line).toMatchObject({ level: 30, request_id: expect.any(String), req: { method: 'POST', url: expect.stringMatching(/^\/v2\//) } });
     expect(typeof line.responseTime).toBe('number');
+    // Probes log at their route's level (warnings only), whatever the server's: no line for each poll.
+    const probeLines = entries.filter((e) => /^\/(healthz|readyz|metrics)/.test((e.req as { url?: string } | undefined)?.url ?? ''));
+    expect(probeLines.filter((e) => (e.level as number) < 40)).toStrictEqual([]);
     expect(entries.some((e) => e.msg === 'request failed' && e.err)).toBe(true);
     // A request's own lines (request.log, made on first use: RequestLogger) carry its id.
     const failedIds = new Set(
