@@ -50,6 +50,8 @@ export const notifications = pgTable(
   (t) => [
     uniqueIndex('notifications_dedupe_key').on(t.projectId, t.dedupeKey),
     index('notifications_due_idx').on(t.nextAttemptAt).where(sql`state = 'pending'`),
+    // A member's messages, newest first (GET …/users/{user_id}/notifications).
+    index('notifications_user_idx').on(t.projectId, t.userId, t.createdAt),
   ],
 );
 
