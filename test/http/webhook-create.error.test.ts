@@ -32,7 +32,7 @@ describe(`${webhookCreate.name}: errors`, () => {
     ['javascript:', 'javascript:alert(1)', ABSOLUTE],
     ['data:', 'data:text/plain,hello', ABSOLUTE],
     ['wss:', 'wss://hooks.example.com/in', ABSOLUTE],
-    ['http: while private targets are not allowed', 'http://hooks.example.com/in', 'url must use https'],
+    ['http: while private targets are not allowed', 'http://hooks.example.com/in', 'url must use https (a receiver on this machine or a private network is allowed only when the server runs with TENURE_WEBHOOK_ALLOW_PRIVATE=true)'],
     ['credentials', 'https://user:secret@hooks.example.com/in', 'url must not contain credentials'],
     ['a user name only', 'https://user@hooks.example.com/in', 'url must not contain credentials'],
     ['2049 characters', `https://hooks.example.com/${'a'.repeat(2049 - 26)}`, 'url must be at most 2048 characters'],

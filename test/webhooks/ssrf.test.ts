@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Resolver } from '../../src/webhooks/ssrf-guard.js';
+import { ALLOW_PRIVATE_HINT } from '../../src/domain/webhooks/webhooks.service.js';
 import { createMembership, expectError, webhookRows } from '../support/api.js';
 import { attemptRows, createHook, createWebhookHarness, deliveryRows, type WebhookHarness } from '../support/webhook-harness.js';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
@@ -54,6 +55,7 @@ describe('SSRF guard with private targets refused (the default)', () => {
     ['a documentation address (TEST-NET-1)', 'https://192.0.2.1/hook', 'url host 192.0.2.1 is a loopback'],
     ['a documentation address (IPv6)', 'https://[2001:db8::1]/hook', 'url host 2001:db8::1 is a loopback'],
     ['a well-known port of another service', 'https://public.example:22/hook', 'url port must be 80, 443, or 1024 and above'],
+    ['localhost, named with the setting that allows it', 'https://localhost:8080/hook', 'is a loopback name (a receiver on this machine or a private network is allowed only when the server runs with TENURE_WEBHOOK_ALLOW_PRIVATE=true)'],
   ])('answers 422 at creation for %s', async (_what, url, message) => {
     const t = await w.tenant();
     const path = `${t.base}/integrations/webhooks`;
@@ -72,7 +74,7 @@ describe('SSRF guard with private targets refused (the default)', () => {
     expect(created.ok).toBe(false);
     expect(created.ok ? null : [created.error.code, created.error.message]).toStrictEqual([
       'VALIDATION_ERROR',
-      `url host ${host} resolves to a loopback, private, link-local or otherwise reserved address`,
+      `url host ${host} resolves to a loopback, private, link-local or otherwise reserved address (${ALLOW_PRIVATE_HINT})`,
     ]);
     expect(created.ok ? '' : created.error.message).not.toContain(address);
   });
@@ -85,7 +87,7 @@ describe('SSRF guard with private targets refused (the default)', () => {
     }
     for (const port of [1, 21, 25, 444, 1023]) {
       const created = await w.h.services.webhooks.create(t.projectId, `https://public.example:${port}/hook`);
-      expect(created.ok ? null : created.error.message, String(port)).toBe('url port must be 80, 443, or 1024 and above');
+      expect(created.ok ? null : created.error.message, String(port)).toMatch(/^url port must be 80, 443, or 1024 and above \(.*TENURE_WEBHOOK_ALLOW_PRIVATE=true\)$/);
     }
   });
 

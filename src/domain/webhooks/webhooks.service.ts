@@ -30,17 +30,20 @@ const MAX_URL_LENGTH = 2048;
 export const SECRET_GRACE_MS = 24 * 3600 * 1000;
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'cancelled'] as const;
 
+/** What a refused local or plain-http destination adds: how a developer's own receiver is allowed. */
+export const ALLOW_PRIVATE_HINT = 'a receiver on this machine or a private network is allowed only when the server runs with TENURE_WEBHOOK_ALLOW_PRIVATE=true';
+
 /** Checks a webhook destination: an absolute http(s) URL; plain http only where private targets are allowed. */
 export function checkWebhookUrl(url: string, allowPlainHttp: boolean): string | null {
   if (url.length > MAX_URL_LENGTH) return `url must be at most ${MAX_URL_LENGTH} characters`;
   if (!URL.canParse(url)) return 'url must be an absolute http or https URL';
   const parsed = new URL(url);
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return 'url must be an absolute http or https URL';
-  if (parsed.protocol === 'http:' && !allowPlainHttp) return 'url must use https';
+  if (parsed.protocol === 'http:' && !allowPlainHttp) return `url must use https (${ALLOW_PRIVATE_HINT})`;
   if (parsed.username || parsed.password) return 'url must not contain credentials';
   // Where private targets are not allowed, neither are the well-known ports of other services.
   const port = Number(parsed.port || (parsed.protocol === 'https:' ? 443 : 80));
-  if (!allowPlainHttp && port !== 80 && port !== 443 && port < 1024) return 'url port must be 80, 443, or 1024 and above';
+  if (!allowPlainHttp && port !== 80 && port !== 443 && port < 1024) return `url port must be 80, 443, or 1024 and above (${ALLOW_PRIVATE_HINT})`;
   return null;
 }
 
@@ -87,7 +90,7 @@ export class WebhooksService {
     if ((await this.store.count(projectId)) >= this.options.maxPerProject) return this.full();
     const destination = await resolveDestination(url, this.options);
     if (!destination.ok && destination.errorClass === 'blocked_address') {
-      return fail('VALIDATION_ERROR', `url host ${destination.message}`);
+      return fail('VALIDATION_ERROR', `url host ${destination.message} (${ALLOW_PRIVATE_HINT})`);
     }
     const secret = newSecret();
     const hook = await this.store.createWithin({ projectId, url, storedSecret: this.secrets.toStored(secret) }, this.options.maxPerProject);
