@@ -127,7 +127,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // The pages members open (docs/front-desk.md): HTML, no key, their own error page.
   await registerPages(app, {
     payLinks: services.payLinks, portal: services.portal, portalActions: services.portalActions, publicUrl: deps.config.frontDesk.publicUrl,
-    web: { pages: services.publicPages, login: services.discordLogin },
+    web: { pages: services.publicPages, login: services.discordLogin, telegram: services.telegramLogin },
     discordOrigin: new URL(deps.config.access.discordApiUrl).origin,
   });
 

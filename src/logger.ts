@@ -49,9 +49,10 @@ export const REDACT_PATHS = [
 /**
  * Query parameters whose names say they hold a credential, and API-key-shaped text anywhere in a
  * URL: callers do paste keys into URLs (`?api_key=`), and the request line is logged verbatim.
- * OAuth2's `code` and `state` (Discord's redirect back, docs/web.md) are single use, but masked all the same.
+ * OAuth2's `code` and `state` (Discord's redirect back, docs/web.md) and the Telegram Login Widget's
+ * `hash` are single use, but masked all the same.
  */
-const CREDENTIAL_PARAM = /key|token|secret|auth|password|passwd|signature|session|cookie|^code$|^state$/i;
+const CREDENTIAL_PARAM = /key|token|secret|auth|password|passwd|signature|session|cookie|^code$|^state$|^hash$/i;
 const API_KEY_SHAPE = /tk_live_[0-9A-Za-z_-]*/g;
 /** A member's pay or portal link (docs/front-desk.md): its id is the secret that opens it. */
 const MEMBER_LINK = /^(\/(?:pay|portal)\/)[^/]+/;

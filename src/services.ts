@@ -33,7 +33,9 @@ import { TargetsService } from './domain/targets/targets.service.js';
 import { UsersService } from './domain/users/users.service.js';
 import { DiscordLoginService } from './domain/web/discord-login.service.js';
 import { PublicPageService } from './domain/web/public-page.js';
+import { TelegramLoginService } from './domain/web/telegram-login.service.js';
 import { discordOAuth } from './web/discord-oauth.js';
+import { checkTelegramLogin } from './web/telegram-login.js';
 import type { WebhookSecrets } from './domain/webhooks/webhook-secrets.js';
 import { WebhooksService } from './domain/webhooks/webhooks.service.js';
 import { LiveTokenService } from './live/live-tokens.js';
@@ -90,6 +92,8 @@ export interface Services {
   publicPages: PublicPageService;
   /** Login with Discord for a web buyer: their Discord id becomes their pay link's member (docs/web.md). */
   discordLogin: DiscordLoginService;
+  /** Signing in with the Telegram Login Widget: a buyer's pay link, or a member's portal (docs/web.md). */
+  telegramLogin: TelegramLoginService;
 }
 
 export function createServices(
@@ -226,5 +230,6 @@ export function createServices(
     discordLogin: new DiscordLoginService(stores.web, discordOAuth(config.access.discordApiUrl), payLinkService, portal, secretBox, clock, {
       redirectUri: `${publicUrl.replace(/\/+$/, '')}/auth/discord/callback`,
     }),
+    telegramLogin: new TelegramLoginService(stores.web, checkTelegramLogin, payLinkService, portal, secretBox, clock, { publicUrl: publicUrl.replace(/\/+$/, '') }),
   };
 }

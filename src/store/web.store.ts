@@ -1,17 +1,18 @@
 import { sql } from 'drizzle-orm';
 import type { DiscordLoginStatements, LoginApplication, LoginRecord } from '../domain/web/discord-login.service.js';
+import type { TelegramLoginStatements, TelegramLoginTarget } from '../domain/web/telegram-login.service.js';
 import { MAX_PUBLIC_PLANS, type PublicProject } from '../domain/web/public-page.js';
 import { rowsOf, type Db } from '../database/db.js';
 import { at } from '../database/sql.js';
 
 /**
  * Members on the web (docs/web.md; schema in schema/web.ts): what the public plan page shows, and
- * the logins with Discord under way. Each method is one statement.
+ * the logins with Discord under way, and the Telegram widget's answers used. Each method is one statement.
  */
 
 const GUILD_OF = sql.raw(`CASE WHEN t.kind = 'guild' THEN t.external_id ELSE g.external_id END`);
 
-export class WebStore implements DiscordLoginStatements {
+export class WebStore implements DiscordLoginStatements, TelegramLoginStatements {
   constructor(private readonly db: Db) {}
 
   /**
@@ -94,6 +95,29 @@ export class WebStore implements DiscordLoginStatements {
       VALUES (${t.projectId}, ${t.userId}, ${t.accessTokenSealed}, ${t.refreshTokenSealed}, ${at(t.expiresAt)}, now())
       ON CONFLICT (project_id, user_id) DO UPDATE SET access_token_sealed = excluded.access_token_sealed,
         refresh_token_sealed = excluded.refresh_token_sealed, expires_at = excluded.expires_at, updated_at = excluded.updated_at`);
+  }
+
+  async telegramLoginTarget(projectId: string, planId: string | null): Promise<TelegramLoginTarget | null> {
+    const result = await this.db.execute(sql`
+      SELECT i.bot_token_sealed AS "tokenSealed", i.bot_name AS username,
+        ${planId}::uuid IS NOT NULL AND EXISTS (SELECT 1 FROM plans pl JOIN plan_targets pt ON pt.plan_id = pl.id JOIN targets t ON t.id = pt.target_id
+                WHERE pl.id = ${planId}::uuid AND pl.project_id = p.id AND pl.deleted_at IS NULL AND t.platform = 'telegram' AND t.is_enabled) AS "planGrantsTelegram"
+      FROM projects p LEFT JOIN integrations i ON i.project_id = p.id AND i.platform = 'telegram'
+      WHERE p.id = ${projectId}`);
+    const row = rowsOf<{ tokenSealed: string | null; username: string | null; planGrantsTelegram: boolean }>(result)[0];
+    if (!row) return null;
+    return { bot: row.tokenSealed ? { tokenSealed: row.tokenSealed, username: row.username } : null, planGrantsTelegram: row.planGrantsTelegram };
+  }
+
+  /** Records a used answer; answers expired an hour ago go with it, so the table holds only answers still recent. */
+  async spendTelegramLogin(u: { hashDigest: string; projectId: string; usedAt: Date; expiresAt: Date }): Promise<boolean> {
+    const result = await this.db.execute(sql`
+      WITH swept AS (DELETE FROM telegram_logins WHERE expires_at < ${at(new Date(u.usedAt.getTime() - 3_600_000))})
+      INSERT INTO telegram_logins (hash_digest, project_id, used_at, expires_at)
+      VALUES (${u.hashDigest}, ${u.projectId}, ${at(u.usedAt)}, ${at(u.expiresAt)})
+      ON CONFLICT (hash_digest) DO NOTHING
+      RETURNING 1 AS spent`);
+    return rowsOf(result).length === 1;
   }
 }
 

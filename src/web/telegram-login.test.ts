@@ -30,6 +30,7 @@ describe('checkTelegramLogin', () => {
     expect(checked).toStrictEqual({
       kind: 'ok',
       hash: widget().get('hash'),
+      validUntil: new Date(NOW.getTime() + MAX_AGE_MS + MAX_SKEW_MS),
       user: { id: '424242', firstName: 'Ada', lastName: 'Lovelace', username: 'ada', photoUrl: 'https://t.me/i/userpic/320/ada.jpg', authDate: NOW },
     });
   });

@@ -1,4 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { TelegramLoginCheck } from '../domain/web/telegram-login.service.js';
 
 /**
  * The Telegram Login Widget's answer, checked as Telegram documents it (core.telegram.org/widgets/login,
@@ -16,26 +17,6 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 export const MAX_AGE_MS = 10 * 60_000;
 /** How far ahead of tenure's clock Telegram's may be. */
 export const MAX_SKEW_MS = 60_000;
-
-/** Who Telegram says signed in. */
-export interface TelegramUser {
-  /** The Telegram user id, in decimal: the member's user_id in tenure, as the bot knows them. */
-  id: string;
-  firstName: string | null;
-  lastName: string | null;
-  username: string | null;
-  photoUrl: string | null;
-  authDate: Date;
-}
-
-export type TelegramLoginCheck =
-  | { kind: 'ok'; user: TelegramUser; hash: string }
-  /** `id`, `auth_date` or `hash` missing or not of their form, or a field given twice. */
-  | { kind: 'malformed'; reason: string }
-  /** The hash does not match the fields: not signed with this bot's token, or changed on the way. */
-  | { kind: 'bad-hash' }
-  /** Older than MAX_AGE_MS, or dated in the future beyond MAX_SKEW_MS. */
-  | { kind: 'stale'; authDate: Date };
 
 const ID = /^[1-9][0-9]{0,19}$/;
 const AUTH_DATE = /^[0-9]{1,12}$/;
@@ -61,7 +42,7 @@ export function checkTelegramLogin(query: URLSearchParams, botToken: string, now
   const age = now.getTime() - at.getTime();
   if (age > MAX_AGE_MS || age < -MAX_SKEW_MS) return { kind: 'stale', authDate: at };
   const text = (key: string) => fields.get(key) ?? null;
-  return { kind: 'ok', hash, user: { id, firstName: text('first_name'), lastName: text('last_name'), username: text('username'), photoUrl: text('photo_url'), authDate: at } };
+  return { kind: 'ok', hash, validUntil: new Date(at.getTime() + MAX_AGE_MS + MAX_SKEW_MS), user: { id, firstName: text('first_name'), lastName: text('last_name'), username: text('username'), photoUrl: text('photo_url'), authDate: at } };
 }
 
 /** The hex HMAC-SHA-256 of the data-check-string of `fields` (all but `hash`), keyed with SHA-256(bot token). */

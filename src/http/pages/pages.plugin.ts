@@ -12,6 +12,7 @@ import type { PortalService } from '../../domain/front-desk/portal.service.js';
 import { toAppError } from '../errors.js';
 import { payPages } from './pay.pages.js';
 import { portalPages } from './portal.pages.js';
+import { TELEGRAM_WIDGET, telegramLoginPages } from './telegram-login.pages.js';
 import { webPages, type WebPagesOptions } from './web.pages.js';
 import { messagePage, type PageContext } from './render.js';
 
@@ -31,8 +32,8 @@ export interface PagesOptions {
   portalActions: PortalActions;
   /** TENURE_PUBLIC_URL: its path is the prefix of every link a page makes. */
   publicUrl: string;
-  /** The public plan page and Login with Discord (docs/web.md). */
-  web: Pick<WebPagesOptions, 'pages' | 'login'>;
+  /** The public plan page, Login with Discord and the Telegram Login Widget (docs/web.md). */
+  web: Pick<WebPagesOptions, 'pages' | 'login' | 'telegram'>;
   /** The origin of Discord's authorize page (TENURE_DISCORD_API_URL's): the login form's redirect goes there. */
   discordOrigin: string;
 }
@@ -48,23 +49,24 @@ export const pagesPlugin: FastifyPluginAsync<PagesOptions> = async (app, options
   const secure = options.publicUrl.startsWith('https:');
   const context: PageContext = { base, secure };
 
-  await app.register(fastifyHelmet, {
-    contentSecurityPolicy: {
-      useDefaults: false,
-      directives: {
-        defaultSrc: ["'none'"],
-        styleSrc: ["'self'"],
-        // A project's logo (docs/web.md, "Branding"): its setting takes https URLs only, of any host.
-        imgSrc: ["'self'", 'https:'],
-        // Login with Discord's form redirects to Discord's authorize page, and (past its consent) on to our
-        // callback, the buyer's pay link and Stripe's checkout page: the whole chain is held to form-action.
-        formAction: ["'self'", STRIPE_BILLING, 'https://checkout.stripe.com', options.discordOrigin],
-        frameAncestors: ["'none'"],
-        baseUri: ["'none'"],
-      },
-    },
-    referrerPolicy: { policy: 'no-referrer' },
-  });
+  const directives = {
+    defaultSrc: ["'none'"],
+    styleSrc: ["'self'"],
+    // A project's logo (docs/web.md, "Branding"): its setting takes https URLs only, of any host.
+    imgSrc: ["'self'", 'https:'],
+    // Login with Discord's form redirects to Discord's authorize page, and (past its consent) on to our
+    // callback, the buyer's pay link and Stripe's checkout page: the whole chain is held to form-action.
+    formAction: ["'self'", STRIPE_BILLING, 'https://checkout.stripe.com', options.discordOrigin],
+    frameAncestors: ["'none'"],
+    baseUri: ["'none'"],
+  };
+  await app.register(fastifyHelmet, { contentSecurityPolicy: { useDefaults: false, directives }, referrerPolicy: { policy: 'no-referrer' } });
+  // The pages showing the Telegram Login Widget, and only they, let Telegram's script in and its
+  // button's frame; the widget's confirmation window, opened from that frame, must keep its opener.
+  const telegramWidget = {
+    contentSecurityPolicy: { useDefaults: false, directives: { ...directives, scriptSrc: [TELEGRAM_WIDGET.scriptOrigin], frameSrc: [TELEGRAM_WIDGET.frameOrigin] } },
+    crossOriginOpenerPolicy: { policy: 'same-origin-allow-popups' as const },
+  };
   await app.register(fastifyView, { engine: { eta: new Eta({ autoEscape: true }) }, root: TEMPLATES, production: true });
   await app.register(fastifyCookie);
   await app.register(fastifyCsrf, {
@@ -96,7 +98,8 @@ export const pagesPlugin: FastifyPluginAsync<PagesOptions> = async (app, options
   );
   await app.register(payPages, { payLinks: options.payLinks, context });
   await app.register(portalPages, { portal: options.portal, actions: options.portalActions, context });
-  await app.register(webPages, { ...options.web, context });
+  await app.register(webPages, { ...options.web, context, telegramWidget });
+  await app.register(telegramLoginPages, { login: options.web.telegram, pages: options.web.pages, context });
 };
 
 /** The pages, on `app` (an encapsulated scope: their parsers, hooks and error page stay theirs). */

@@ -1,9 +1,11 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { LOGIN_TTL_MS, type DiscordLoginService, type FinishOutcome } from '../../domain/web/discord-login.service.js';
 import type { PublicPageService, PublicPageView } from '../../domain/web/public-page.js';
+import type { TelegramLoginService } from '../../domain/web/telegram-login.service.js';
 import { isUuid } from '../../domain/ids.js';
 import { DOCS_PREFIX } from '../openapi.js';
 import { messagePage, page, type Message, type PageContext } from './render.js';
+import { TELEGRAM_WIDGET } from './telegram-login.pages.js';
 
 /**
  * Members on the web (docs/web.md): `GET /` (what this server is), `GET /p/{project_id}` (the
@@ -13,13 +15,18 @@ import { messagePage, page, type Message, type PageContext } from './render.js';
  * the same way: `GET /p/{project_id}/portal` → `POST /auth/discord/portal` → Discord → the callback →
  * 303 to their own portal link (docs/portal.md, "Signing in with Discord"). Every redirect goes to a path of
  * ours or to the URL the login service built for Discord's authorize endpoint; no parameter names
- * where to go.
+ * where to go. With a Telegram bot connected, both pages also show the Telegram Login Widget
+ * (telegram-login.pages.ts), under a Content-Security-Policy that lets in its script and frame.
  */
 
 export interface WebPagesOptions {
   pages: Pick<PublicPageService, 'page'>;
   login: Pick<DiscordLoginService, 'start' | 'startPortal' | 'finish'>;
+  /** The Telegram Login Widget's `data-auth-url`s (docs/web.md, "Signing in with Telegram"). */
+  telegram: Pick<TelegramLoginService, 'authUrl' | 'finish'>;
   context: PageContext;
+  /** The security headers of a page showing the widget (pages.plugin.ts). */
+  telegramWidget: NonNullable<Parameters<FastifyReply['helmet']>[0]>;
 }
 
 /** The browser's half of a login's `state`: HTTP-only, sent back only to the callback's path. */
@@ -32,7 +39,7 @@ type StartBody = { Body: { project_id?: unknown; plan_id?: unknown } };
 const NOT_SET_UP: Message = { title: 'Login with Discord is not set up', lines: ['Nothing was charged. Please ask the community team for a payment link, or try again later.'] };
 const ASK_THE_BOT = 'You can also ask the bot for a link to your memberships: /memberships on Discord, or /status on Telegram.';
 
-export const webPages: FastifyPluginAsync<WebPagesOptions> = async (app, { pages, login, context }) => {
+export const webPages: FastifyPluginAsync<WebPagesOptions> = async (app, { pages, login, telegram, context, telegramWidget }) => {
   const plansPath = (projectId: string) => `${context.base}/p/${encodeURIComponent(projectId)}`;
   const loginCookie = { path: `${context.base}/auth/discord/`, httpOnly: true, sameSite: 'lax' as const, secure: context.secure };
 
@@ -45,8 +52,14 @@ export const webPages: FastifyPluginAsync<WebPagesOptions> = async (app, { pages
     if (!view) return messagePage(reply, context, 404, NO_PROJECT);
     // The CSRF secret's cookie goes only where the form posts.
     const csrf = reply.generateCsrf({ path: `${context.base}/auth/discord/`, sameSite: 'lax' });
+    const shownView = shown(view);
+    const plans = shownView.plans.map((p) => ({ ...p, telegramAuthUrl: p.buy.kind === 'telegram' ? telegram.authUrl(view.project.projectId, p.planId) : null }));
+    if (plans.some((p) => p.telegramAuthUrl !== null)) reply.helmet(telegramWidget);
     return page(reply, context, 200, 'web-plans', {
-      ...shown(view),
+      ...shownView,
+      plans,
+      telegramBot: view.project.telegramBot,
+      widgetScript: TELEGRAM_WIDGET.script,
       csrf,
       startAction: `${context.base}/auth/discord/start`,
       brandCss: `${plansPath(view.project.projectId)}/brand.css`,
@@ -60,7 +73,13 @@ export const webPages: FastifyPluginAsync<WebPagesOptions> = async (app, { pages
     if (!view) return messagePage(reply, context, 404, NO_PROJECT);
     const id = view.project.projectId;
     const csrf = reply.generateCsrf({ path: `${context.base}/auth/discord/`, sameSite: 'lax' });
+    const telegramBot = view.project.telegramBot;
+    if (telegramBot) reply.helmet(telegramWidget);
     return page(reply, context, 200, 'web-portal-sign-in', {
+      telegramBot,
+      telegramAuthUrl: telegramBot ? telegram.authUrl(id, null) : null,
+      telegramHref: telegramBot ? `https://t.me/${encodeURIComponent(telegramBot)}` : null,
+      widgetScript: TELEGRAM_WIDGET.script,
       title: `Your membership: ${view.project.name}`,
       projectName: view.project.name,
       projectId: id,
