@@ -6,7 +6,10 @@ import { at } from '../database/sql.js';
 
 type Row = { name: string | null; company: string | null; address: InvoicingAddress | string | null; vat_id: string | null; updated_at: string | Date };
 
-/** `member_invoicing` (docs/portal.md, "Invoicing details"): InvoicingService decides; these are its statements. */
+/**
+ * `member_invoicing` (docs/portal.md, "Invoicing details") and `member_stripe_customers` ("One
+ * customer per member"): InvoicingService decides; these are its statements.
+ */
 export class InvoicingStore implements InvoicingStatements {
   constructor(private readonly db: Db) {}
 
@@ -35,6 +38,27 @@ export class InvoicingStore implements InvoicingStatements {
         RETURNING name, company, address, vat_id, updated_at`),
     )[0]!;
     return detailsOf(r);
+  }
+
+  async rememberedCustomer(projectId: string, userId: string, merchantAccountId: string): Promise<string | null> {
+    const r = rowsOf<{ customer_id: string }>(
+      await this.db.execute(sql`
+        SELECT customer_id FROM member_stripe_customers
+        WHERE project_id = ${projectId} AND user_id = ${userId} AND merchant_account_id = ${merchantAccountId}`),
+    )[0];
+    return r ? r.customer_id : null;
+  }
+
+  async rememberCustomer(projectId: string, userId: string, merchantAccountId: string, customerId: string, now: Date): Promise<string> {
+    // The no-op update makes RETURNING answer the row already there: the first customer stays.
+    const r = rowsOf<{ customer_id: string }>(
+      await this.db.execute(sql`
+        INSERT INTO member_stripe_customers AS c (project_id, user_id, merchant_account_id, customer_id, created_at)
+        VALUES (${projectId}, ${userId}, ${merchantAccountId}, ${customerId}, ${at(now)})
+        ON CONFLICT (project_id, user_id, merchant_account_id) DO UPDATE SET customer_id = c.customer_id
+        RETURNING customer_id`),
+    )[0]!;
+    return r.customer_id;
   }
 }
 

@@ -44,8 +44,9 @@ const pageStatement = preparedStatement<{ projectId: string; userId: string; now
        FROM (SELECT id, plan_id, created_at, currency, status,
                round(amount_minor::numeric / power(10::numeric, ${DIGITS}), ${DIGITS})::text AS amount
              FROM payments WHERE project_id = ${p.projectId} AND user_id = ${p.userId} ORDER BY created_at DESC, id DESC LIMIT ${p.limit}::int) x) AS payments,
-      EXISTS (SELECT 1 FROM payments WHERE project_id = ${p.projectId} AND user_id = ${p.userId} AND provider = 'stripe'
-              AND customer_id IS NOT NULL AND merchant_account_id IS NOT NULL) AS has_customer,
+      (EXISTS (SELECT 1 FROM payments WHERE project_id = ${p.projectId} AND user_id = ${p.userId} AND provider = 'stripe'
+               AND customer_id IS NOT NULL AND merchant_account_id IS NOT NULL)
+       OR EXISTS (SELECT 1 FROM member_stripe_customers WHERE project_id = ${p.projectId} AND user_id = ${p.userId})) AS has_customer,
       -- The invoicing store owns the row and its writes; the page only reads it here, with the rest.
       (SELECT json_build_object('name', i.name, 'company', i.company, 'address', i.address, 'vat_id', i.vat_id, 'updatedAt', ${iso(sql`i.updated_at`)})
        FROM member_invoicing i WHERE i.project_id = ${p.projectId} AND i.user_id = ${p.userId}) AS invoicing`,
@@ -94,12 +95,18 @@ export class PortalLinksStore implements PortalLinkStatements, PortalMemberState
     return rows.length > 0;
   }
 
+  /** The latest payment's customer, else the one tenure made for the member before any payment (docs/portal.md, "One customer per member"). */
   async billingCustomer(projectId: string, userId: string): Promise<{ customerId: string; merchantAccountId: string } | null> {
     const r = rowsOf<{ customer_id: string; merchant_account_id: string }>(
       await this.db.execute(sql`
-        SELECT customer_id, merchant_account_id FROM payments
-        WHERE project_id = ${projectId} AND user_id = ${userId} AND provider = 'stripe' AND customer_id IS NOT NULL AND merchant_account_id IS NOT NULL
-        ORDER BY created_at DESC, id DESC LIMIT 1`),
+        SELECT customer_id, merchant_account_id FROM (
+          (SELECT customer_id, merchant_account_id, 0 AS rank FROM payments
+           WHERE project_id = ${projectId} AND user_id = ${userId} AND provider = 'stripe' AND customer_id IS NOT NULL AND merchant_account_id IS NOT NULL
+           ORDER BY created_at DESC, id DESC LIMIT 1)
+          UNION ALL
+          (SELECT customer_id, merchant_account_id, 1 AS rank FROM member_stripe_customers
+           WHERE project_id = ${projectId} AND user_id = ${userId} ORDER BY created_at DESC LIMIT 1)
+        ) c ORDER BY rank LIMIT 1`),
     )[0];
     return r ? { customerId: r.customer_id, merchantAccountId: r.merchant_account_id } : null;
   }

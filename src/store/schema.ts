@@ -14,6 +14,6 @@ export { telegramInvites, telegramUpdates } from './schema/telegram.js';
 export { heldReversals, merchantAccounts, paymentEvents, payments } from './schema/payments.js';
 export { couponRedemptions, coupons, couponStripeCoupons } from './schema/coupons.js';
 export { payLinks, portalLinks } from './schema/front-desk.js';
-export { memberInvoicing } from './schema/invoicing.js';
+export { memberInvoicing, memberStripeCustomers } from './schema/invoicing.js';
 export { notifications, reminderCursors, reminders, unreachableMembers } from './schema/notifications.js';
 export { discordMemberTokens, guildJoins, telegramLogins, webLogins } from './schema/web.js';

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { useHarness, userId, type Tenant } from '../support/harness.js';
 import { CHECKOUT_URLS, checkout, checkoutPath, deliverAll } from '../support/payments.js';
-import { paidMember } from '../support/portal.js';
+import { csrfOf, openPortal, paidMember, portalLink } from '../support/portal.js';
+import { pathOf } from '../support/front-desk.js';
 
 /** docs/portal.md, "Invoicing details": a checkout of a member with details is for a Stripe customer carrying them. */
 describe('invoicing details at checkout', () => {
@@ -64,6 +65,35 @@ describe('invoicing details at checkout', () => {
     const third = await checkoutAgain(m.t, m.plan.plan_id, newcomer, 'https://shop.example.com/third');
     expect(sent(third.session_id)).toMatchObject({ customer });
     expect(created()).toHaveLength(before);
+  });
+
+  it('remembers the customer it made: a checkout started again after the details changed, and Manage billing, use it', async () => {
+    const m = await paidMember(h, { recurring: false });
+    const newcomer = userId();
+    const patch = (payload: Record<string, unknown>) => m.t.request({ method: 'PATCH', url: `${m.t.base}/users/${newcomer}/invoicing`, payload });
+    expect((await patch({ name: 'Grace Hopper', address: { line1: '2 Side St', city: 'Berlin', country: 'DE' } })).statusCode).toBe(200);
+    const from = h.stripe.calls.length;
+    const created = () => h.stripe.calls.slice(from).filter((c) => c.method === 'POST' && c.path === '/v1/customers');
+    const first = await checkout(m.t, m.plan.plan_id, newcomer);
+    const customer = h.stripe.world.session(first.session_id).customer!;
+    expect(customer).toMatch(/^cus_/);
+    // Other details make another creation key: without the remembered customer this made a second one.
+    const changed = await patch({ name: 'Grace B. Hopper', company: 'Navy Labs', vat_id: 'DE123456789' });
+    expect(changed.statusCode, changed.body).toBe(200);
+    const second = await checkoutAgain(m.t, m.plan.plan_id, newcomer, 'https://shop.example.com/again');
+    expect(sent(second.session_id)).toMatchObject({ customer });
+    expect(created()).toHaveLength(1);
+    expect([...h.stripe.customers.values()].filter((c) => c.metadata.user_id === newcomer)).toHaveLength(1);
+    expect(h.stripe.customers.get(customer)).toMatchObject({ name: 'Grace B. Hopper', business_name: 'Navy Labs', invoice_settings: { custom_fields: [{ name: 'VAT ID', value: 'DE123456789' }] } });
+    // Before any payment, Manage billing opens Stripe's page for that same customer.
+    const portalPath = pathOf(await portalLink(m.t, newcomer));
+    const { browser, page } = await openPortal(h, portalPath);
+    expect(page.body).toContain('Manage billing');
+    const billing = await browser.post(`${portalPath}/billing`, { _csrf: csrfOf(page.body)! });
+    expect(billing.statusCode, billing.body).toBe(303);
+    const portalSession = h.stripe.calls.slice(from).filter((c) => c.path === '/v1/billing_portal/sessions').at(-1);
+    expect(portalSession?.params).toMatchObject({ customer });
+    expect(created()).toHaveLength(1);
   });
 
   it('creates no customer up front for a member without details', async () => {

@@ -37,6 +37,30 @@ describe(`portal and invoicing statements (${onPostgres ? 'PostgreSQL' : 'PGlite
     expect(rowsOf(await h.database.db.execute(sql`SELECT 1 FROM member_invoicing WHERE user_id = ${user}`))).toStrictEqual([]);
   });
 
+  it('a member\'s Stripe customer: remembered once per merchant account, the first kept when two race, found by billingCustomer before any payment', async () => {
+    const m = await paidMember(h, { recurring: false });
+    const store = h.container.stores.invoicing;
+    const account = m.stripe.view.merchant_account_id;
+    const user = userId();
+    expect(await store.rememberedCustomer(m.t.projectId, user, account)).toBeNull();
+    expect(await h.container.stores.portalLinks.billingCustomer(m.t.projectId, user)).toBeNull();
+    const now = new Date('2026-01-01T00:00:00.000Z');
+    const winners = await Promise.all([store.rememberCustomer(m.t.projectId, user, account, 'cus_first', now), store.rememberCustomer(m.t.projectId, user, account, 'cus_second', now)]);
+    expect(new Set(winners).size).toBe(1);
+    const kept = winners[0]!;
+    expect(await store.rememberCustomer(m.t.projectId, user, account, 'cus_third', now)).toBe(kept);
+    expect(await store.rememberedCustomer(m.t.projectId, user, account)).toBe(kept);
+    expect(await h.container.stores.portalLinks.billingCustomer(m.t.projectId, user)).toStrictEqual({ customerId: kept, merchantAccountId: account });
+    expect((await h.container.stores.portalLinks.pageOf(m.t.projectId, user, now, 20)).hasBillingCustomer).toBe(true);
+    // A payment's customer comes first: it is the one Stripe bills.
+    const paid = await h.container.stores.portalLinks.billingCustomer(m.t.projectId, m.user);
+    await store.rememberCustomer(m.t.projectId, m.user, account, 'cus_remembered', now);
+    expect(await h.container.stores.portalLinks.billingCustomer(m.t.projectId, m.user)).toStrictEqual(paid);
+    // The merchant account's deletion takes its customers.
+    await h.database.db.execute(sql`DELETE FROM merchant_accounts WHERE id = ${account}`);
+    expect(await store.rememberedCustomer(m.t.projectId, user, account)).toBeNull();
+  });
+
   it("the portal's reads: memberships with their renewal flag, granted access with target names, a subscription's account", async () => {
     const m = await paidMember(h);
     const links = h.container.stores.portalLinks;

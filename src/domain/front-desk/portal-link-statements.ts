@@ -20,7 +20,7 @@ export interface PortalLinkStatements {
   find(tokenHash: string): Promise<PortalLinkRecord | null>;
   /** Spends an unused, unexpired link on a browser session; false when it was not (used, expired, raced). */
   claim(tokenHash: string, session: { sessionHash: string; sessionExpiresAt: Date }, now: Date): Promise<boolean>;
-  /** The Stripe customer of the member's latest payment that names one, with its merchant account. */
+  /** The Stripe customer of the member's latest payment that names one, else the one tenure made for them (remembered before payment), with its merchant account. */
   billingCustomer(projectId: string, userId: string): Promise<{ customerId: string; merchantAccountId: string } | null>;
 }
 

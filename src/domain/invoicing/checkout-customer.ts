@@ -6,16 +6,17 @@ import type { InvoicingService } from './invoicing.service.js';
 /**
  * A checkout's Stripe customer (docs/portal.md, "Invoicing details"): a member who gave invoicing
  * details pays as a customer carrying them, so the session and its invoices show them. One who
- * already has a customer on the checkout's Stripe account pays as that customer, its details
- * updated first; on a first checkout there the customer is created with the details (Stripe's
- * Checkout takes no name, address or tax id for a customer it makes itself). The payment then
- * names that customer, which is how the next checkout and Manage billing find it again. A member
- * without details pays as before: Stripe makes a customer at payment.
+ * already has a customer on the checkout's Stripe account (their payments' customer, or the one
+ * tenure made for them) pays as that customer, its details updated first; on a first checkout
+ * there the customer is created with the details (Stripe's Checkout takes no name, address or tax
+ * id for a customer it makes itself) and remembered at once, before any payment, so a checkout
+ * started again after the details changed uses it instead of making a second one. A member without
+ * details pays as before: Stripe makes a customer at payment.
  */
 export class CheckoutCustomers {
   constructor(
     private readonly links: Pick<PortalLinkStatements, 'billingCustomer'>,
-    private readonly invoicing: Pick<InvoicingService, 'stripeDetails'>,
+    private readonly invoicing: Pick<InvoicingService, 'stripeDetails' | 'rememberedCustomer' | 'rememberCustomer'>,
     private readonly stripe: Pick<StripeApi, 'updateCustomer' | 'createCustomer'>,
   ) {}
 
@@ -23,26 +24,30 @@ export class CheckoutCustomers {
   async customerFor(projectId: string, userId: string, merchantAccountId: string, secretKey: string): Promise<string | null> {
     const details = await this.invoicing.stripeDetails(projectId, userId);
     if (!details) return null;
-    const customer = await this.links.billingCustomer(projectId, userId);
+    const billing = await this.links.billingCustomer(projectId, userId);
     // A customer belongs to one Stripe account: another account's is no customer here.
-    if (!customer || customer.merchantAccountId !== merchantAccountId) {
+    let customerId = billing && billing.merchantAccountId === merchantAccountId ? billing.customerId : await this.invoicing.rememberedCustomer(projectId, userId, merchantAccountId);
+    if (customerId === null) {
       const created = await this.stripe.createCustomer(secretKey, {
         details,
         metadata: { project_id: projectId, user_id: userId },
         idempotencyKey: customerIdempotencyKey(projectId, userId, merchantAccountId, details),
       });
       // As below: Stripe refusing or not answering never stops a checkout.
-      return created.ok ? created.customerId : null;
+      if (!created.ok) return null;
+      customerId = await this.invoicing.rememberCustomer(projectId, userId, merchantAccountId, created.customerId);
+      // Made with these very details; another checkout's customer, remembered first, is brought up to date below.
+      if (customerId === created.customerId) return customerId;
     }
-    const updated = await this.stripe.updateCustomer(secretKey, customer.customerId, details);
+    const updated = await this.stripe.updateCustomer(secretKey, customerId, details);
     // Details Stripe does not take, or Stripe not answering, never stop a checkout: it goes on without them.
-    return updated.ok ? customer.customerId : null;
+    return updated.ok ? customerId : null;
   }
 }
 
 /**
- * The key a member's customer is created by: a checkout retried or started again before the first
- * is paid gets the same customer back from Stripe (which keeps a key 24 hours) instead of another.
+ * The key a member's customer is created by: two checkouts racing to make the member's first
+ * customer with the same details get the same one back from Stripe (which keeps a key 24 hours).
  * The details are part of it, since Stripe refuses a key sent again with other parameters.
  */
 export function customerIdempotencyKey(projectId: string, userId: string, merchantAccountId: string, details: StripeCustomerDetails): string {

@@ -12,4 +12,11 @@ export interface InvoicingStatements {
    * (inserting the row the first time), so two changes at once each keep the other's fields.
    */
   update(projectId: string, userId: string, patch: Partial<InvoicingDetails>, now: Date): Promise<InvoicingDetails & { updatedAt: Date }>;
+  /** The Stripe customer tenure made for the member on the merchant account; null when none. */
+  rememberedCustomer(projectId: string, userId: string, merchantAccountId: string): Promise<string | null>;
+  /**
+   * Remembers the customer just made for the member on the account, unless one is remembered
+   * already (a checkout made at the same moment won): answers the one remembered, which is used.
+   */
+  rememberCustomer(projectId: string, userId: string, merchantAccountId: string, customerId: string, now: Date): Promise<string>;
 }

@@ -32,6 +32,16 @@ export class InvoicingService {
     return ok(invoicingViewOf(userId, saved));
   }
 
+  /** The Stripe customer tenure made for the member on the merchant account, before any payment named it; null when none. */
+  rememberedCustomer(projectId: string, userId: string, merchantAccountId: string): Promise<string | null> {
+    return this.store.rememberedCustomer(projectId, userId, merchantAccountId);
+  }
+
+  /** Remembers a customer just made for the member; answers the one to use (an earlier one, made at the same moment, wins). */
+  rememberCustomer(projectId: string, userId: string, merchantAccountId: string, customerId: string): Promise<string> {
+    return this.store.rememberCustomer(projectId, userId, merchantAccountId, customerId, this.clock.now());
+  }
+
   /** What Stripe is given for the member's customer; null when the member gave nothing. */
   async stripeDetails(projectId: string, userId: string): Promise<StripeCustomerDetails | null> {
     const found = await this.store.find(projectId, userId);
