@@ -36,7 +36,7 @@ describe('the Telegram Login Widget on the plan page and the portal sign-in page
       `<script async src="https://telegram.org/js/telegram-widget.js?22" data-telegram-login="${shop.bot.username}" data-size="large" data-auth-url="${authUrl}" data-request-access="write"></script>`,
     );
     expect(res.body).toContain(`href="https://t.me/${shop.bot.username}"`);
-    expect(res.body).toContain('Buy Lounge pass on Telegram</a> instead');
+    expect(res.body).toContain('No Telegram button above? <a href="https://t.me/' + shop.bot.username + '">Buy Lounge pass on Telegram</a>');
     // Exactly what the widget needs: its script and its frame; the rest as strict as every page's.
     expect(res.headers['content-security-policy']).toBe(`${STRICT_CSP(discordOrigin())};script-src https://telegram.org;frame-src https://oauth.telegram.org`);
     expect(res.headers['cross-origin-opener-policy']).toBe('same-origin-allow-popups');
