@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { DiscordLoginStatements, LoginApplication, LoginRecord } from '../domain/web/discord-login.service.js';
 import type { TelegramLoginStatements, TelegramLoginTarget } from '../domain/web/telegram-login.service.js';
+import type { PlanAccessFacts, PlanReadinessStatements } from '../domain/web/plan-readiness.js';
 import { MAX_PUBLIC_PLANS, type PublicProject } from '../domain/web/public-page.js';
 import { rowsOf, type Db } from '../database/db.js';
 import { at } from '../database/sql.js';
@@ -12,7 +13,26 @@ import { at } from '../database/sql.js';
 
 const GUILD_OF = sql.raw(`CASE WHEN t.kind = 'guild' THEN t.external_id ELSE g.external_id END`);
 
-export class WebStore implements DiscordLoginStatements, TelegramLoginStatements {
+/**
+ * What decides whether plan `pl` (of project `pl.project_id`) can be bought now (PlanAccessFacts,
+ * src/domain/web/plan-readiness.ts): its enabled targets' health, its platforms' bots' health, and
+ * whether its latest finished guild join was refused 50013 after its targets and the Discord bot
+ * last changed (an owner's fix is a target update or a reconnection, as for an unhealthy target).
+ */
+const PLAN_ACCESS_FACTS = sql.raw(`json_build_object(
+  'targets', (SELECT coalesce(json_agg(json_build_object('platform', t.platform, 'health', t.health)), '[]'::json)
+              FROM plan_targets pt JOIN targets t ON t.id = pt.target_id WHERE pt.plan_id = pl.id AND t.is_enabled),
+  'bots', json_build_object(
+    'discord', (SELECT i.health FROM integrations i WHERE i.project_id = pl.project_id AND i.platform = 'discord'),
+    'telegram', (SELECT i.health FROM integrations i WHERE i.project_id = pl.project_id AND i.platform = 'telegram')),
+  'inviteRefused', coalesce((
+    SELECT j.state = 'failed' AND j.last_error LIKE '50013:%'
+      AND j.done_at > coalesce((SELECT max(t.updated_at) FROM plan_targets pt JOIN targets t ON t.id = pt.target_id WHERE pt.plan_id = pl.id), '-infinity')
+      AND j.done_at > coalesce((SELECT i.connected_at FROM integrations i WHERE i.project_id = pl.project_id AND i.platform = 'discord'), '-infinity')
+    FROM guild_joins j WHERE j.project_id = pl.project_id AND j.plan_id = pl.id AND j.state <> 'pending'
+    ORDER BY j.done_at DESC LIMIT 1), false))`);
+
+export class WebStore implements DiscordLoginStatements, TelegramLoginStatements, PlanReadinessStatements {
   constructor(private readonly db: Db) {}
 
   /**
@@ -26,7 +46,8 @@ export class WebStore implements DiscordLoginStatements, TelegramLoginStatements
         (SELECT coalesce(json_agg(json_build_object(
             'planId', pl.id, 'name', pl.name, 'priceFormatted', pl.price_formatted, 'duration', pl.duration, 'recurring', pl.recurring,
             'targets', (SELECT coalesce(json_agg(json_build_object('name', t.name, 'kind', t.kind, 'platform', t.platform) ORDER BY pt.created_at, t.id), '[]'::json)
-                        FROM plan_targets pt JOIN targets t ON t.id = pt.target_id WHERE pt.plan_id = pl.id AND t.is_enabled)
+                        FROM plan_targets pt JOIN targets t ON t.id = pt.target_id WHERE pt.plan_id = pl.id AND t.is_enabled),
+            'access', ${PLAN_ACCESS_FACTS}
           ) ORDER BY pl.created_at, pl.id), '[]'::json)
          FROM (SELECT * FROM plans WHERE project_id = p.id AND deleted_at IS NULL ORDER BY created_at, id LIMIT ${MAX_PUBLIC_PLANS}) pl) AS plans,
         EXISTS (SELECT 1 FROM integrations i WHERE i.project_id = p.id AND i.platform = 'discord'
@@ -38,6 +59,14 @@ export class WebStore implements DiscordLoginStatements, TelegramLoginStatements
     const row = rowsOf<PublicProject & { plans: PublicProject['plans'] | string }>(result)[0];
     if (!row) return null;
     return { ...row, plans: typeof row.plans === 'string' ? (JSON.parse(row.plans) as PublicProject['plans']) : row.plans };
+  }
+
+  async planAccessFacts(projectId: string, planId: string): Promise<PlanAccessFacts | null> {
+    const result = await this.db.execute(sql`
+      SELECT ${PLAN_ACCESS_FACTS} AS facts FROM plans pl WHERE pl.id = ${planId} AND pl.project_id = ${projectId} AND pl.deleted_at IS NULL`);
+    const row = rowsOf<{ facts: PlanAccessFacts | string }>(result)[0];
+    if (!row) return null;
+    return typeof row.facts === 'string' ? (JSON.parse(row.facts) as PlanAccessFacts) : row.facts;
   }
 
   async loginTarget(projectId: string, planId: string): Promise<{ application: LoginApplication | null; planGrantsDiscord: boolean }> {

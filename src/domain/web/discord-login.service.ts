@@ -4,6 +4,7 @@ import type { Result } from '../errors.js';
 import { digestOf, isLinkToken, newLinkToken } from '../front-desk/link-tokens.js';
 import type { PayLinkInput, PayLinkView } from '../front-desk/pay-links.service.js';
 import { openOrNull, type SecretBox } from '../integrations/secret-box.js';
+import { blockedOf, type PlanReadinessStatements } from './plan-readiness.js';
 
 /**
  * Login with Discord for a web buyer (docs/web.md, "Login with Discord"): the authorization code
@@ -41,7 +42,7 @@ export interface LoginRecord {
   application: LoginApplication | null;
 }
 
-export interface DiscordLoginStatements {
+export interface DiscordLoginStatements extends PlanReadinessStatements {
   /** The project's Discord application with its sealed client secret, and whether `planId` is one of its plans granting a Discord target. */
   loginTarget(projectId: string, planId: string): Promise<{ application: LoginApplication | null; planGrantsDiscord: boolean }>;
   /** The project's Discord application, and whether the project exists. */
@@ -80,6 +81,8 @@ export type StartOutcome =
   | { kind: 'redirect'; url: string; state: string }
   /** No such plan of the project, or it grants nothing on Discord. */
   | { kind: 'unknown' }
+  /** The bot cannot give the plan's access now (src/domain/web/plan-readiness.ts): no login, no payment. */
+  | { kind: 'cannot-be-bought' }
   /** The project has no Discord application with a client secret, or no key to open it. */
   | { kind: 'not-configured' };
 
@@ -123,6 +126,8 @@ export class DiscordLoginService {
   async start(projectId: string, planId: string): Promise<StartOutcome> {
     const target = await this.store.loginTarget(projectId, planId);
     if (!target.planGrantsDiscord) return { kind: 'unknown' };
+    const facts = await this.store.planAccessFacts(projectId, planId);
+    if (facts && blockedOf(facts) !== null) return { kind: 'cannot-be-bought' };
     return this.begin(projectId, planId, target.application, BUY_SCOPES);
   }
 

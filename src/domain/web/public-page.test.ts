@@ -1,16 +1,19 @@
 import { describe, expect, it } from 'vitest';
+import { blockedOf, CANNOT_BE_BOUGHT } from './plan-readiness.js';
 import { buyWayOf, PublicPageService, type PublicPlan, type PublicProject } from './public-page.js';
 
 /** The public plan page's rules on a twin store: how each plan is bought, and the short cache (docs/web.md). */
 
 const ID = '6c0e0b1e-0000-4000-8000-000000000001';
-const plan = (platforms: ('discord' | 'telegram')[]): PublicPlan => ({
+const READY = { discord: 'ok', telegram: 'ok' };
+const plan = (platforms: ('discord' | 'telegram')[], access: Partial<PublicPlan['access']> = {}): PublicPlan => ({
   planId: 'p',
   name: 'Gold',
   priceFormatted: '$5.00',
   duration: '1 month',
   recurring: true,
   targets: platforms.map((platform) => ({ name: 'T', kind: platform === 'discord' ? 'role' : 'group', platform })),
+  access: { targets: platforms.map((platform) => ({ platform, health: 'ok' })), bots: READY, inviteRefused: false, ...access },
 });
 
 describe('public plan page', () => {
@@ -21,6 +24,18 @@ describe('public plan page', () => {
     expect(buyWayOf(plan(['discord']), { discordLogin: false, telegramBot: null }).kind).toBe('none');
     expect(buyWayOf(plan(['telegram']), { discordLogin: true, telegramBot: null }).kind).toBe('none');
     expect(buyWayOf(plan([]), setUp).kind).toBe('none');
+  });
+
+  it('offers no way to pay for a plan whose access the bot cannot give now', () => {
+    const setUp = { discordLogin: true, telegramBot: 'door_bot' };
+    const cannot = { kind: 'none', why: CANNOT_BE_BOUGHT };
+    expect(buyWayOf(plan(['discord'], { bots: { discord: null, telegram: 'ok' } }), setUp)).toStrictEqual(cannot);
+    expect(buyWayOf(plan(['telegram'], { bots: { discord: 'ok', telegram: 'unhealthy' } }), setUp)).toStrictEqual(cannot);
+    expect(buyWayOf(plan(['telegram'], { targets: [{ platform: 'telegram', health: 'unhealthy' }] }), setUp)).toStrictEqual(cannot);
+    expect(buyWayOf(plan(['discord'], { inviteRefused: true }), setUp)).toStrictEqual(cannot);
+    // Another platform's bot, or a refused invite on a Telegram-only plan, is not this plan's concern.
+    expect(buyWayOf(plan(['telegram'], { bots: { discord: null, telegram: 'ok' }, inviteRefused: true }), setUp).kind).toBe('telegram');
+    expect(blockedOf({ targets: [], bots: { discord: null, telegram: null }, inviteRefused: false })).toBeNull();
   });
 
   it('reads a project once per cache period, never keeps an unknown one, and shows bad stored branding as the defaults', async () => {

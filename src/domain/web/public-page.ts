@@ -3,6 +3,7 @@ import { isUuid } from '../ids.js';
 import { SETTING_VALIDATORS } from '../settings/settings.catalogue.js';
 import type { Platform, TargetKind } from '../targets/target.view.js';
 import { paletteOf, type Palette } from './branding.js';
+import { blockedOf, CANNOT_BE_BOUGHT, type PlanAccessFacts } from './plan-readiness.js';
 
 /**
  * What the public plan page shows (docs/web.md, "The plan page"), as the store reads it in one
@@ -24,6 +25,8 @@ export interface PublicPlan {
   duration: string;
   recurring: boolean;
   targets: PublicTarget[];
+  /** Whether its access can be given now (src/domain/web/plan-readiness.ts). */
+  access: PlanAccessFacts;
 }
 
 export interface PublicProject {
@@ -55,10 +58,12 @@ export type BuyWay =
 export const MAX_PUBLIC_PLANS = 50;
 
 /**
- * Which way a plan is bought: a plan granting a Discord target through Login with Discord (the
+ * Which way a plan is bought: none while its access cannot be given; a plan granting a Discord target through Login with Discord (the
  * buyer's Discord id is who pays), else one granting a Telegram target through the bot.
  */
 export function buyWayOf(plan: PublicPlan, p: Pick<PublicProject, 'discordLogin' | 'telegramBot'>): BuyWay {
+  // No way to pay for access the bot cannot give now (docs/web.md, "When a plan cannot be bought").
+  if (blockedOf(plan.access) !== null) return { kind: 'none', why: CANNOT_BE_BOUGHT };
   const platforms = new Set(plan.targets.map((t) => t.platform));
   if (platforms.has('discord')) {
     return p.discordLogin ? { kind: 'discord' } : { kind: 'none', why: 'Ask the community team for a link: buying on the web is not set up yet.' };

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { LOGIN_TTL_MS, type DiscordLoginService, type FinishOutcome } from '../../domain/web/discord-login.service.js';
+import { CANNOT_BE_BOUGHT } from '../../domain/web/plan-readiness.js';
 import type { PublicPageService, PublicPageView } from '../../domain/web/public-page.js';
 import type { TelegramLoginService } from '../../domain/web/telegram-login.service.js';
 import { isUuid } from '../../domain/ids.js';
@@ -110,6 +111,7 @@ export const webPages: FastifyPluginAsync<WebPagesOptions> = async (app, { pages
     const started = await login.start(projectId.toLowerCase(), planId.toLowerCase());
     if (started.kind === 'unknown') return messagePage(reply, context, 404, { title: 'Plan not found', lines: ['This plan is no longer offered here.'], action: { href: plansPath(projectId), label: 'See the plans' } });
     if (started.kind === 'not-configured') return messagePage(reply, context, 409, NOT_SET_UP);
+    if (started.kind === 'cannot-be-bought') return messagePage(reply, context, 409, { title: 'This plan cannot be bought right now', lines: [CANNOT_BE_BOUGHT], action: { href: plansPath(projectId), label: 'See the plans' } });
     return toDiscord(reply, started);
   });
 

@@ -80,6 +80,8 @@ export const guildJoins = pgTable(
     index('guild_joins_due_idx').on(t.nextAttemptAt).where(sql`state = 'pending'`),
     // The done page reads a member's latest join.
     index('guild_joins_member_idx').on(t.projectId, t.userId),
+    // Whether a plan can be bought reads its latest finished join (src/domain/web/plan-readiness.ts).
+    index('guild_joins_plan_done_idx').on(t.planId, t.doneAt).where(sql`state <> 'pending'`),
   ],
 );
 

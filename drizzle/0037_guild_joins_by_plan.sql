@@ -1,0 +1,1 @@
+CREATE INDEX "guild_joins_plan_done_idx" ON "guild_joins" USING btree ("plan_id","done_at") WHERE state <> 'pending';
