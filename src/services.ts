@@ -29,6 +29,7 @@ import { ApiKeysService } from './domain/projects/api-keys.service.js';
 import { AuthService } from './domain/projects/auth.service.js';
 import { ProjectsService } from './domain/projects/projects.service.js';
 import { SettingsService } from './domain/settings/settings.service.js';
+import { DEFAULT_SETTINGS } from './domain/settings/settings.catalogue.js';
 import { TargetsService } from './domain/targets/targets.service.js';
 import { UsersService } from './domain/users/users.service.js';
 import { DiscordLoginService } from './domain/web/discord-login.service.js';
@@ -109,7 +110,11 @@ export function createServices(
 ): Services {
   const auth = new AuthService(stores.projects, config.auth.cacheTtlMs);
   const projects = new ProjectsService(stores.projects);
-  const plans = new PlansService(stores.plans);
+  // A plan created without a currency takes the project's default_currency (docs/plans-targets.md).
+  const plans = new PlansService(stores.plans, async (projectId) => {
+    const stored = (await stores.settings.get(projectId, 'default_currency'))?.value;
+    return typeof stored === 'string' ? stored : DEFAULT_SETTINGS.default_currency;
+  });
   const invoicing = new InvoicingService(stores.invoicing, clock);
   const checkout = new CheckoutService(
     stores.merchantAccounts,
@@ -119,6 +124,9 @@ export function createServices(
     stripe,
     new CheckoutCoupons(stores.coupons, transactor, stripe, clock),
     new CheckoutCustomers(stores.portalLinks, invoicing, stripe),
+    // collect_email_on_subscribe: the buyer's e-mail is kept on their user (docs/payments.md, "Checkout").
+    async (projectId) => ({ collectEmail: (await stores.settings.get(projectId, 'collect_email_on_subscribe'))?.value === true }),
+    () => clock.now(),
   );
   const stripeEvents = new StripeEventsService(stores.merchantAccounts, transactor, secretBox, stripe, clock, { graceMs: config.payments.gracePeriodMs });
   const { publicUrl } = config.frontDesk;
@@ -135,7 +143,6 @@ export function createServices(
     clock,
     { publicUrl, ttlMs: PAY_LINK_TTL_MS },
     stores.guildJoins,
-    stores.web,
   );
   // Only the error's class and message: a Discord error never carries the bot token, but its request might.
   const logDiscord = (what: string) => (err: unknown) =>

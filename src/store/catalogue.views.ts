@@ -53,6 +53,13 @@ export const targetJson = (alias: string) => {
  * The plan object of a relation `alias` with the plans columns. `plan_targets` holds the target
  * objects it grants, in the order they were added, their participants counted at `at` (withCounts).
  */
+/**
+ * The plan's optional fields, each present only when set (docs/plans-targets.md): `trial_days`
+ * and `reminder_offsets`. A plan without them reads exactly as the v2 plan object.
+ */
+export const planExtrasJson = (alias: string) =>
+  sql.raw(`jsonb_strip_nulls(jsonb_build_object('trial_days', ${alias}.trial_days, 'reminder_offsets', ${alias}.reminder_offsets))`);
+
 export const planJson = (alias: string, at: Date) => {
   const c = (name: string) => sql.raw(`${alias}.${name}`);
   return sql<PlanView>`jsonb_build_object(
@@ -62,5 +69,5 @@ export const planJson = (alias: string, at: Date) => {
     'plan_targets', (
       SELECT coalesce(jsonb_agg(${targetJson('pj_t')} ORDER BY pj_pt.created_at, pj_t.id), '[]'::jsonb)
       FROM plan_targets pj_pt JOIN (${withCounts('targets', at)}) pj_t ON pj_t.id = pj_pt.target_id
-      WHERE pj_pt.plan_id = ${c('id')}))`;
+      WHERE pj_pt.plan_id = ${c('id')})) || ${planExtrasJson(alias)}`;
 };

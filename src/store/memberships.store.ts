@@ -41,7 +41,10 @@ export const membershipJson = (alias: string, now: Date | SQL) => {
                  ELSE jsonb_build_object('first_name', ${c('user_first_name')}, 'username', ${c('user_username')}) END,
     'plan_name', ${c('plan_name')}, 'plan_duration', ${c('plan_duration')},
     'subscription_id', ${c('subscription_id')}, 'subscription_status', ${c('subscription_status')},
-    'status', ${statusAt(c('end_date'), now)})`;
+    'status', ${statusAt(c('end_date'), now)})
+    || CASE WHEN ${c('trial_ends_at')} IS NULL THEN '{}'::jsonb ELSE jsonb_build_object(
+         'trial_ends_at', ${iso(c('trial_ends_at'))},
+         'in_trial', ${statusAt(c('end_date'), now)} = 'active' AND ${c('end_date')} <= ${c('trial_ends_at')}) END`;
 };
 
 /**

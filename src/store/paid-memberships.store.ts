@@ -88,6 +88,51 @@ export class PaidMembershipsStore implements PaidMembershipStatements {
     return { created: Boolean(row.id), banned: row.banned };
   }
 
+  /**
+   * docs/payments.md, "Trials": one statement. A member with a membership keeps it, active until
+   * the later of its end and the trial's; a member without one gets it, until the trial's end.
+   * Either way it is marked in trial, with the subscription (`trialing` unless a later event set
+   * its status), and writes its `membership.extended` or `membership.created` event.
+   */
+  async grantTrial(g: Grant, trialEnd: Date, now: Date): Promise<'created' | 'extended' | 'banned'> {
+    const nowAt = at(now);
+    const endAt = sql`${at(trialEnd)}`;
+    const eventAt = sql`${at(g.eventAt)}`;
+    const extended = rowsOf(
+      await this.db.execute(sql`
+        WITH old AS (
+          SELECT id, end_date FROM memberships WHERE project_id = ${g.projectId} AND user_id = ${g.userId} FOR UPDATE
+        ), upd AS (
+          UPDATE memberships m SET end_date = greatest(m.end_date, ${endAt}), status = 'active', plan_id = ${g.planId}, updated_at = ${nowAt},
+            trial_ends_at = ${endAt}, subscription_id = ${g.subscriptionId},
+            subscription_status = CASE WHEN m.subscription_status_at IS NULL OR m.subscription_status_at <= ${eventAt} THEN 'trialing' ELSE m.subscription_status END,
+            subscription_status_at = greatest(m.subscription_status_at, ${eventAt})
+          FROM old WHERE m.id = old.id
+          RETURNING m.*, old.end_date AS previous_end_date
+        ), full_row AS (${withPlan('upd')}), ev AS (${extendedEvent(now)})
+        SELECT id FROM full_row`),
+    );
+    if (extended.length > 0) return 'extended';
+    const row = rowsOf<{ banned: boolean; id: string | null }>(
+      await this.db.execute(sql`
+        WITH banned AS (
+          SELECT EXISTS (SELECT 1 FROM bans WHERE project_id = ${g.projectId} AND user_id = ${g.userId}) AS yes
+        ), ins AS (
+          INSERT INTO memberships (project_id, user_id, plan_id, start_date, end_date, trial_ends_at, subscription_id, subscription_status, subscription_status_at, created_at, updated_at)
+          SELECT ${g.projectId}::uuid, ${g.userId}::text, ${g.planId}::uuid, ${nowAt}, ${endAt}, ${endAt}, ${g.subscriptionId}::text, 'trialing', ${eventAt}, ${nowAt}, ${nowAt}
+          FROM banned WHERE NOT banned.yes
+          ON CONFLICT (project_id, user_id) DO NOTHING
+          RETURNING *
+        ), usr AS (
+          INSERT INTO users (project_id, user_id) SELECT project_id, user_id FROM ins
+          ON CONFLICT (project_id, user_id) DO UPDATE SET last_seen = now()
+          RETURNING project_id, user_id, first_name, username
+        ), full_row AS (${withPlan('ins', 'usr')}), ev AS (${membershipEvent('membership.created', now)})
+        SELECT (SELECT yes FROM banned) AS banned, (SELECT id FROM full_row) AS id`),
+    )[0]!;
+    return row.banned ? 'banned' : 'created';
+  }
+
   async setSubscriptionStatus(
     s: { projectId: string; subscriptionId: string; userId: string | null; status: string; cancelAtPeriodEnd: boolean | null; eventAt: Date },
     now: Date,

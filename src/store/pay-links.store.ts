@@ -81,7 +81,10 @@ export class PayLinksStore implements PayLinkStatements {
 
   async sessionPaid(projectId: string, sessionId: string): Promise<boolean> {
     const rows = rowsOf(
-      await this.db.execute(sql`SELECT 1 FROM payments WHERE project_id = ${projectId} AND provider = 'stripe' AND checkout_session_id = ${sessionId} AND status = 'succeeded' LIMIT 1`),
+      await this.db.execute(sql`
+        SELECT 1 FROM payments WHERE project_id = ${projectId} AND provider = 'stripe' AND checkout_session_id = ${sessionId} AND status = 'succeeded'
+        UNION ALL SELECT 1 FROM trials WHERE project_id = ${projectId} AND session_id = ${sessionId} AND state = 'started'
+        LIMIT 1`),
     );
     return rows.length > 0;
   }

@@ -112,4 +112,65 @@ export class PaymentsStore implements PaymentStatements {
     );
     return rows.length > 0;
   }
+
+  async startTrial(t: { projectId: string; userId: string; planId: string; trialDays: number; sessionId: string | null }, now: Date): Promise<boolean> {
+    const rows = rowsOf(
+      await this.db.execute(sql`
+        INSERT INTO trials (project_id, user_id, plan_id, checkout_key, session_id, state, trial_days, created_at, started_at)
+        VALUES (${t.projectId}, ${t.userId}, ${t.planId}, '', ${t.sessionId}, 'started', ${t.trialDays}, ${at(now)}, ${at(now)})
+        ON CONFLICT (project_id, user_id) DO UPDATE SET state = 'started', started_at = EXCLUDED.started_at,
+          session_id = coalesce(trials.session_id, EXCLUDED.session_id)
+        WHERE trials.state = 'reserved'
+        RETURNING user_id`),
+    );
+    return rows.length > 0;
+  }
+
+  async releaseSessionTrial(projectId: string, sessionId: string): Promise<boolean> {
+    const rows = rowsOf(
+      await this.db.execute(sql`DELETE FROM trials WHERE project_id = ${projectId} AND session_id = ${sessionId} AND state = 'reserved' RETURNING user_id`),
+    );
+    return rows.length > 0;
+  }
+
+  async rememberEmail(projectId: string, userId: string, email: string): Promise<void> {
+    await this.db.execute(sql`
+      INSERT INTO users (project_id, user_id, email) VALUES (${projectId}, ${userId}, ${email})
+      ON CONFLICT (project_id, user_id) DO UPDATE SET email = EXCLUDED.email`);
+  }
+
+  /**
+   * Checkout's side of a trial (docs/payments.md, "Trials"): reserves the member's one trial in the
+   * project for the checkout `checkoutKey`. True when this checkout holds it (reserved now, or by
+   * this same checkout before: a retry); false when the member has or had another trial, which
+   * then pays at once. Taken by one insert on the (project, user) key, so two checkouts at once
+   * cannot both offer a trial.
+   */
+  async reserveTrial(t: { projectId: string; userId: string; planId: string; trialDays: number; checkoutKey: string }, now: Date): Promise<boolean> {
+    const inserted = rowsOf(
+      await this.db.execute(sql`
+        INSERT INTO trials (project_id, user_id, plan_id, checkout_key, state, trial_days, created_at)
+        VALUES (${t.projectId}, ${t.userId}, ${t.planId}, ${t.checkoutKey}, 'reserved', ${t.trialDays}, ${at(now)})
+        ON CONFLICT (project_id, user_id) DO NOTHING
+        RETURNING user_id`),
+    );
+    if (inserted.length > 0) return true;
+    // A statement of its own, so it sees a reservation committed while the insert waited on it (the same checkout twice at once).
+    const mine = rowsOf(
+      await this.db.execute(sql`
+        SELECT 1 FROM trials WHERE project_id = ${t.projectId} AND user_id = ${t.userId} AND checkout_key = ${t.checkoutKey} AND state = 'reserved'`),
+    );
+    return mine.length > 0;
+  }
+
+  /** The session made for a checkout holding a trial, so its expiry can give the trial back. */
+  async attachTrialSession(projectId: string, userId: string, checkoutKey: string, sessionId: string): Promise<void> {
+    await this.db.execute(sql`
+      UPDATE trials SET session_id = ${sessionId} WHERE project_id = ${projectId} AND user_id = ${userId} AND checkout_key = ${checkoutKey} AND state = 'reserved'`);
+  }
+
+  /** Gives back a reservation Stripe refused to make a session for. */
+  async releaseTrial(projectId: string, userId: string, checkoutKey: string): Promise<void> {
+    await this.db.execute(sql`DELETE FROM trials WHERE project_id = ${projectId} AND user_id = ${userId} AND checkout_key = ${checkoutKey} AND state = 'reserved'`);
+  }
 }

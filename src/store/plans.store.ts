@@ -3,7 +3,7 @@ import { systemClock, type Clock } from '../domain/clock.js';
 import type { PlanFields } from '../domain/plans/plan-rules.js';
 import type { PlanTerms, PlanView } from '../domain/plans/plan.view.js';
 import type { Platform } from '../domain/targets/target.view.js';
-import { planJson } from './catalogue.views.js';
+import { planExtrasJson, planJson } from './catalogue.views.js';
 import { rowsOf, type Db } from '../database/db.js';
 import { preparedStatement } from '../database/prepared.js';
 import { insertEvent } from './outbox.js';
@@ -22,6 +22,8 @@ export type LinkOutcome =
   /** The plan already grants targets of another platform (docs/access.md, "Whose id is it"). */
   | { mixed: { granted: Platform; adding: Platform } };
 export type UnlinkOutcome = 'removed' | 'plan_missing' | 'target_missing' | 'not_linked';
+
+const offsetsJson = (offsets: string[] | null): string | null => (offsets === null ? null : JSON.stringify(offsets));
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
@@ -42,7 +44,7 @@ const termsStatement = preparedStatement<{ projectId: string; planId: string }>(
     SELECT jsonb_build_object(
       'plan_id', id, 'plan_name', name, 'plan_price', price::text, 'plan_currency', currency,
       'plan_duration', duration, 'plan_price_formatted', price_formatted,
-      'plan_data', jsonb_build_object('plan_recurring', recurring, 'plan_one_time', one_time)) AS plan
+      'plan_data', jsonb_build_object('plan_recurring', recurring, 'plan_one_time', one_time)) || ${planExtrasJson('plans')} AS plan
     FROM plans WHERE project_id = ${p.projectId}::uuid AND id = ${p.planId}::uuid AND deleted_at IS NULL`,
 );
 
@@ -60,9 +62,9 @@ export class PlansStore {
     const at = this.clock.now();
     const result = await this.db.execute(sql`
       WITH ins AS (
-        INSERT INTO plans (project_id, name, price, currency, duration, price_formatted, recurring, one_time)
+        INSERT INTO plans (project_id, name, price, currency, duration, price_formatted, recurring, one_time, trial_days, reminder_offsets)
         VALUES (${projectId}, ${f.name}, ${f.price}::numeric, ${f.currency}, ${f.duration}, ${f.priceFormatted},
-                ${f.recurring}, ${f.oneTime})
+                ${f.recurring}, ${f.oneTime}, ${f.trialDays}::int, ${offsetsJson(f.reminderOffsets)}::jsonb)
         RETURNING *
       ), ev AS (${planEvent('plan.created', 'ins', at)})
       SELECT ${planJson('ins', at)} AS plan FROM ins`);
@@ -104,18 +106,21 @@ export class PlansStore {
    * `plan.updated` event. Locked so that two partial updates cannot each merge into a stale copy
    * (the display price is derived from price and currency). Null when there is no such plan.
    */
-  async update(projectId: string, planId: string, merge: (current: PlanFields) => PlanFields): Promise<PlanView | null> {
+  async update(projectId: string, planId: string, merge: (current: PlanFields) => PlanFields | null): Promise<PlanView | null> {
     return this.db.transaction(async (tx) => {
       const locked = await tx.execute(sql`
         SELECT name, price::text AS price, currency, duration, price_formatted AS "priceFormatted", recurring,
-               one_time AS "oneTime"
+               one_time AS "oneTime", trial_days AS "trialDays", reminder_offsets AS "reminderOffsets"
         FROM plans WHERE ${live(projectId, planId)} FOR UPDATE`);
-      const current = rowsOf<PlanFields>(locked)[0];
-      if (!current) return null;
+      const row = rowsOf<PlanFields>(locked)[0];
+      if (!row) return null;
+      const current = { ...row, reminderOffsets: typeof row.reminderOffsets === 'string' ? (JSON.parse(row.reminderOffsets) as string[]) : row.reminderOffsets };
+      // Null: the merge was refused (the service says why); nothing is written.
       const f = merge(current);
+      if (!f) return null;
       return this.touch(tx, planId, sql`name = ${f.name}, price = ${f.price}::numeric, currency = ${f.currency},
         duration = ${f.duration}, price_formatted = ${f.priceFormatted}, recurring = ${f.recurring}, one_time = ${f.oneTime},
-        updated_at = now()`);
+        trial_days = ${f.trialDays}::int, reminder_offsets = ${offsetsJson(f.reminderOffsets)}::jsonb, updated_at = now()`);
     });
   }
 

@@ -5,7 +5,7 @@ import { createPlan } from '../support/catalogue.js';
 import { useHarness, type Tenant } from '../support/harness.js';
 import { planUpdate } from '../support/operations.catalogue.js';
 
-const NOTHING = 'Provide at least one of plan_name, plan_price, plan_currency, plan_duration, plan_price_formatted, plan_data';
+const NOTHING = 'Provide at least one of plan_name, plan_price, plan_currency, plan_duration, plan_price_formatted, plan_data, trial_days, reminder_offsets';
 
 describe(`${planUpdate.name}: errors`, () => {
   const h = useHarness();

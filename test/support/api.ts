@@ -208,6 +208,9 @@ function projectTables(projectId: string) {
     coupons: own('coupons', 'r.id'),
     coupon_redemptions: own('coupon_redemptions', 'r.id'),
     coupon_stripe_coupons: sql`SELECT ${all('coupon_stripe_coupons', 'r.coupon_id, r.merchant_account_id')} JOIN coupons c ON c.id = r.coupon_id WHERE c.project_id = ${projectId}`,
+    // Trials taken or reserved, and buyers' confirmations of the project's policies (docs/payments.md).
+    trials: own('trials', 'r.user_id'),
+    policy_confirmations: own('policy_confirmations', 'r.id'),
     // The front desk's links.
     pay_links: own('pay_links', 'r.id_hash'),
     portal_links: own('portal_links', 'r.token_hash'),
@@ -238,7 +241,7 @@ export async function projectState(h: Harness, projectId: string) {
     readTables(h, projectId, ['plans', 'targets', 'plan_targets']),
     readTables(h, projectId, ['api_keys', 'settings', 'users', 'bans']),
     readTables(h, projectId, ['integrations', 'access']),
-    readTables(h, projectId, ['merchant_accounts', 'payments', 'payment_events', 'held_reversals', 'coupons', 'coupon_redemptions', 'coupon_stripe_coupons']),
+    readTables(h, projectId, ['merchant_accounts', 'payments', 'payment_events', 'held_reversals', 'coupons', 'coupon_redemptions', 'coupon_stripe_coupons', 'trials', 'policy_confirmations']),
     readTables(h, projectId, ['pay_links', 'portal_links', 'member_invoicing']),
   ]);
   return { memberships, webhooks, events: rowsOf(events), updated: rowsOf(updated), catalogue, people, access, payments, links };

@@ -59,6 +59,10 @@ export interface Session {
   amount_subtotal: number;
   amount_total: number;
   customer: string | null;
+  /** Payment mode: `always` makes a customer at payment whatever else; `if_required` (default) only when needed. Null otherwise. */
+  customer_creation: 'always' | 'if_required' | null;
+  /** Set when the session completes: what Checkout collected, the e-mail among it. */
+  customer_details: { email: string | null; name: string | null } | null;
   payment_intent: string | null;
   subscription: string | null;
   invoice: string | null;
@@ -100,6 +104,9 @@ export interface Subscription {
   object: 'subscription';
   status: 'active' | 'past_due' | 'unpaid' | 'canceled' | 'incomplete' | 'trialing';
   customer: string;
+  /** Unix seconds; null without a trial. */
+  trial_start: number | null;
+  trial_end: number | null;
   metadata: Metadata;
   cancel_at_period_end: boolean;
   canceled_at: number | null;
@@ -189,7 +196,7 @@ export class StripeWorld {
    * first invoice. The events, in Stripe's order: a subscription's `customer.subscription.created`
    * and `invoice.paid` before `checkout.session.completed`.
    */
-  pay(id: string): StripeEvent[] {
+  pay(id: string, buyer: { email?: string } = {}): StripeEvent[] {
     const s = this.session(id);
     if (s.status !== 'open') throw new Error(`fake Stripe: session ${id} is ${s.status}`);
     const account = this.accounts.get(s.account)!;
@@ -197,8 +204,12 @@ export class StripeWorld {
     const customer = s.customer ?? stripeId('cus', 14);
     s.customer = customer;
     s.status = 'complete';
-    s.payment_status = 'paid';
     s.url = null;
+    // Checkout asks the buyer for their e-mail (docs: customer_email, "If not provided, customers will be asked to enter their email address").
+    s.customer_details = { email: buyer.email ?? 'buyer@example.com', name: null };
+    const trialDays = Number((s.params as { subscription_data?: { trial_period_days?: string } }).subscription_data?.trial_period_days ?? 0);
+    // With a trial nothing is paid today: Stripe says so with `no_payment_required` (docs: Checkout Session, payment_status).
+    s.payment_status = trialDays > 0 ? 'no_payment_required' : 'paid';
     const couponId = s.discounts[0]?.coupon ?? null;
     if (couponId) this.couponsOf(account.id).get(couponId)!.times_redeemed += 1;
     const events: StripeEvent[] = [];
@@ -211,8 +222,10 @@ export class StripeWorld {
       const sub: Subscription & { account: string } = {
         id: stripeId('sub', 14),
         object: 'subscription',
-        status: 'active',
+        status: trialDays > 0 ? 'trialing' : 'active',
         customer,
+        trial_start: trialDays > 0 ? this.now() : null,
+        trial_end: trialDays > 0 ? this.now() + trialDays * 86_400 : null,
         metadata: { ...(params.subscription_data?.metadata ?? {}) },
         cancel_at_period_end: false,
         canceled_at: null,
@@ -226,12 +239,34 @@ export class StripeWorld {
       this.subscriptions.set(sub.id, sub);
       s.subscription = sub.id;
       events.push(this.emit(account, 'customer.subscription.created', this.view(sub)));
-      const { invoice, events: paid } = this.invoicePaid(account, sub, 'subscription_create');
+      // A trial's first invoice is for $0, paid at once with no charge (docs: "An immediate invoice is still created, but for $0").
+      const { invoice, events: paid } = trialDays > 0 ? this.zeroInvoice(account, sub) : this.invoicePaid(account, sub, 'subscription_create');
       s.invoice = invoice.id as string;
       events.push(...paid);
     }
     events.push(this.emit(account, 'checkout.session.completed', this.view(s)));
     return events;
+  }
+
+  /**
+   * Three days before a trial ends Stripe sends `customer.subscription.trial_will_end` (docs:
+   * "Using trial periods", "Subscription webhooks"); the subscription is unchanged.
+   */
+  trialWillEnd(subscriptionId: string): StripeEvent[] {
+    const sub = this.subscriptionOf(subscriptionId);
+    if (sub.status !== 'trialing') throw new Error(`fake Stripe: subscription ${subscriptionId} is ${sub.status}, not trialing`);
+    return [this.emit(this.accounts.get(sub.account)!, 'customer.subscription.trial_will_end', this.view(sub))];
+  }
+
+  /**
+   * The trial ends: Stripe makes the first real invoice and charges it (a new billing cycle); the
+   * subscription turns `active` (`customer.subscription.updated`) and the invoice is paid
+   * (`invoice.paid`), or, `failed`, the invoice's payment fails and the subscription goes `past_due`.
+   */
+  endTrial(subscriptionId: string, o: { failed?: boolean } = {}): StripeEvent[] {
+    const sub = this.subscriptionOf(subscriptionId);
+    if (sub.status !== 'trialing') throw new Error(`fake Stripe: subscription ${subscriptionId} is ${sub.status}, not trialing`);
+    return o.failed ? this.failRenewal(subscriptionId) : this.renew(subscriptionId);
   }
 
   /** The subscription's next invoice is paid (a renewal). */
@@ -342,6 +377,13 @@ export class StripeWorld {
     const charge = this.charge(account, amount, item.currency, sub.customer, {});
     const invoice = { ...this.invoice(sub, reason, amount, item.currency, 'paid', charge.payment_intent), ...(invoiceId ? { id: invoiceId } : {}) };
     return { invoice, events: [this.emit(account, 'charge.succeeded', this.view(charge)), this.emit(account, 'invoice.paid', invoice)] };
+  }
+
+  /** A trial's first invoice: $0, paid without a charge or payment (`invoice.paid`, no `payments`). */
+  private zeroInvoice(account: Account, sub: Subscription & { account: string }): { invoice: Record<string, unknown>; events: StripeEvent[] } {
+    const item = sub.items.data[0]!.price;
+    const invoice = this.invoice(sub, 'subscription_create', 0, item.currency, 'paid', null);
+    return { invoice, events: [this.emit(account, 'invoice.paid', invoice)] };
   }
 
   /** What the subscription's coupon takes off this invoice: the first always, renewals as its duration says. */

@@ -25,7 +25,9 @@ import { discountOn, stripeId, StripeWorld, type Account, type Coupon, type Sess
  * - Endpoints: `GET /v1/account`; `POST /v1/checkout/sessions` (mode payment | subscription;
  *   success_url; line_items with price_data: currency, unit_amount, product_data.name, and for a
  *   subscription recurring.interval / interval_count; metadata up to 50 keys of 40 characters,
- *   values of 500; subscription_data.metadata; client_reference_id up to 200 characters;
+ *   values of 500; subscription_data.metadata and subscription_data.trial_period_days (1-730,
+ *   subscription mode only); customer_creation (payment mode only, not with customer);
+ *   client_reference_id up to 200 characters;
  *   discounts: at most one, `[{coupon}]` of an existing valid coupon (404-style 400
  *   `resource_missing` "No such coupon" otherwise), an `amount_off` coupon in the session's
  *   currency, not with allow_promotion_codes);
@@ -151,10 +153,25 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     if (badMetadata) return badMetadata;
     const metadata = (p.metadata ?? {}) as Record<string, string>;
     const subscriptionData = (p.subscription_data ?? {}) as Record<string, unknown>;
+    if (p.subscription_data !== undefined && mode !== 'subscription') {
+      return invalid('subscription_data', 'You can not pass `subscription_data` in `payment` mode.', 'parameter_unknown');
+    }
     if (subscriptionData.metadata !== undefined) {
-      if (mode !== 'subscription') return invalid('subscription_data', 'You can not pass `subscription_data` in `payment` mode.', 'parameter_unknown');
       const bad = checkMetadata(subscriptionData.metadata, 'subscription_data[metadata]');
       if (bad) return bad;
+    }
+    // docs: subscription_data.trial_period_days, "Integer representing the number of trial period days
+    // before the customer is charged for the first time. Has to be at least 1." (and at most 730).
+    if (subscriptionData.trial_period_days !== undefined) {
+      const days = String(subscriptionData.trial_period_days);
+      if (!/^\d+$/.test(days)) return invalid('subscription_data[trial_period_days]', 'Invalid integer', 'parameter_invalid_integer');
+      if (Number(days) < 1 || Number(days) > 730) return invalid('subscription_data[trial_period_days]', 'Trial period days must be between 1 and 730.', 'parameter_invalid_integer');
+    }
+    // docs: customer_creation (`always` | `if_required`) "Can only be set in payment and setup mode."
+    if (p.customer_creation !== undefined) {
+      if (mode !== 'payment') return invalid('customer_creation', '`customer_creation` can only be used in `payment` and `setup` mode.', 'parameter_invalid_string');
+      if (p.customer_creation !== 'always' && p.customer_creation !== 'if_required') return invalid('customer_creation', 'Invalid customer_creation: must be one of always or if_required');
+      if (p.customer !== undefined) return invalid('customer_creation', 'You may only specify one of these parameters: customer, customer_creation.', 'parameter_invalid_string');
     }
     if (p.client_reference_id !== undefined && (typeof p.client_reference_id !== 'string' || p.client_reference_id.length > 200)) {
       return invalid('client_reference_id', 'client_reference_id must be at most 200 characters');
@@ -209,8 +226,11 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       metadata,
       currency,
       amount_subtotal: total,
-      amount_total: total - discount.amount,
+      // A trial charges nothing today: the first invoice is $0 (docs: "Use trial periods on subscriptions").
+      amount_total: subscriptionData.trial_period_days !== undefined ? 0 : total - discount.amount,
       customer: (p.customer as string | undefined) ?? null,
+      customer_creation: mode === 'payment' ? ((p.customer_creation as 'always' | 'if_required' | undefined) ?? 'if_required') : null,
+      customer_details: null,
       payment_intent: null,
       subscription: null,
       invoice: null,

@@ -1799,6 +1799,8 @@ export interface operations {
                             mode: "payment" | "subscription";
                             /** @description Stripe's Checkout Session id (cs_…) */
                             session_id: string;
+                            /** @description The plan's free trial the subscription starts with; null: this member had their trial, the session charges at once */
+                            trial_days?: number | null;
                         };
                         message: string;
                         method: string;
@@ -7281,6 +7283,8 @@ export interface operations {
                     "application/json": {
                         code: number;
                         data: {
+                            /** @description tenure's, with trial_ends_at: true while the membership is active and ends when its trial does */
+                            in_trial?: boolean;
                             /**
                              * @description ISO 8601 UTC with milliseconds
                              * @example 2026-01-12T10:32:27.560Z
@@ -7299,6 +7303,8 @@ export interface operations {
                             status: "active" | "expired";
                             subscription_id: string | null;
                             subscription_status: string | null;
+                            /** @description tenure's, only on a membership that began with a Stripe trial: when the trial ends (ISO 8601 UTC with milliseconds) */
+                            trial_ends_at?: string;
                             user_id: string;
                             user_name: {
                                 first_name: string | null;
@@ -7484,6 +7490,8 @@ export interface operations {
                     "application/json": {
                         code: number;
                         data: {
+                            /** @description tenure's, with trial_ends_at: true while the membership is active and ends when its trial does */
+                            in_trial?: boolean;
                             /**
                              * @description ISO 8601 UTC with milliseconds
                              * @example 2026-01-12T10:32:27.560Z
@@ -7502,6 +7510,8 @@ export interface operations {
                             status: "active" | "expired";
                             subscription_id: string | null;
                             subscription_status: string | null;
+                            /** @description tenure's, only on a membership that began with a Stripe trial: when the trial ends (ISO 8601 UTC with milliseconds) */
+                            trial_ends_at?: string;
                             user_id: string;
                             user_name: {
                                 first_name: string | null;
@@ -7707,6 +7717,8 @@ export interface operations {
                     "application/json": {
                         code: number;
                         data: {
+                            /** @description tenure's, with trial_ends_at: true while the membership is active and ends when its trial does */
+                            in_trial?: boolean;
                             /**
                              * @description ISO 8601 UTC with milliseconds
                              * @example 2026-01-12T10:32:27.560Z
@@ -7725,6 +7737,8 @@ export interface operations {
                             status: "active" | "expired";
                             subscription_id: string | null;
                             subscription_status: string | null;
+                            /** @description tenure's, only on a membership that began with a Stripe trial: when the trial ends (ISO 8601 UTC with milliseconds) */
+                            trial_ends_at?: string;
                             user_id: string;
                             user_name: {
                                 first_name: string | null;
@@ -9945,6 +9959,19 @@ export interface operations {
                                 target_id: string;
                                 target_name: string;
                             }[];
+                            /**
+                             * @description tenure's: the plan's own reminder offsets, furthest first; present only when set (else the project's setting)
+                             * @example [
+                             *       "7d",
+                             *       "1d"
+                             *     ]
+                             */
+                            reminder_offsets?: string[];
+                            /**
+                             * @description tenure's: a recurring plan's free trial in days; present only when set
+                             * @example 7
+                             */
+                            trial_days?: number;
                         }[];
                         message: string;
                         method: string;
@@ -10096,7 +10123,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    plan_currency: string;
+                    plan_currency?: string;
                     plan_data?: {
                         plan_one_time?: boolean;
                         plan_recurring?: boolean;
@@ -10105,6 +10132,10 @@ export interface operations {
                     plan_name: string;
                     plan_price: string;
                     plan_price_formatted?: string;
+                    /** @description The plan's reminder offsets (as the reminder_offsets setting: ["7d", "1d"], [] for none); null for the project's */
+                    reminder_offsets?: string[] | null;
+                    /** @description A free trial of a recurring plan, in days; null for none */
+                    trial_days?: number | null;
                 };
             };
         };
@@ -10178,6 +10209,19 @@ export interface operations {
                                 target_id: string;
                                 target_name: string;
                             }[];
+                            /**
+                             * @description tenure's: the plan's own reminder offsets, furthest first; present only when set (else the project's setting)
+                             * @example [
+                             *       "7d",
+                             *       "1d"
+                             *     ]
+                             */
+                            reminder_offsets?: string[];
+                            /**
+                             * @description tenure's: a recurring plan's free trial in days; present only when set
+                             * @example 7
+                             */
+                            trial_days?: number;
                         };
                         message: string;
                         method: string;
@@ -10399,6 +10443,19 @@ export interface operations {
                                 target_id: string;
                                 target_name: string;
                             }[];
+                            /**
+                             * @description tenure's: the plan's own reminder offsets, furthest first; present only when set (else the project's setting)
+                             * @example [
+                             *       "7d",
+                             *       "1d"
+                             *     ]
+                             */
+                            reminder_offsets?: string[];
+                            /**
+                             * @description tenure's: a recurring plan's free trial in days; present only when set
+                             * @example 7
+                             */
+                            trial_days?: number;
                         };
                         message: string;
                         method: string;
@@ -10735,6 +10792,10 @@ export interface operations {
                     plan_name?: string;
                     plan_price?: string;
                     plan_price_formatted?: string;
+                    /** @description The plan's reminder offsets (as the reminder_offsets setting: ["7d", "1d"], [] for none); null for the project's */
+                    reminder_offsets?: string[] | null;
+                    /** @description A free trial of a recurring plan, in days; null for none */
+                    trial_days?: number | null;
                 };
             };
         };
@@ -10807,6 +10868,19 @@ export interface operations {
                                 target_id: string;
                                 target_name: string;
                             }[];
+                            /**
+                             * @description tenure's: the plan's own reminder offsets, furthest first; present only when set (else the project's setting)
+                             * @example [
+                             *       "7d",
+                             *       "1d"
+                             *     ]
+                             */
+                            reminder_offsets?: string[];
+                            /**
+                             * @description tenure's: a recurring plan's free trial in days; present only when set
+                             * @example 7
+                             */
+                            trial_days?: number;
                         };
                         message: string;
                         method: string;
@@ -11042,6 +11116,19 @@ export interface operations {
                                 target_id: string;
                                 target_name: string;
                             }[];
+                            /**
+                             * @description tenure's: the plan's own reminder offsets, furthest first; present only when set (else the project's setting)
+                             * @example [
+                             *       "7d",
+                             *       "1d"
+                             *     ]
+                             */
+                            reminder_offsets?: string[];
+                            /**
+                             * @description tenure's: a recurring plan's free trial in days; present only when set
+                             * @example 7
+                             */
+                            trial_days?: number;
                         };
                         message: string;
                         method: string;

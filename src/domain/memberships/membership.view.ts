@@ -11,4 +11,8 @@ export interface MembershipView {
   subscription_id: string | null;
   subscription_status: string | null;
   status: 'active' | 'expired';
+  /** tenure's, only on a membership that began with a Stripe trial (docs/payments.md, "Trials"): when the trial ends. */
+  trial_ends_at?: string;
+  /** With trial_ends_at: true while the membership is active and ends when its trial does (not converted yet). */
+  in_trial?: boolean;
 }

@@ -37,13 +37,21 @@ export interface CheckoutView {
   /** The coupon the session is discounted by (named, or applied automatically); null for none. */
   coupon_id: string | null;
   coupon_code: string | null;
+  /** For a plan with a trial (docs/payments.md, "Trials"): the trial the session starts with; null: this member had theirs, it charges at once. */
+  trial_days?: number | null;
 }
 
 /** The merchant account a checkout charges with. */
 export type CheckoutAccounts = Pick<MerchantAccountsStore, 'forCheckout'>;
 
-/** Whether the user is banned: a banned user gets no membership, so no checkout either. */
-export type BanCheck = Pick<PaymentsStore, 'isBanned'>;
+/**
+ * Whether the user is banned (a banned user gets no membership, so no checkout either), and the
+ * member's one trial in the project (docs/payments.md, "Trials").
+ */
+export type BanCheck = Pick<PaymentsStore, 'isBanned'> & Partial<Pick<PaymentsStore, 'reserveTrial' | 'attachTrialSession' | 'releaseTrial'>>;
+
+/** What a checkout reads of the project's settings: whether the buyer's e-mail is kept (collect_email_on_subscribe). */
+export type CheckoutSettings = (projectId: string) => Promise<{ collectEmail: boolean }>;
 
 /** What checkout reads of a plan: the plans service's `terms` (no targets: their counts cost a count of members). */
 export interface PlanReader {
@@ -78,6 +86,8 @@ export class CheckoutService {
     private readonly coupons: CheckoutCoupons,
     /** The member's customer with their invoicing details (src/domain/invoicing/checkout-customer.ts); null: never one. */
     private readonly customers: Pick<CheckoutCustomers, 'customerFor'> | null = null,
+    private readonly settings: CheckoutSettings = () => Promise.resolve({ collectEmail: false }),
+    private readonly now: () => Date = () => new Date(),
   ) {}
 
   async create(projectId: string, input: CheckoutInput): Promise<Result<CheckoutView>> {
@@ -112,7 +122,8 @@ export class CheckoutService {
       if (!(err instanceof SecretBoxError)) throw err;
       return fail('CONFLICT', `The merchant account's secret key cannot be opened (${err.message}); connect the account again`);
     }
-    const metadata = { project_id: projectId, plan_id: input.plan_id, user_id: input.user_id };
+    const { collectEmail } = await this.settings(projectId);
+    const metadata: Record<string, string> = { project_id: projectId, plan_id: input.plan_id, user_id: input.user_id, ...(collectEmail ? { collect_email: 'true' } : {}) };
     const customerId = this.customers ? await this.customers.customerFor(projectId, input.user_id, account.id, secretKey) : null;
     const request: CheckoutSessionRequest = {
       mode,
@@ -126,9 +137,10 @@ export class CheckoutService {
       clientReferenceId: input.user_id,
       couponId: null,
       customerId,
+      collectEmail,
       idempotencyKey: '',
     };
-    const keyParts = {
+    const keyParts: Record<string, string | number | boolean> = {
       merchant_account_id: account.id,
       ...metadata,
       success_url: input.success_url,
@@ -140,7 +152,19 @@ export class CheckoutService {
       product: plan.value.plan_name,
       // A session for the member's customer is another session (a key without it stays as it was).
       ...(customerId ? { customer: customerId } : {}),
+      ...(collectEmail ? { collect_email: true } : {}),
     };
+    // The member's one trial in the project, decided now (docs/payments.md, "Trials"): reserved
+    // for this checkout, or had already (then the session charges at once).
+    const trialDays = mode === 'subscription' ? await this.trialFor(projectId, input.user_id, plan.value, keyParts) : null;
+    if (trialDays !== null) {
+      keyParts.trial_days = trialDays;
+      metadata.trial_days = String(trialDays);
+      request.trialDays = trialDays;
+    }
+    const trialKey = trialDays !== null ? checkoutIdempotencyKey(keyParts) : null;
+    // Only a plan with a trial says whether this session has it: other answers stay as they were.
+    const trialView = plan.value.trial_days !== undefined && mode === 'subscription' ? { trial_days: trialDays } : {};
     const view = { mode, merchant_account_id: account.id } as const;
     for (const coupon of choice.value.candidates) {
       // The coupon is part of what the session is made of: another coupon is another session.
@@ -151,11 +175,37 @@ export class CheckoutService {
         if (choice.value.named) return fail('VALIDATION_ERROR', usedUp(coupon));
         continue;
       }
-      return this.withCoupon(secretKey, account, { ...request, idempotencyKey }, coupon, reserved === 'reserved', view);
+      const withCoupon = await this.withCoupon(secretKey, account, { ...request, idempotencyKey }, coupon, reserved === 'reserved', view);
+      await this.settleTrial(projectId, input.user_id, trialKey, withCoupon.ok ? { ok: true, sessionId: withCoupon.value.session_id } : withCoupon.error.status === 503 ? null : { ok: false });
+      return withCoupon.ok ? ok({ ...withCoupon.value, ...trialView }) : withCoupon;
     }
     const session = await this.stripe.createCheckoutSession(secretKey, { ...request, idempotencyKey: checkoutIdempotencyKey(keyParts) });
+    await this.settleTrial(projectId, input.user_id, trialKey, session);
     if (!session.ok) return { ok: false, error: errorOfRefusal(session, 'the Checkout Session', RECONNECT) };
-    return ok({ session_id: session.sessionId, checkout_url: session.url, ...view, coupon_id: null, coupon_code: null });
+    return ok({ session_id: session.sessionId, checkout_url: session.url, ...view, coupon_id: null, coupon_code: null, ...trialView });
+  }
+
+  /**
+   * The trial this checkout offers: the plan's `trial_days` when the member's one trial in the
+   * project is still theirs to take (reserved for this checkout, keyed by what the session is made
+   * of); null when they had it (or have it reserved by another open session), or the plan has none.
+   */
+  private async trialFor(projectId: string, userId: string, plan: PlanTerms, keyParts: Record<string, string | number | boolean>): Promise<number | null> {
+    const days = plan.trial_days ?? null;
+    if (days === null || !this.payments.reserveTrial) return null;
+    const checkoutKey = checkoutIdempotencyKey({ ...keyParts, trial_days: days });
+    return (await this.payments.reserveTrial({ projectId, userId, planId: plan.plan_id, trialDays: days, checkoutKey }, this.now())) ? days : null;
+  }
+
+  /**
+   * A trial reservation follows its session: attached to it (its expiry gives the trial back), or
+   * given back when Stripe refused to make it; kept when Stripe could not be asked (null), since
+   * the session may exist: a retry finds both again.
+   */
+  private async settleTrial(projectId: string, userId: string, trialKey: string | null, session: { ok: true; sessionId: string } | { ok: false; kind?: string } | null): Promise<void> {
+    if (!trialKey || !session) return;
+    if (session.ok) await this.payments.attachTrialSession?.(projectId, userId, trialKey, session.sessionId);
+    else if (session.kind !== 'unavailable') await this.payments.releaseTrial?.(projectId, userId, trialKey);
   }
 
   /**

@@ -84,7 +84,11 @@ export function statusAction(status: string, now: Date, graceMs: number): Status
 export type Outcome =
   | { kind: 'ignored'; reason: string }
   /** A session expired unpaid: the coupons whose use it held were given back (none: it held none). */
-  | { kind: 'session-expired'; releasedCodes: readonly string[] }
+  | { kind: 'session-expired'; releasedCodes: readonly string[]; trialReleased?: boolean }
+  /** A trial began: the membership made or kept until its end (or not: the user is banned). */
+  | { kind: 'trial-started'; granted: 'created' | 'extended' | 'banned'; trialEnd: Date }
+  /** The member's trial had started already (the trial's other event, or an earlier trial). */
+  | { kind: 'trial-already' }
   /** A payment or failed payment whose buyer is not a member of this project. */
   | { kind: 'no-member' }
   /** The payment was recorded by another event (a subscription's first invoice comes twice). */
@@ -111,10 +115,17 @@ export function outcomeSentence(o: Outcome): string {
   switch (o.kind) {
     case 'ignored':
       return `ignored: ${o.reason}`;
-    case 'session-expired':
-      return o.releasedCodes.length > 0
-        ? `applied: the use of coupon ${o.releasedCodes.join(', ')} reserved by the session is given back`
-        : 'ignored: the session held no coupon use';
+    case 'session-expired': {
+      const trial = o.trialReleased ? 'the trial it reserved is given back' : null;
+      if (o.releasedCodes.length > 0) return `applied: the use of coupon ${o.releasedCodes.join(', ')} reserved by the session is given back${trial ? `, and ${trial}` : ''}`;
+      return trial ? `applied: ${trial}` : 'ignored: the session held no coupon use';
+    }
+    case 'trial-started':
+      return o.granted === 'banned'
+        ? 'recorded; no membership: the user is banned'
+        : `applied: trial started, membership ${o.granted === 'created' ? 'created' : 'kept'} until ${o.trialEnd.toISOString()}`;
+    case 'trial-already':
+      return 'recorded already: the trial was started by another event (or the member had one before)';
     case 'no-member':
       return 'ignored: the payment names no member of this project';
     case 'paid-already':

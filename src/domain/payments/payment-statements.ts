@@ -28,6 +28,7 @@ export type EventSource = 'webhook' | 'reconcile' | 'return' | 'portal';
 
 export type Paid = Extract<PaymentChange, { kind: 'paid' }>;
 export type Failed = Extract<PaymentChange, { kind: 'failed' }>;
+export type TrialStart = Extract<PaymentChange, { kind: 'trial' }>;
 
 /** `payment_events`: each event id of an account once. */
 export interface StripeEventLog {
@@ -52,6 +53,16 @@ export interface PaymentStatements {
   recordSucceeded(of: PaymentOf, p: Paid, now: Date): Promise<boolean>;
   /** Records a failed payment unless its key has a payment; true when recorded. */
   recordFailed(of: PaymentOf, f: Failed, now: Date): Promise<boolean>;
+  /**
+   * The member's trial in the project starts (docs/payments.md, "Trials"): their reservation
+   * becomes `started` (or one is recorded); false when a trial of theirs started already (this
+   * trial's other event, or an earlier trial), which grants nothing.
+   */
+  startTrial(t: { projectId: string; userId: string; planId: string; trialDays: number; sessionId: string | null }, now: Date): Promise<boolean>;
+  /** A session that expired unpaid gives back the trial it reserved; whether it held one. */
+  releaseSessionTrial(projectId: string, sessionId: string): Promise<boolean>;
+  /** Keeps the e-mail Checkout collected on the member's user row (setting collect_email_on_subscribe). */
+  rememberEmail(projectId: string, userId: string, email: string): Promise<void>;
 }
 
 /** Refunds and disputes, found with their payment by payment intent (docs/payments.md, "Out of order"). */
@@ -89,6 +100,11 @@ export interface PaidMembershipStatements {
   extendByPlan(g: Grant, now: Date): Promise<boolean>;
   /** Creates the membership for the plan's duration unless the user is banned or has one. */
   createForPlan(g: Grant, now: Date): Promise<{ created: boolean; banned: boolean }>;
+  /**
+   * A trial's access: the member's membership of the plan active until `trialEnd` (kept if it ends
+   * later), marked in trial (`trial_ends_at`), status `trialing`; created unless the user is banned.
+   */
+  grantTrial(g: Grant, trialEnd: Date, now: Date): Promise<'created' | 'extended' | 'banned'>;
   /**
    * Sets the subscription's status, and whether it ends with its period (null: unchanged), on its
    * memberships (or the named user's without one) unless a later event set them; their ids.

@@ -37,6 +37,14 @@ export interface CheckoutSessionRequest {
   couponId: string | null;
   /** The member's Stripe customer with their invoicing details (docs/portal.md), or none: Stripe makes one at payment. */
   customerId?: string | null;
+  /** A subscription's free trial in days (`subscription_data.trial_period_days`), or none. */
+  trialDays?: number | null;
+  /**
+   * The project keeps the buyer's e-mail (setting collect_email_on_subscribe): a one-time payment
+   * then makes a Stripe customer with it (`customer_creation: always`); Checkout asks every buyer
+   * it has no customer for their e-mail.
+   */
+  collectEmail?: boolean;
   /** The key Stripe answers a retry with the first session by (up to 255 characters). */
   idempotencyKey: string;
 }

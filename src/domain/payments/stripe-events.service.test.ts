@@ -30,6 +30,7 @@ class Twin {
   endedAfter = false;
   member = false;
   statusIds: string[] = ['m1'];
+  trialFree = true;
 
   readonly stores: StripeEventStores = {
     // The confirmation a grant queues is not one of the writes these tests follow.
@@ -43,6 +44,9 @@ class Twin {
       succeedFailed: () => Promise.resolve(this.failedRow),
       recordSucceeded: (_of, p) => this.answer(`payment ${p.key}`, this.inserted),
       recordFailed: (_of, f) => this.answer(`failed ${f.key}`, true),
+      startTrial: (t) => this.answer(`trial ${t.userId} ${t.trialDays}d`, this.trialFree),
+      releaseSessionTrial: () => Promise.resolve(false),
+      rememberEmail: (_p, userId, email) => this.write(`email ${userId} ${email}`),
     },
     paymentReversals: {
       lockPaymentIntent: (_p, pi) => this.write(`lock ${pi}`),
@@ -58,6 +62,7 @@ class Twin {
       statusSetAfter: () => Promise.resolve(this.endedAfter),
       extendByPlan: (g: Grant) => this.answer(`extend ${g.userId}`, this.member),
       createForPlan: (g: Grant) => this.answer(`create ${g.userId}`, { created: true, banned: false }),
+      grantTrial: (g: Grant, end: Date) => this.answer(`trial access ${g.userId} until ${end.toISOString()}`, 'created' as const),
       setSubscriptionStatus: (s) => this.answer(`status ${s.subscriptionId} ${s.status}`, this.statusIds),
       endNow: (ids) => this.answer(`end ${ids.join(',')}`, true),
       endMemberNow: (_p, userId) => this.answer(`end member ${userId}`, true),

@@ -5,7 +5,7 @@ import { MISSING_KEY_MESSAGE } from '../integrations/encryption-key.js';
 import { SecretBoxError, type SecretBox } from '../integrations/secret-box.js';
 import type { Transactor } from '../transactions.js';
 import { ENDING_STATUSES, arrivalAction, buyerIn, grantRefusal, outcomeSentence, payerOf, reversalAction, statusAction, type Outcome, type ReversalStatus } from './payment-rules.js';
-import type { EventMeta, EventSource, Failed, Paid, StripeEventStores } from './payment-statements.js';
+import type { EventMeta, EventSource, Failed, Paid, StripeEventStores, TrialStart } from './payment-statements.js';
 import type { StripeApi, StripeEventLike } from './stripe-api.js';
 import { changeOf, type Buyer, type PaymentChange } from './stripe-events.js';
 
@@ -105,6 +105,8 @@ class EventApplication {
         return Promise.resolve(change);
       case 'paid':
         return this.paid(change);
+      case 'trial':
+        return this.trial(change);
       case 'failed':
         return this.failed(change);
       case 'subscription':
@@ -130,6 +132,8 @@ class EventApplication {
     const { projectId, merchantAccountId } = this.meta;
     const buyer = await this.buyerOf(p.buyer, p.subscriptionId);
     if (!buyer) return { kind: 'no-member' };
+    // The e-mail Checkout collected (setting collect_email_on_subscribe) is kept on the member.
+    if (p.email) await this.s.payments.rememberEmail(projectId, buyer.userId, p.email);
     // A reversal may have come first and be held for this payment (docs/payments.md, "Out of
     // order"); the lock makes one of a payment and its reversal applied at once see the other.
     // A subscription's session carries no payment intent: its invoice.paid brings it.
@@ -200,6 +204,33 @@ class EventApplication {
     return { kind: 'create', ...created };
   }
 
+  /**
+   * A trial began (docs/payments.md, "Trials"): the member's one trial in the project is recorded
+   * started, and they get access until its end, counted from the event as Stripe counts
+   * `trial_end` from the subscription's start. The session's completion and the $0 first invoice
+   * both report it: whichever comes first grants, the other finds the trial started. Its
+   * conversion is the first paid invoice, which extends the membership as any renewal does.
+   */
+  private async trial(t: TrialStart): Promise<Outcome> {
+    const { projectId, createdAt: eventAt } = this.meta;
+    const buyer = await this.buyerOf(t.buyer, t.subscriptionId);
+    if (!buyer) return { kind: 'no-member' };
+    if (t.email) await this.s.payments.rememberEmail(projectId, buyer.userId, t.email);
+    const started = await this.s.payments.startTrial({ projectId, userId: buyer.userId, planId: buyer.planId, trialDays: t.trialDays, sessionId: t.checkoutSessionId }, this.now);
+    if (!started) return { kind: 'trial-already' };
+    if (t.checkoutSessionId) await this.s.coupons.redeemSessionUse(projectId, t.checkoutSessionId, this.now);
+    if (!(await this.s.paidMemberships.planExists(projectId, buyer.planId))) return { kind: 'not-granted', why: 'plan-gone' };
+    const trialEnd = new Date(eventAt.getTime() + t.trialDays * 86_400_000);
+    const grant = { projectId, userId: buyer.userId, planId: buyer.planId, subscriptionId: t.subscriptionId, eventAt };
+    const granted = await this.s.paidMemberships.grantTrial(grant, trialEnd, this.now);
+    if (granted !== 'banned') {
+      const paid = { projectId, userId: buyer.userId, planId: buyer.planId, paymentKey: `trial:${t.subscriptionId}` };
+      await this.s.notifications.queueConfirmation(paid, this.now);
+      await this.s.guildJoins.queueAfterPayment(paid, this.now);
+    }
+    return { kind: 'trial-started', granted, trialEnd };
+  }
+
   private async failed(f: Failed): Promise<Outcome> {
     const { projectId, merchantAccountId } = this.meta;
     const buyer = await this.buyerOf(f.buyer, f.subscriptionId);
@@ -253,6 +284,8 @@ class EventApplication {
 
   /** docs/payments.md, "Coupons at checkout": a session that expired unpaid gives its coupon's use back. */
   private async expired(sessionId: string): Promise<Outcome> {
-    return { kind: 'session-expired', releasedCodes: await this.s.coupons.releaseSessionUse(this.meta.projectId, sessionId, this.now) };
+    // A trial the session reserved goes back too: the member may try again (docs/payments.md, "Trials").
+    const trialReleased = await this.s.payments.releaseSessionTrial(this.meta.projectId, sessionId);
+    return { kind: 'session-expired', releasedCodes: await this.s.coupons.releaseSessionUse(this.meta.projectId, sessionId, this.now), trialReleased };
   }
 }

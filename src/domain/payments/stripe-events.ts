@@ -30,6 +30,8 @@ export type PaymentChange =
       invoiceId: string | null;
       subscriptionId: string | null;
       customerId: string | null;
+      /** The e-mail Checkout collected (a completed session's; setting collect_email_on_subscribe), if any. */
+      email?: string | null;
     }
   /** A subscription's renewal failed: recorded as a failed payment; the subscription's status decides access. */
   | { kind: 'failed'; key: string; buyer: Buyer | null; amountMinor: number; currency: string; invoiceId: string; subscriptionId: string | null; customerId: string | null }
@@ -43,7 +45,22 @@ export type PaymentChange =
    * ends at once; before the payment is recorded, held for it (payment-rules.ts, reversalAction).
    */
   | { kind: 'reversed'; paymentIntentId: string; status: ReversalStatus }
-  /** A Checkout Session expired unpaid: a coupon use it reserved goes back. */
+  /**
+   * A subscription's free trial began (docs/payments.md, "Trials"): the session completed with no
+   * payment required, or its $0 first invoice was paid; both keyed by that invoice, applied once.
+   */
+  | {
+      kind: 'trial';
+      buyer: Buyer;
+      trialDays: number;
+      checkoutSessionId: string | null;
+      invoiceId: string | null;
+      subscriptionId: string;
+      customerId: string | null;
+      /** The e-mail Checkout collected (setting collect_email_on_subscribe), if any. */
+      email: string | null;
+    }
+  /** A Checkout Session expired unpaid: a coupon use (or a trial) it reserved goes back. */
   | { kind: 'expired'; sessionId: string }
   | { kind: 'ignored'; reason: string };
 
@@ -53,6 +70,24 @@ const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v)
 const obj = (v: unknown): Obj => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
 /** An expandable field: the id, or the object's id when expanded. */
 const idOf = (v: unknown): string | null => str(v) ?? str(obj(v).id);
+
+/** The trial a checkout offered, as its metadata says (`trial_days`); null for none. */
+export function trialDaysOf(metadata: unknown): number | null {
+  const raw = str(obj(metadata).trial_days);
+  const days = raw !== null && /^[1-9][0-9]{0,2}$/.test(raw) ? Number(raw) : null;
+  return days !== null && days <= 730 ? days : null;
+}
+
+/**
+ * The buyer's e-mail on a completed session, when its checkout asked tenure to keep it (metadata
+ * `collect_email`, from the setting collect_email_on_subscribe): `customer_details.email` (what
+ * Checkout collected), else `customer_email`; at most 320 characters.
+ */
+export function sessionEmail(session: Obj): string | null {
+  if (obj(session.metadata).collect_email !== 'true') return null;
+  const email = str(obj(session.customer_details).email) ?? str(session.customer_email);
+  return email !== null && email.length <= 320 && email.includes('@') ? email : null;
+}
 
 /** The buyer a checkout's metadata names; null when any of the three is missing (not a tenure checkout). */
 export function buyerOf(metadata: unknown): Buyer | null {
@@ -83,6 +118,11 @@ function invoiceChange(type: 'invoice.paid' | 'invoice.payment_failed', invoice:
     customerId: idOf(invoice.customer),
   };
   if (type === 'invoice.payment_failed') return { kind: 'failed', ...common, amountMinor: num(invoice.amount_due) };
+  // The $0 invoice Stripe makes when a subscription starts with a trial: the trial's start, not a payment.
+  const trialDays = trialDaysOf(Object.keys(obj(details.metadata)).length > 0 ? details.metadata : legacy.metadata);
+  if (trialDays !== null && common.buyer && invoice.billing_reason === 'subscription_create' && num(invoice.amount_paid) === 0) {
+    return { kind: 'trial', buyer: common.buyer, trialDays, checkoutSessionId: null, invoiceId, subscriptionId, customerId: common.customerId, email: null };
+  }
   const payment = obj(obj((obj(invoice.payments).data as unknown[] | undefined)?.[0]).payment);
   const paymentIntentId = idOf(payment.payment_intent) ?? idOf(invoice.payment_intent);
   return { kind: 'paid', ...common, amountMinor: num(invoice.amount_paid), checkoutSessionId: null, paymentIntentId };
@@ -92,6 +132,14 @@ export function changeOf(event: StripeEventLike): PaymentChange {
   const o = obj(event.data?.object);
   switch (event.type) {
     case 'checkout.session.completed': {
+      // A subscription with a trial completes with nothing to pay yet: the trial starts.
+      const trialDays = trialDaysOf(o.metadata);
+      if (o.payment_status === 'no_payment_required' && o.mode === 'subscription' && trialDays !== null) {
+        const buyer = buyerOf(o.metadata);
+        const subscriptionId = idOf(o.subscription);
+        if (!buyer || !subscriptionId) return { kind: 'ignored', reason: 'a trial session without its buyer or subscription' };
+        return { kind: 'trial', buyer, trialDays, checkoutSessionId: str(o.id), invoiceId: idOf(o.invoice), subscriptionId, customerId: idOf(o.customer), email: sessionEmail(o) };
+      }
       // Delayed payment methods complete the session unpaid; they pay later (async_payment_succeeded).
       if (o.payment_status !== 'paid') return { kind: 'ignored', reason: `session not paid (payment_status ${String(o.payment_status)})` };
       const buyer = buyerOf(o.metadata);
@@ -113,6 +161,7 @@ export function changeOf(event: StripeEventLike): PaymentChange {
         invoiceId,
         subscriptionId,
         customerId: idOf(o.customer),
+        email: sessionEmail(o),
       };
     }
     case 'checkout.session.async_payment_succeeded':

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { changesSomething, DURATION_PATTERN, formatPrice, isCurrency, mergePlan, newPlan, PRICE_PATTERN, type PlanFields } from './plan-rules.js';
+import { changesSomething, DURATION_PATTERN, extrasProblem, formatPrice, isCurrency, mergePlan, newPlan, PRICE_PATTERN, type PlanFields } from './plan-rules.js';
 
 const current: PlanFields = {
   name: 'Gold',
@@ -9,6 +9,8 @@ const current: PlanFields = {
   priceFormatted: 'ten dollars',
   recurring: false,
   oneTime: true,
+  trialDays: null,
+  reminderOffsets: null,
 };
 
 describe('plan value rules', () => {
@@ -51,7 +53,22 @@ describe('newPlan', () => {
       priceFormatted: '$5.00',
       recurring: false,
       oneTime: true,
+      trialDays: null,
+      reminderOffsets: null,
     });
+  });
+});
+
+describe('extrasProblem', () => {
+  it('takes a trial on a recurring plan and normalises offsets as the setting does', () => {
+    const plan = { ...current, recurring: true, trialDays: 14, reminderOffsets: ['1d', '24h', '7d'] };
+    expect(extrasProblem(plan)).toStrictEqual({ ok: true, value: { ...plan, reminderOffsets: ['7d', '1d'] } });
+  });
+
+  it('refuses a trial on a one-time plan, a trial out of range and bad offsets', () => {
+    expect(extrasProblem({ ...current, trialDays: 7 })).toMatchObject({ ok: false, message: expect.stringContaining('needs a recurring plan') });
+    expect(extrasProblem({ ...current, recurring: true, trialDays: 731 })).toMatchObject({ ok: false, message: expect.stringContaining('from 1 to 730') });
+    expect(extrasProblem({ ...current, reminderOffsets: ['2w'] })).toMatchObject({ ok: false, message: expect.stringContaining('reminder_offsets must be') });
   });
 });
 

@@ -1,3 +1,4 @@
+import { parseOffsets } from '../lifecycle/reminder-rules.js';
 import type { Platform } from '../targets/target.view.js';
 
 /**
@@ -38,7 +39,14 @@ export interface PlanFields {
   priceFormatted: string;
   recurring: boolean;
   oneTime: boolean;
+  /** A recurring plan's free trial in days (docs/payments.md, "Trials"); null: none. */
+  trialDays: number | null;
+  /** The plan's own reminder offsets (docs/lifecycle.md), normalised as the setting is; null: the project's. */
+  reminderOffsets: string[] | null;
 }
+
+/** Stripe's bound on `subscription_data.trial_period_days`. */
+export const MAX_TRIAL_DAYS = 730;
 
 export interface PlanInput {
   plan_name?: string;
@@ -47,6 +55,10 @@ export interface PlanInput {
   plan_duration?: string;
   plan_price_formatted?: string;
   plan_data?: { plan_recurring?: boolean; plan_one_time?: boolean };
+  /** null clears it. */
+  trial_days?: number | null;
+  /** null: the project's `reminder_offsets` setting. */
+  reminder_offsets?: string[] | null;
 }
 
 /**
@@ -65,6 +77,8 @@ export function mergePlan(current: PlanFields, patch: PlanInput): PlanFields {
     priceFormatted: patch.plan_price_formatted ?? (repriced ? formatPrice(price, currency) : current.priceFormatted),
     recurring: patch.plan_data?.plan_recurring ?? current.recurring,
     oneTime: patch.plan_data?.plan_one_time ?? current.oneTime,
+    trialDays: patch.trial_days === undefined ? current.trialDays : patch.trial_days,
+    reminderOffsets: patch.reminder_offsets === undefined ? current.reminderOffsets : patch.reminder_offsets,
   };
 }
 
@@ -78,14 +92,37 @@ export function newPlan(input: Required<Pick<PlanInput, 'plan_name' | 'plan_pric
     priceFormatted: input.plan_price_formatted ?? formatPrice(input.plan_price, input.plan_currency),
     recurring: input.plan_data?.plan_recurring ?? false,
     oneTime: input.plan_data?.plan_one_time ?? true,
+    trialDays: input.trial_days ?? null,
+    reminderOffsets: input.reminder_offsets ?? null,
   };
+}
+
+/**
+ * What is wrong with the plan's trial and offsets once merged (the route schema checked their
+ * shapes), or null; the offsets come back normalised as the setting stores them.
+ */
+export function extrasProblem(f: PlanFields): { ok: true; value: PlanFields } | { ok: false; message: string } {
+  if (f.trialDays !== null) {
+    if (!Number.isInteger(f.trialDays) || f.trialDays < 1 || f.trialDays > MAX_TRIAL_DAYS) {
+      return { ok: false, message: `trial_days must be null or an integer from 1 to ${MAX_TRIAL_DAYS}` };
+    }
+    if (!f.recurring) {
+      return { ok: false, message: 'trial_days needs a recurring plan (plan_data.plan_recurring true): a one-time purchase has no trial' };
+    }
+  }
+  if (f.reminderOffsets === null) return { ok: true, value: f };
+  const offsets = parseOffsets('reminder_offsets', f.reminderOffsets);
+  if (!offsets.ok) return offsets;
+  return { ok: true, value: { ...f, reminderOffsets: offsets.value } };
 }
 
 /** True when a patch names at least one field the update can change. */
 export const changesSomething = (patch: PlanInput): boolean =>
   [patch.plan_name, patch.plan_price, patch.plan_currency, patch.plan_duration, patch.plan_price_formatted].some((v) => v !== undefined) ||
   patch.plan_data?.plan_recurring !== undefined ||
-  patch.plan_data?.plan_one_time !== undefined;
+  patch.plan_data?.plan_one_time !== undefined ||
+  patch.trial_days !== undefined ||
+  patch.reminder_offsets !== undefined;
 
 /**
  * A plan grants targets of one platform only (docs/access.md, "Whose id is it"): a member's

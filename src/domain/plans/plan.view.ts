@@ -12,6 +12,10 @@ export interface PlanView {
   plan_duration: string;
   plan_price_formatted: string;
   plan_data: { plan_recurring: boolean; plan_one_time: boolean };
+  /** tenure's: a recurring plan's free trial in days (docs/payments.md, "Trials"); present only when set. */
+  trial_days?: number;
+  /** tenure's: the plan's own reminder offsets (docs/lifecycle.md); present only when set (else the project's). */
+  reminder_offsets?: string[];
   /** The targets the plan grants, in the order they were added. */
   plan_targets: TargetView[];
 }

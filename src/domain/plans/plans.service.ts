@@ -1,12 +1,16 @@
 import type { PlansStore } from '../../store/plans.store.js';
 import { fail, ok, type Result } from '../errors.js';
-import { changesSomething, isCurrency, mergePlan, mixedPlatformProblem, newPlan, type PlanInput } from './plan-rules.js';
+import { changesSomething, extrasProblem, isCurrency, mergePlan, mixedPlatformProblem, newPlan, type PlanFields, type PlanInput } from './plan-rules.js';
 import type { PlanTerms, PlanView } from './plan.view.js';
 
 /** The statements of PlansStore this uses (a narrow port: tests give it a small twin). */
 export type PlansStatements = Pick<PlansStore, 'addTarget' | 'create' | 'delete' | 'get' | 'list' | 'removeTarget' | 'terms' | 'update'>;
 
-export type NewPlanInput = PlanInput & Required<Pick<PlanInput, 'plan_name' | 'plan_price' | 'plan_currency' | 'plan_duration'>>;
+/** `plan_currency` may be left out: the project's `default_currency` setting is used (docs/plans-targets.md). */
+export type NewPlanInput = PlanInput & Required<Pick<PlanInput, 'plan_name' | 'plan_price' | 'plan_duration'>>;
+
+/** The project's `default_currency` setting (src/domain/settings), for a plan created without a currency. */
+export type DefaultCurrency = (projectId: string) => Promise<string>;
 
 const PLAN_NOT_FOUND = 'Plan not found';
 const TARGET_NOT_FOUND = 'Target not found';
@@ -16,7 +20,10 @@ const TARGET_NOT_FOUND = 'Target not found';
  * cannot (a real ISO 4217 code, an update that changes something), then existence (404) last.
  */
 export class PlansService {
-  constructor(private readonly store: PlansStatements) {}
+  constructor(
+    private readonly store: PlansStatements,
+    private readonly defaultCurrency: DefaultCurrency = () => Promise.resolve('USD'),
+  ) {}
 
   list(projectId: string, page: { limit: number; offset: number }) {
     return this.store.list(projectId, page);
@@ -36,19 +43,34 @@ export class PlansService {
   async create(projectId: string, input: NewPlanInput): Promise<Result<PlanView>> {
     const invalid = currencyProblem(input.plan_currency);
     if (invalid) return invalid;
-    return ok(await this.store.create(projectId, newPlan(input)));
+    const extras = extrasProblem(newPlan({ ...input, plan_currency: input.plan_currency ?? 'USD' }));
+    if (!extras.ok) return fail('VALIDATION_ERROR', extras.message);
+    const plan_currency = input.plan_currency ?? (await this.defaultCurrency(projectId));
+    return ok(await this.store.create(projectId, newPlan({ ...input, plan_currency, reminder_offsets: extras.value.reminderOffsets })));
   }
 
   async update(projectId: string, planId: string, patch: PlanInput): Promise<Result<PlanView>> {
     if (!changesSomething(patch)) {
       return fail(
         'VALIDATION_ERROR',
-        'Provide at least one of plan_name, plan_price, plan_currency, plan_duration, plan_price_formatted, plan_data',
+        'Provide at least one of plan_name, plan_price, plan_currency, plan_duration, plan_price_formatted, plan_data, trial_days, reminder_offsets',
       );
     }
     const invalid = currencyProblem(patch.plan_currency);
     if (invalid) return invalid;
-    const plan = await this.store.update(projectId, planId, (current) => mergePlan(current, patch));
+    // The offsets' own shape is checked before anything is looked up; whether a trial fits the plan needs the plan.
+    if (patch.reminder_offsets) {
+      const offsets = extrasProblem({ ...EMPTY, reminderOffsets: patch.reminder_offsets });
+      if (!offsets.ok) return fail('VALIDATION_ERROR', offsets.message);
+    }
+    let refused: string | null = null;
+    const plan = await this.store.update(projectId, planId, (current) => {
+      const merged = extrasProblem(mergePlan(current, patch));
+      if (merged.ok) return merged.value;
+      refused = merged.message;
+      return null;
+    });
+    if (refused !== null) return fail('VALIDATION_ERROR', refused);
     return plan ? ok(plan) : fail('NOT_FOUND', PLAN_NOT_FOUND);
   }
 
@@ -81,6 +103,9 @@ export class PlansService {
     }
   }
 }
+
+/** A plan with nothing that extrasProblem looks at, for checking offsets alone. */
+const EMPTY: PlanFields = { name: '', price: '0', currency: 'USD', duration: '1 day', priceFormatted: '', recurring: false, oneTime: true, trialDays: null, reminderOffsets: null };
 
 function currencyProblem(code: string | undefined): Result<never> | null {
   if (code === undefined || isCurrency(code)) return null;

@@ -65,7 +65,11 @@ export function stripeApi(endpoint: StripeEndpoint): StripeApi {
             metadata: r.metadata,
             line_items: [{ quantity: 1, price_data: priceData }],
             ...(r.couponId ? { discounts: [{ coupon: r.couponId }] } : {}),
-            ...(r.mode === 'subscription' ? { subscription_data: { metadata: r.metadata } } : {}),
+            ...(r.mode === 'subscription'
+              ? { subscription_data: { metadata: r.metadata, ...(r.trialDays ? { trial_period_days: r.trialDays } : {}) } }
+              : r.collectEmail && !r.customerId
+                ? { customer_creation: 'always' as const }
+                : {}),
           },
           { idempotencyKey: r.idempotencyKey },
         );

@@ -10,6 +10,9 @@ export const Checkout = Type.Object({
   merchant_account_id: Type.String({ format: 'uuid', description: 'The merchant account the session was made with' }),
   coupon_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description: 'The coupon the session is discounted by (named, or applied automatically); null for none' }),
   coupon_code: Type.Union([Type.String(), Type.Null()]),
+  trial_days: Type.Optional(
+    Type.Union([Type.Integer(), Type.Null()], { description: "The plan's free trial the subscription starts with; null: this member had their trial, the session charges at once" }),
+  ),
 });
 
 const Url = (field: string) =>

@@ -16,6 +16,10 @@ export const Membership = Type.Object({
   subscription_id: Type.Union([Type.String(), Type.Null()]),
   subscription_status: Type.Union([Type.String(), Type.Null()]),
   status: Type.Union([Type.Literal('active'), Type.Literal('expired')]),
+  trial_ends_at: Type.Optional(
+    Type.String({ description: "tenure's, only on a membership that began with a Stripe trial: when the trial ends (ISO 8601 UTC with milliseconds)" }),
+  ),
+  in_trial: Type.Optional(Type.Boolean({ description: "tenure's, with trial_ends_at: true while the membership is active and ends when its trial does" })),
 });
 
 /** Every part of `user_name` carries the one message, whichever branch ajv reports first. */

@@ -1,5 +1,5 @@
 import Type from 'typebox';
-import { CURRENCY_PATTERN, DURATION_PATTERN, PRICE_PATTERN } from '../../../domain/plans/plan-rules.js';
+import { CURRENCY_PATTERN, DURATION_PATTERN, MAX_TRIAL_DAYS, PRICE_PATTERN } from '../../../domain/plans/plan-rules.js';
 import { Envelope, errorResponses, Page, ProjectParams, Uuid } from '../../schemas.js';
 import { Target } from '../targets/targets.schemas.js';
 
@@ -11,8 +11,14 @@ export const Plan = Type.Object({
   plan_duration: Type.String({ description: '`N hour|day|week|month|year[s]`', examples: ['1 month'] }),
   plan_price_formatted: Type.String({ examples: ['$29.99'] }),
   plan_data: Type.Object({ plan_recurring: Type.Boolean(), plan_one_time: Type.Boolean() }),
+  trial_days: Type.Optional(Type.Integer({ description: "tenure's: a recurring plan's free trial in days; present only when set", examples: [7] })),
+  reminder_offsets: Type.Optional(
+    Type.Array(Type.String(), { description: "tenure's: the plan's own reminder offsets, furthest first; present only when set (else the project's setting)", examples: [['7d', '1d']] }),
+  ),
   plan_targets: Type.Array(Target, { description: 'The targets the plan grants, in the order they were added' }),
 });
+
+const OFFSETS_MESSAGE = 'reminder_offsets must be null or a list of at most 10 durations before the end, in days or hours from 1h to 90d (["3d", "1d", "12h"]), or [] for none';
 
 const fields = {
   plan_name: Type.String({
@@ -46,6 +52,14 @@ const fields = {
     },
     { 'x-message': 'plan_data must be an object' },
   ),
+  trial_days: Type.Union([Type.Integer({ minimum: 1, maximum: MAX_TRIAL_DAYS }), Type.Null()], {
+    description: 'A free trial of a recurring plan, in days; null for none',
+    'x-message': `trial_days must be null or an integer from 1 to ${MAX_TRIAL_DAYS}`,
+  }),
+  reminder_offsets: Type.Union([Type.Array(Type.String({ 'x-message': OFFSETS_MESSAGE }), { maxItems: 10, 'x-message': OFFSETS_MESSAGE }), Type.Null()], {
+    description: "The plan's reminder offsets (as the reminder_offsets setting: [\"7d\", \"1d\"], [] for none); null for the project's",
+    'x-message': OFFSETS_MESSAGE,
+  }),
 };
 
 const PlanParams = Type.Object({ project_id: Type.String(), plan_id: Uuid('plan_id') });
@@ -69,10 +83,13 @@ export const createPlanSchema = {
   body: Type.Object({
     plan_name: fields.plan_name,
     plan_price: fields.plan_price,
-    plan_currency: fields.plan_currency,
+    // Left out: the project's default_currency setting (docs/plans-targets.md).
+    plan_currency: Type.Optional(fields.plan_currency),
     plan_duration: fields.plan_duration,
     plan_price_formatted: Type.Optional(fields.plan_price_formatted),
     plan_data: Type.Optional(fields.plan_data),
+    trial_days: Type.Optional(fields.trial_days),
+    reminder_offsets: Type.Optional(fields.reminder_offsets),
   }),
   response: { 201: Envelope(Plan), ...errorResponses(422) },
 };
@@ -87,6 +104,8 @@ export const updatePlanSchema = {
     plan_duration: Type.Optional(fields.plan_duration),
     plan_price_formatted: Type.Optional(fields.plan_price_formatted),
     plan_data: Type.Optional(fields.plan_data),
+    trial_days: Type.Optional(fields.trial_days),
+    reminder_offsets: Type.Optional(fields.reminder_offsets),
   }),
   response: { 200: Envelope(Plan), ...errorResponses(404, 422) },
 };
