@@ -86,6 +86,9 @@ export type StartOutcome =
   /** The project has no Discord application with a client secret, or no key to open it. */
   | { kind: 'not-configured' };
 
+/** What a login that sells nothing can answer: the portal's sign-in and rejoin. */
+export type Begun = Exclude<StartOutcome, { kind: 'cannot-be-bought' }>;
+
 export type FinishOutcome =
   | { kind: 'pay'; payLinkId: string; projectId: string }
   /** A portal sign-in: the member's portal link (its token), opened next by this browser. */
@@ -132,13 +135,13 @@ export class DiscordLoginService {
   }
 
   /** "Manage your membership": a login that ends on the member's portal page. */
-  async startPortal(projectId: string): Promise<StartOutcome> {
+  async startPortal(projectId: string): Promise<Begun> {
     const target = await this.store.portalLoginTarget(projectId);
     if (!target.projectExists) return { kind: 'unknown' };
     return this.begin(projectId, null, target.application, PORTAL_SCOPES);
   }
 
-  private async begin(projectId: string, planId: string | null, app: LoginApplication | null, scope: string): Promise<StartOutcome> {
+  private async begin(projectId: string, planId: string | null, app: LoginApplication | null, scope: string): Promise<Begun> {
     if (!app || !this.box || openOrNull(this.box, app.clientSecretSealed) === null) return { kind: 'not-configured' };
     const state = newLinkToken();
     const { verifier, challenge } = await this.oauth.pkce();
