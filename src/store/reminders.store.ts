@@ -8,6 +8,7 @@ import { membershipJson, withPlanPerRow } from './memberships.store.js';
 
 /**
  * The reminders' scan (docs/lifecycle.md): one statement per batch writes, for the memberships
+ * (each by its plan's `reminder_offsets` when the plan has its own, else its project's setting)
  * whose reminder instant (end date − offset) the clock has passed, one `reminders` row each, the
  * `membership.expiring` event and (for the nearest offset) the bot's message to send (a `notifications` row of kind
  * `reminder`, sent by the confirmations job).
@@ -37,7 +38,8 @@ export class RemindersStore {
   constructor(private readonly db: Db) {}
 
   /**
-   * Every offset some project uses (its setting, or the default) or once used, each with a cursor.
+   * Every offset some project or plan uses (the setting, a plan's own `reminder_offsets`, or the
+   * default) or once used, each with a cursor.
    * A new cursor starts at now + offset: an offset applies to the instants after it is first used,
    * not to memberships already inside its window. Cursors of offsets no project uses any more keep
    * moving, so a project taking one up again is not sent the reminders of the time between.
@@ -45,6 +47,7 @@ export class RemindersStore {
   async offsets(now: Date): Promise<string[]> {
     const result = await this.db.execute(sql`
       SELECT DISTINCT x AS o FROM settings s, jsonb_array_elements_text(s.value) x WHERE s.key = 'reminder_offsets'
+      UNION SELECT x FROM plans p, jsonb_array_elements_text(p.reminder_offsets) x WHERE p.reminder_offsets IS NOT NULL
       UNION SELECT jsonb_array_elements_text(${DEFAULT_OFFSETS}::jsonb)
       UNION SELECT reminder_offset FROM reminder_cursors`);
     const offsets = rowsOf<{ o: string }>(result).map((r) => r.o).filter((o) => offsetSeconds(o) !== null);
@@ -78,7 +81,10 @@ export class RemindersStore {
       ), judged AS (
         SELECT c.id, c.end_date, c.project_id, o.offsets FROM cand c
         CROSS JOIN LATERAL (
-          SELECT COALESCE((SELECT s.value FROM settings s WHERE s.project_id = c.project_id AND s.key = 'reminder_offsets'), ${DEFAULT_OFFSETS}::jsonb) AS offsets
+          SELECT COALESCE(
+            (SELECT p.reminder_offsets FROM plans p WHERE p.id = c.plan_id),
+            (SELECT s.value FROM settings s WHERE s.project_id = c.project_id AND s.key = 'reminder_offsets'),
+            ${DEFAULT_OFFSETS}::jsonb) AS offsets
         ) o
         WHERE o.offsets @> to_jsonb(${offset}::text)
       ), ins AS (
