@@ -126,7 +126,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(telegramUpdatesRoutes, { telegramWebhook: services.telegramWebhook });
   // The pages members open (docs/front-desk.md): HTML, no key, their own error page.
   await registerPages(app, {
-    payLinks: services.payLinks, portal: services.portal, portalActions: services.portalActions, publicUrl: deps.config.frontDesk.publicUrl,
+    payLinks: services.payLinks, payPolicies: services.payPolicies, portal: services.portal, portalActions: services.portalActions, publicUrl: deps.config.frontDesk.publicUrl,
     web: { pages: services.publicPages, login: services.discordLogin, telegram: services.telegramLogin },
     discordOrigin: new URL(deps.config.access.discordApiUrl).origin,
   });

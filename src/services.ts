@@ -19,6 +19,7 @@ import { InvoicingService } from './domain/invoicing/invoicing.service.js';
 import { MembershipsService } from './domain/memberships/memberships.service.js';
 import { CheckoutCoupons } from './domain/payments/checkout-coupons.js';
 import { CheckoutService } from './domain/payments/checkout.service.js';
+import { CheckoutPolicies } from './domain/payments/checkout-policies.js';
 import { CouponsService } from './domain/payments/coupons.service.js';
 import { MerchantAccountsService } from './domain/payments/merchant-accounts.service.js';
 import { PaymentsService } from './domain/payments/payments.service.js';
@@ -79,6 +80,8 @@ export interface Services {
   coupons: CouponsService;
   /** Pay links: a plan bound to one member, paid on Stripe's checkout page (docs/front-desk.md); the chats hand them out. */
   payLinks: PayLinksService;
+  /** The project's policies a pay link shows and the buyer confirms before paying (setting policies, docs/front-desk.md). */
+  payPolicies: CheckoutPolicies;
   /** The member's portal: single-use links to their memberships, payments and Stripe billing (docs/front-desk.md). */
   portal: PortalService;
   /** The portal's forms: a renewal cancelled or resumed, a Telegram invite, invoicing details (docs/portal.md). */
@@ -219,6 +222,15 @@ export function createServices(
     payments: new PaymentsService(stores.payments),
     coupons: new CouponsService(stores.coupons, clock),
     payLinks: payLinkService,
+    payPolicies: new CheckoutPolicies(
+      {
+        linkOf: (hash) => stores.payLinks.find(hash),
+        storedPolicies: async (projectId) => (await stores.settings.get(projectId, 'policies'))?.value ?? null,
+        policiesConfirmed: (projectId, hash) => stores.payments.policiesConfirmed(projectId, hash),
+        confirmPolicies: (c, now) => stores.payments.confirmPolicies(c, now),
+      },
+      clock,
+    ),
     portal,
     portalActions,
     invoicing,

@@ -173,4 +173,22 @@ export class PaymentsStore implements PaymentStatements {
   async releaseTrial(projectId: string, userId: string, checkoutKey: string): Promise<void> {
     await this.db.execute(sql`DELETE FROM trials WHERE project_id = ${projectId} AND user_id = ${userId} AND checkout_key = ${checkoutKey} AND state = 'reserved'`);
   }
+
+  /** Whether the buyer of the pay link (by its token's digest) confirmed the project's policies (docs/front-desk.md). */
+  async policiesConfirmed(projectId: string, payLinkIdHash: string): Promise<boolean> {
+    const rows = rowsOf(await this.db.execute(sql`SELECT 1 FROM policy_confirmations WHERE project_id = ${projectId} AND pay_link_id = ${payLinkIdHash}`));
+    return rows.length > 0;
+  }
+
+  /** Records what the buyer confirmed before paying, once per pay link (a second confirmation keeps the first). */
+  async confirmPolicies(
+    c: { projectId: string; userId: string; payLinkIdHash: string; policies: { terms: { value: string } | null; privacy: { value: string } | null; minimum_age: number | null } },
+    now: Date,
+  ): Promise<void> {
+    await this.db.execute(sql`
+      INSERT INTO policy_confirmations (project_id, user_id, pay_link_id, terms_url, privacy_url, minimum_age, confirmed_at)
+      VALUES (${c.projectId}, ${c.userId}, ${c.payLinkIdHash}, ${c.policies.terms?.value ?? null}, ${c.policies.privacy?.value ?? null},
+              ${c.policies.minimum_age}::int, ${at(now)})
+      ON CONFLICT (pay_link_id) DO NOTHING`);
+  }
 }

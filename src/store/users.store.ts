@@ -9,15 +9,18 @@ import { iso } from '../database/sql.js';
  * bans. A ban does not need a user row: a user may be banned before they are ever seen.
  */
 
-interface UserRow extends Omit<UserView, 'user_name' | 'unreachable'> {
+interface UserRow extends Omit<UserView, 'user_name' | 'unreachable' | 'email'> {
+  email: string | null;
   first_name: string | null;
   username: string | null;
   /** JSON text on PGlite and PostgreSQL alike (built with json_agg, read back as a string or an array). */
   unreachable: UserView['unreachable'] | string;
 }
 
-const toView = ({ first_name, username, unreachable, ...rest }: UserRow): UserView => ({
+const toView = ({ first_name, username, unreachable, email, ...rest }: UserRow): UserView => ({
   ...rest,
+  // Only when Checkout collected one (setting collect_email_on_subscribe, docs/payments.md).
+  ...(email === null ? {} : { email }),
   user_name: first_name === null && username === null ? null : { first_name, username },
   unreachable: typeof unreachable === 'string' ? (JSON.parse(unreachable) as UserView['unreachable']) : unreachable,
 });
@@ -29,7 +32,7 @@ export const containsPattern = (term: string): string => `%${term.replace(/[\\%_
 const selectUsers = (where: SQL) => sql`
   SELECT u.user_id, ${iso(sql`u.first_seen`)} AS user_first_seen, ${iso(sql`u.last_seen`)} AS user_last_seen,
          u.is_admin, EXISTS (SELECT 1 FROM bans b WHERE b.project_id = u.project_id AND b.user_id = u.user_id) AS is_banned,
-         u.first_name, u.username, u.balance::text AS balance, u.currency,
+         u.first_name, u.username, u.balance::text AS balance, u.currency, u.email,
          (SELECT COALESCE(json_agg(json_build_object('platform', r.platform, 'reason', r.reason, 'since', ${iso(sql`r.since`)})
                                    ORDER BY r.platform), '[]'::json)
           FROM unreachable_members r WHERE r.project_id = u.project_id AND r.user_id = u.user_id) AS unreachable

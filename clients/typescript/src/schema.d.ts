@@ -13452,6 +13452,8 @@ export interface operations {
                             balance: string;
                             /** @description ISO 4217 currency code */
                             currency: string;
+                            /** @description tenure's: the e-mail Stripe Checkout collected at the user's last payment, kept when the setting collect_email_on_subscribe is on; present only when there is one */
+                            email?: string;
                             is_admin: boolean;
                             is_banned: boolean;
                             /** @description The platforms whose bot cannot write to the user (closed DMs, the bot blocked or never started); empty while reachable. Cleared when the user talks to the bot again. */
@@ -13655,6 +13657,8 @@ export interface operations {
                             balance: string;
                             /** @description ISO 4217 currency code */
                             currency: string;
+                            /** @description tenure's: the e-mail Stripe Checkout collected at the user's last payment, kept when the setting collect_email_on_subscribe is on; present only when there is one */
+                            email?: string;
                             is_admin: boolean;
                             is_banned: boolean;
                             /** @description The platforms whose bot cannot write to the user (closed DMs, the bot blocked or never started); empty while reachable. Cleared when the user talks to the bot again. */
@@ -14404,6 +14408,8 @@ export interface operations {
                             balance: string;
                             /** @description ISO 4217 currency code */
                             currency: string;
+                            /** @description tenure's: the e-mail Stripe Checkout collected at the user's last payment, kept when the setting collect_email_on_subscribe is on; present only when there is one */
+                            email?: string;
                             is_admin: boolean;
                             is_banned: boolean;
                             /** @description The platforms whose bot cannot write to the user (closed DMs, the bot blocked or never started); empty while reachable. Cleared when the user talks to the bot again. */

@@ -11,6 +11,8 @@ export interface UserView {
   currency: string;
   /** The platforms whose bot cannot write to the user (docs/front-desk.md, "Members the bot cannot reach"); empty when reachable. */
   unreachable: UnreachableView[];
+  /** tenure's: the e-mail Stripe Checkout collected, kept with the setting collect_email_on_subscribe; present only when there is one. */
+  email?: string;
 }
 
 export interface UnreachableView {

@@ -7,6 +7,7 @@ import fastifyView from '@fastify/view';
 import { Eta } from 'eta';
 import type { FastifyError, FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { PayLinksService } from '../../domain/front-desk/pay-links.service.js';
+import type { CheckoutPolicies } from '../../domain/payments/checkout-policies.js';
 import type { PortalActions } from '../../domain/front-desk/portal-actions.js';
 import type { PortalService } from '../../domain/front-desk/portal.service.js';
 import { toAppError } from '../errors.js';
@@ -27,6 +28,8 @@ import { messagePage, type PageContext } from './render.js';
 
 export interface PagesOptions {
   payLinks: Pick<PayLinksService, 'open' | 'done'>;
+  /** The project's policies before payment (setting policies, docs/front-desk.md); absent: none asked. */
+  payPolicies?: Pick<CheckoutPolicies, 'ask' | 'confirm'>;
   portal: Pick<PortalService, 'open' | 'billing' | 'enter'>;
   /** The portal's forms (docs/portal.md). */
   portalActions: PortalActions;
@@ -96,7 +99,7 @@ export const pagesPlugin: FastifyPluginAsync<PagesOptions> = async (app, options
   app.get('/assets/pages.css', { config: { public: true }, schema: { hide: true } }, async (_request, reply) =>
     reply.header('content-type', 'text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(STYLESHEET),
   );
-  await app.register(payPages, { payLinks: options.payLinks, context });
+  await app.register(payPages, { payLinks: options.payLinks, ...(options.payPolicies ? { policies: options.payPolicies } : {}), context });
   await app.register(portalPages, { portal: options.portal, actions: options.portalActions, context });
   await app.register(webPages, { ...options.web, context, telegramWidget });
   await app.register(telegramLoginPages, { login: options.web.telegram, pages: options.web.pages, context });

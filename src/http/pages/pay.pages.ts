@@ -1,12 +1,16 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { PayLinksService, Standing } from '../../domain/front-desk/pay-links.service.js';
+import { confirmationSentence, type CheckoutPolicies } from '../../domain/payments/checkout-policies.js';
+import type { Policies } from '../../domain/settings/settings.catalogue.js';
 import type { JoinStanding } from '../../domain/web/guild-joins.js';
-import { dateOf, messagePage, type Message, type PageContext } from './render.js';
+import { dateOf, messagePage, page, type Message, type PageContext } from './render.js';
 
 /**
  * `GET /pay/{id}` (to Stripe's checkout page) and `GET /pay/{id}/done` (where the member stands),
  * docs/front-desk.md "Pay links". The only redirect is to the https URL Stripe gave for the link's
- * own session; everything else is a page of ours.
+ * own session; everything else is a page of ours. A project whose `policies` setting names terms,
+ * a privacy policy or a minimum age first shows them (`GET /pay/{id}`: a form with one checkbox,
+ * CSRF-checked), and `POST /pay/{id}` records the buyer's confirmation before the session is made.
  */
 
 const ASK_AGAIN = 'Ask the bot for a new link: /subscribe on Discord, or /start on Telegram.';
@@ -16,11 +20,50 @@ const UNAVAILABLE: Message = { title: 'We could not reach Stripe', lines: ['Noth
 
 type Params = { Params: { pay_link_id: string } };
 
-export const payPages: FastifyPluginAsync<{ payLinks: Pick<PayLinksService, 'open' | 'done'>; context: PageContext }> = async (app, { payLinks, context }) => {
+interface PayPagesOptions {
+  payLinks: Pick<PayLinksService, 'open' | 'done'>;
+  /** The project's policies before payment; absent, none are asked (tests of pages alone). */
+  policies?: Pick<CheckoutPolicies, 'ask' | 'confirm'>;
+  context: PageContext;
+}
+
+export const payPages: FastifyPluginAsync<PayPagesOptions> = async (app, { payLinks, policies, context }) => {
   const hrefOf = (id: string, suffix = '') => `${context.base}/pay/${encodeURIComponent(id)}${suffix}`;
+  // The CSRF cookie of the policies form lives under /pay/ only (the portal's under /portal/).
+  const policiesPage = (reply: FastifyReply, id: string, p: Policies, missing: boolean) =>
+    page(reply, context, missing ? 422 : 200, 'pay-policies', {
+      title: 'Before you pay',
+      links: [
+        ...(p.terms ? [{ href: p.terms.value, label: 'Terms of service' }] : []),
+        ...(p.privacy ? [{ href: p.privacy.value, label: 'Privacy policy' }] : []),
+      ],
+      sentence: confirmationSentence(p),
+      missing,
+      action: hrefOf(id),
+      csrf: reply.generateCsrf({ path: `${context.base}/pay/`, sameSite: 'strict' }),
+    });
 
   app.get<Params>('/pay/:pay_link_id', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
     const id = request.params.pay_link_id;
+    const ask = policies ? await policies.ask(id) : { kind: 'none' as const };
+    if (ask.kind === 'ask') return policiesPage(reply, id, ask.policies, false);
+    return openLink(request, reply, id);
+  });
+
+  app.post<Params & { Body: Record<string, unknown> }>(
+    '/pay/:pay_link_id',
+    { config: { public: true }, schema: { hide: true }, preHandler: app.csrfProtection },
+    async (request, reply) => {
+      const id = request.params.pay_link_id;
+      const body = request.body ?? {};
+      const outcome = policies ? await policies.confirm(id, body.confirm === 'yes') : { kind: 'none' as const };
+      if (outcome.kind === 'missing') return policiesPage(reply, id, outcome.policies, true);
+      // Confirmed (or nothing to confirm): on to Stripe as a GET would go.
+      return openLink(request, reply, id);
+    },
+  );
+
+  async function openLink(request: FastifyRequest, reply: FastifyReply, id: string) {
     const outcome = await payLinks.open(id);
     switch (outcome.kind) {
       case 'redirect':
@@ -48,7 +91,7 @@ export const payPages: FastifyPluginAsync<{ payLinks: Pick<PayLinksService, 'ope
         });
       }
     }
-  });
+  }
 
   app.get<Params>('/pay/:pay_link_id/done', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
     const id = request.params.pay_link_id;

@@ -21,6 +21,9 @@ export const User = Type.Object({
     }),
     { description: "The platforms whose bot cannot write to the user (closed DMs, the bot blocked or never started); empty while reachable. Cleared when the user talks to the bot again." },
   ),
+  email: Type.Optional(
+    Type.String({ description: "tenure's: the e-mail Stripe Checkout collected at the user's last payment, kept when the setting collect_email_on_subscribe is on; present only when there is one" }),
+  ),
 });
 
 export const listUsersSchema = {
