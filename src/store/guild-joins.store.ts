@@ -8,8 +8,9 @@ import { insertEvent } from './outbox.js';
 import { GUILD_OF } from './web.store.js';
 
 /**
- * The guild joins after a payment (docs/web.md, "After payment"; schema in schema/web.ts). Each
- * method is one statement; what Discord's answers mean is src/domain/web/guild-joins.ts's.
+ * The guild joins after a payment (docs/web.md, "After payment"), and the portal's rejoins
+ * (docs/portal.md, "Rejoining the Discord server"; queued by WebStore.saveRejoin with the member's
+ * token); schema in schema/web.ts. Each method is one statement; what Discord's answers mean is src/domain/web/guild-joins.ts's.
  */
 
 interface ClaimedRow {
@@ -63,13 +64,14 @@ export class GuildJoinsStore implements GuildJoinQueue, GuildJoinOutcomes {
       ), claimed AS (
         UPDATE guild_joins j SET attempts = j.attempts + 1, next_attempt_at = ${at(leaseUntil)}
         FROM locked WHERE j.id = locked.id
-        RETURNING j.id, j.project_id, j.user_id, j.plan_id, j.attempts
+          RETURNING j.id, j.project_id, j.user_id, j.plan_id, j.guild_id, j.attempts
       )
       SELECT c.id, c.project_id, c.user_id, c.attempts, k.access_token_sealed, k.expires_at AS token_expires_at, i.bot_token_sealed,
         k.refresh_token_sealed, i.application_id, i.client_secret_sealed,
+        CASE WHEN c.guild_id IS NOT NULL THEN json_build_array(c.guild_id) ELSE
         (SELECT coalesce(json_agg(DISTINCT ${GUILD_OF}) FILTER (WHERE ${GUILD_OF} IS NOT NULL), '[]'::json)
          FROM plan_targets pt JOIN targets t ON t.id = pt.target_id LEFT JOIN targets g ON g.id = t.parent_target_id
-         WHERE pt.plan_id = c.plan_id AND t.platform = 'discord' AND t.is_enabled) AS guild_ids
+         WHERE pt.plan_id = c.plan_id AND t.platform = 'discord' AND t.is_enabled) END AS guild_ids
       FROM claimed c
       LEFT JOIN discord_member_tokens k ON k.project_id = c.project_id AND k.user_id = c.user_id
       LEFT JOIN integrations i ON i.project_id = c.project_id AND i.platform = 'discord'`);
@@ -108,7 +110,7 @@ export class GuildJoinsStore implements GuildJoinQueue, GuildJoinOutcomes {
     await this.db.execute(sql`UPDATE guild_joins SET next_attempt_at = ${at(next)}, last_error = ${error} WHERE id = ${id} AND state = 'pending'`);
   }
 
-  /** Failed for good, with `access.failed` (the typed outbox) for each Discord target of the plan in `guildId`. */
+  /** Failed for good, with `access.failed` (the typed outbox) for each Discord target of the plan (a rejoin: of the member) in `guildId`. */
   async failed(j: ClaimedJoin, guildId: string, error: PlatformError, now: Date): Promise<void> {
     const event = insertEvent('access.failed', {
       projectId: sql`${j.projectId}::uuid`,
@@ -118,9 +120,12 @@ export class GuildJoinsStore implements GuildJoinQueue, GuildJoinOutcomes {
         platform: sql<'discord'>`'discord'`,
         error: sql<PlatformError>`${JSON.stringify(error)}::jsonb`,
       },
-      from: sql`FROM done d JOIN plan_targets pt ON pt.plan_id = d.plan_id JOIN targets t ON t.id = pt.target_id
+      // The plan's targets in the guild; for a rejoin (no plan), the member's granted targets there.
+      from: sql`FROM done d JOIN targets t ON t.project_id = ${j.projectId} AND t.platform = 'discord'
                 LEFT JOIN targets g ON g.id = t.parent_target_id
-                WHERE t.platform = 'discord' AND ${GUILD_OF} = ${guildId}`,
+                WHERE ${GUILD_OF} = ${guildId}
+                  AND CASE WHEN d.plan_id IS NOT NULL THEN EXISTS (SELECT 1 FROM plan_targets pt WHERE pt.plan_id = d.plan_id AND pt.target_id = t.id)
+                      ELSE EXISTS (SELECT 1 FROM access a WHERE a.project_id = t.project_id AND a.target_id = t.id AND a.user_id = ${j.userId} AND a.desired = 'granted') END`,
     });
     await this.db.execute(sql`
       WITH done AS (

@@ -5,6 +5,7 @@ import type {
   PortalLinkStatements,
   PortalMemberStatements,
   PortalMembershipRecord,
+  PortalJoinRecord,
   PortalPageRecord,
 } from '../domain/front-desk/portal-link-statements.js';
 import type { InvoicingDetails } from '../domain/invoicing/invoicing-rules.js';
@@ -13,6 +14,7 @@ import { preparedStatement } from '../database/prepared.js';
 import { at, iso } from '../database/sql.js';
 import { DIGITS_SQL } from './payments.store.js';
 import { statusAt } from './rule-twins.js';
+import { GUILD_OF } from './web.store.js';
 
 /** A currency's decimal digits (JPY 0, KWD 3, else 2), as the payments API counts them. */
 const DIGITS = sql.raw(DIGITS_SQL);
@@ -36,9 +38,16 @@ const pageStatement = preparedStatement<{ projectId: string; userId: string; now
           'subscriptionId', m.subscription_id, 'subscriptionStatus', m.subscription_status, 'cancelAtPeriodEnd', m.subscription_cancel_at_period_end)
           ORDER BY m.end_date DESC, m.id), '[]'::json)
        FROM memberships m LEFT JOIN plans pl ON pl.id = m.plan_id WHERE m.project_id = ${p.projectId} AND m.user_id = ${p.userId}) AS memberships,
-      (SELECT coalesce(json_agg(json_build_object('targetId', a.target_id, 'targetName', t.name, 'platform', a.platform, 'kind', a.kind, 'state', a.state)
+      (SELECT coalesce(json_agg(json_build_object('targetId', a.target_id, 'targetName', t.name, 'platform', a.platform, 'kind', a.kind, 'state', a.state,
+          'guildId', CASE WHEN a.platform = 'discord' THEN ${GUILD_OF} END)
           ORDER BY a.platform, t.name, a.target_id), '[]'::json)
-       FROM access a LEFT JOIN targets t ON t.id = a.target_id WHERE a.project_id = ${p.projectId} AND a.user_id = ${p.userId} AND a.desired = 'granted') AS access,
+       FROM access a LEFT JOIN targets t ON t.id = a.target_id LEFT JOIN targets g ON g.id = t.parent_target_id
+       WHERE a.project_id = ${p.projectId} AND a.user_id = ${p.userId} AND a.desired = 'granted') AS access,
+      (SELECT coalesce(json_agg(json_build_object('guildId', j.guild_id, 'state', j.state, 'lastError', j.last_error)), '[]'::json)
+       FROM (SELECT DISTINCT ON (guild_id) guild_id, state, last_error FROM guild_joins
+             WHERE project_id = ${p.projectId} AND user_id = ${p.userId} AND guild_id IS NOT NULL ORDER BY guild_id, created_at DESC, id DESC) j) AS joins,
+      EXISTS (SELECT 1 FROM integrations i WHERE i.project_id = ${p.projectId} AND i.platform = 'discord'
+              AND i.application_id IS NOT NULL AND i.client_secret_sealed IS NOT NULL) AS discord_join,
       (SELECT coalesce(json_agg(json_build_object('planId', x.plan_id, 'createdAt', ${iso(sql`x.created_at`)}, 'amount', x.amount, 'currency', x.currency, 'status', x.status)
           ORDER BY x.created_at DESC, x.id DESC), '[]'::json)
        FROM (SELECT id, plan_id, created_at, currency, status,
@@ -148,7 +157,7 @@ export class PortalLinksStore implements PortalLinkStatements, PortalMemberState
    * round trip for the member's things.
    */
   async pageOf(projectId: string, userId: string, now: Date, limit: number): Promise<PortalPageRecord> {
-    const row = rowsOf<Record<'memberships' | 'access' | 'payments' | 'invoicing', unknown> & { has_customer: boolean }>(
+    const row = rowsOf<Record<'memberships' | 'access' | 'payments' | 'invoicing' | 'joins', unknown> & { has_customer: boolean; discord_join: boolean }>(
       await pageStatement.execute(this.db, { projectId, userId, now: now.toISOString(), limit }),
     )[0]!;
     const json = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T;
@@ -160,18 +169,20 @@ export class PortalLinksStore implements PortalLinkStatements, PortalMemberState
       payments: json<PortalPageRecord['payments']>(row.payments),
       hasBillingCustomer: row.has_customer,
       invoicing: invoicing && { ...invoicing, updatedAt: new Date(invoicing.updatedAt) },
+      discordJoin: row.discord_join,
+      joins: json<PortalJoinRecord[]>(row.joins),
     };
   }
 
   async accessOf(projectId: string, userId: string): Promise<PortalAccessRecord[]> {
-    const rows = rowsOf<{ target_id: string; target_name: string | null; platform: 'discord' | 'telegram'; kind: string; state: string }>(
+    const rows = rowsOf<{ target_id: string; target_name: string | null; platform: 'discord' | 'telegram'; kind: string; state: string; guild_id: string | null }>(
       await this.db.execute(sql`
-        SELECT a.target_id, t.name AS target_name, a.platform, a.kind, a.state
-        FROM access a LEFT JOIN targets t ON t.id = a.target_id
+        SELECT a.target_id, t.name AS target_name, a.platform, a.kind, a.state, CASE WHEN a.platform = 'discord' THEN ${GUILD_OF} END AS guild_id
+        FROM access a LEFT JOIN targets t ON t.id = a.target_id LEFT JOIN targets g ON g.id = t.parent_target_id
         WHERE a.project_id = ${projectId} AND a.user_id = ${userId} AND a.desired = 'granted'
         ORDER BY a.platform, t.name, a.target_id`),
     );
-    return rows.map((r) => ({ targetId: r.target_id, targetName: r.target_name, platform: r.platform, kind: r.kind, state: r.state }));
+    return rows.map((r) => ({ targetId: r.target_id, targetName: r.target_name, platform: r.platform, kind: r.kind, state: r.state, guildId: r.guild_id }));
   }
 
   async subscriptionAccount(projectId: string, subscriptionId: string): Promise<string | null> {

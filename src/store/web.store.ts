@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { DiscordLoginStatements, LoginApplication, LoginRecord } from '../domain/web/discord-login.service.js';
+import type { DiscordLoginStatements, LoginApplication, LoginRecord, MemberToken, NewLogin } from '../domain/web/discord-login.service.js';
 import type { TelegramLoginStatements, TelegramLoginTarget } from '../domain/web/telegram-login.service.js';
 import type { PlanAccessFacts, PlanReadinessStatements } from '../domain/web/plan-readiness.js';
 import { MAX_PUBLIC_PLANS, type PublicProject } from '../domain/web/public-page.js';
@@ -94,36 +94,66 @@ export class WebStore implements DiscordLoginStatements, TelegramLoginStatements
   }
 
   /** Records a login; logins expired an hour ago go with it, so the table holds only logins under way. */
-  async saveLogin(l: { stateHash: string; projectId: string; planId: string | null; codeVerifierSealed: string; createdAt: Date; expiresAt: Date }): Promise<void> {
+  async saveLogin(l: NewLogin): Promise<void> {
     await this.db.execute(sql`
       WITH swept AS (DELETE FROM web_logins WHERE expires_at < ${at(new Date(l.createdAt.getTime() - 3_600_000))})
-      INSERT INTO web_logins (state_hash, project_id, plan_id, code_verifier_sealed, created_at, expires_at)
-      VALUES (${l.stateHash}, ${l.projectId}, ${l.planId}, ${l.codeVerifierSealed}, ${at(l.createdAt)}, ${at(l.expiresAt)})`);
+      INSERT INTO web_logins (state_hash, project_id, plan_id, user_id, guild_id, code_verifier_sealed, created_at, expires_at)
+      VALUES (${l.stateHash}, ${l.projectId}, ${l.planId}, ${l.rejoin?.userId ?? null}, ${l.rejoin?.guildId ?? null}, ${l.codeVerifierSealed}, ${at(l.createdAt)}, ${at(l.expiresAt)})`);
+  }
+
+  async rejoinTarget(projectId: string, userId: string, targetId: string): Promise<{ application: LoginApplication | null; guildId: string } | null> {
+    const result = await this.db.execute(sql`
+      SELECT ${GUILD_OF} AS "guildId", i.application_id AS "applicationId", i.client_secret_sealed AS "clientSecretSealed"
+      FROM access a JOIN targets t ON t.id = a.target_id LEFT JOIN targets g ON g.id = t.parent_target_id
+      LEFT JOIN integrations i ON i.project_id = a.project_id AND i.platform = 'discord'
+      WHERE a.project_id = ${projectId} AND a.user_id = ${userId} AND a.target_id = ${targetId}
+        AND a.platform = 'discord' AND a.desired = 'granted' AND a.state = 'waiting_for_member'`);
+    const row = rowsOf<{ guildId: string | null; applicationId: string | null; clientSecretSealed: string | null }>(result)[0];
+    if (!row?.guildId) return null;
+    const application = row.applicationId && row.clientSecretSealed ? { applicationId: row.applicationId, clientSecretSealed: row.clientSecretSealed } : null;
+    return { application, guildId: row.guildId };
+  }
+
+  async saveRejoin(r: MemberToken & { guildId: string; dedupeKey: string; now: Date }): Promise<void> {
+    // The token and the join together: a join is never queued without the token it is made with.
+    await this.db.execute(sql`
+      WITH token AS (${this.upsertToken(r)} RETURNING 1)
+      INSERT INTO guild_joins (project_id, user_id, plan_id, guild_id, dedupe_key, next_attempt_at, created_at)
+      SELECT ${r.projectId}, ${r.userId}, NULL, ${r.guildId}, ${r.dedupeKey}, ${at(r.now)}, ${at(r.now)} FROM token
+      ON CONFLICT (project_id, dedupe_key) DO NOTHING`);
   }
 
   async takeLogin(stateHash: string): Promise<LoginRecord | null> {
     const result = await this.db.execute(sql`
-      WITH taken AS (DELETE FROM web_logins WHERE state_hash = ${stateHash} RETURNING project_id, plan_id, code_verifier_sealed, expires_at)
-      SELECT t.project_id AS "projectId", t.plan_id AS "planId", t.code_verifier_sealed AS "codeVerifierSealed", t.expires_at AS "expiresAt",
+      WITH taken AS (DELETE FROM web_logins WHERE state_hash = ${stateHash} RETURNING project_id, plan_id, user_id, guild_id, code_verifier_sealed, expires_at)
+      SELECT t.project_id AS "projectId", t.plan_id AS "planId", t.user_id AS "userId", t.guild_id AS "guildId",
+             t.code_verifier_sealed AS "codeVerifierSealed", t.expires_at AS "expiresAt",
              i.application_id AS "applicationId", i.client_secret_sealed AS "clientSecretSealed"
       FROM taken t LEFT JOIN integrations i ON i.project_id = t.project_id AND i.platform = 'discord'`);
-    const row = rowsOf<Omit<LoginRecord, 'application' | 'expiresAt'> & { expiresAt: Date | string; applicationId: string | null; clientSecretSealed: string | null }>(result)[0];
+    const row = rowsOf<
+      Omit<LoginRecord, 'application' | 'expiresAt' | 'rejoin'> & { userId: string | null; guildId: string | null; expiresAt: Date | string; applicationId: string | null; clientSecretSealed: string | null }
+    >(result)[0];
     if (!row) return null;
     return {
       projectId: row.projectId,
       planId: row.planId,
+      rejoin: row.userId !== null && row.guildId !== null ? { userId: row.userId, guildId: row.guildId } : null,
       codeVerifierSealed: row.codeVerifierSealed,
       expiresAt: new Date(row.expiresAt),
       application: row.applicationId && row.clientSecretSealed ? { applicationId: row.applicationId, clientSecretSealed: row.clientSecretSealed } : null,
     };
   }
 
-  async saveMemberToken(t: { projectId: string; userId: string; accessTokenSealed: string; refreshTokenSealed: string | null; expiresAt: Date }): Promise<void> {
-    await this.db.execute(sql`
+  async saveMemberToken(t: MemberToken): Promise<void> {
+    await this.db.execute(this.upsertToken(t));
+  }
+
+  private upsertToken(t: MemberToken) {
+    return sql`
       INSERT INTO discord_member_tokens (project_id, user_id, access_token_sealed, refresh_token_sealed, expires_at, updated_at)
       VALUES (${t.projectId}, ${t.userId}, ${t.accessTokenSealed}, ${t.refreshTokenSealed}, ${at(t.expiresAt)}, now())
       ON CONFLICT (project_id, user_id) DO UPDATE SET access_token_sealed = excluded.access_token_sealed,
-        refresh_token_sealed = excluded.refresh_token_sealed, expires_at = excluded.expires_at, updated_at = excluded.updated_at`);
+        refresh_token_sealed = excluded.refresh_token_sealed, expires_at = excluded.expires_at, updated_at = excluded.updated_at`;
   }
 
   async telegramLoginTarget(projectId: string, planId: string | null): Promise<TelegramLoginTarget | null> {

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { sql } from 'drizzle-orm';
 import type { Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startWorkerRuntime, type WorkerRuntime } from '../../src/worker-runtime.js';
@@ -14,7 +15,8 @@ import { webShop } from '../support/web.js';
  * role (the fake Discord's state) → "Manage your membership" → Login with Discord again → the
  * portal → the invoicing details (a refusal, then saved) → Cancel renewal (confirmed) and Resume →
  * cancelled again → "Cancelling: access until …" → Manage billing (to Stripe's billing portal, with
- * the details). The portal's address opened in another browser is refused. Every page passes
+ * the details) → the member leaves the server → Rejoin the Discord server (Login with Discord, the
+ * job adds them, the role follows). The portal's address opened in another browser is refused. Every page passes
  * axe-core's WCAG 2.1 A/AA rules and is saved at 390 and 1280 px under test-artifacts/web-walk/.
  */
 
@@ -130,6 +132,25 @@ describe('a member’s whole way on the web, in a browser', () => {
     // Back from Stripe to the page, in the same browser.
     await page.goto(portalUrl);
     expect(await heading(page)).toBe('Your memberships');
+
+    // The member leaves the server; the access engine finds them gone (its row waits for them).
+    // The portal offers Rejoin: Login with Discord again, the job adds them, the role follows.
+    served.h.discord.removeMember(shop.guildId, buyer);
+    await served.h.database.db.execute(sql`
+      UPDATE access SET state = 'waiting_for_member' WHERE project_id = ${shop.t.projectId} AND user_id = ${buyer} AND platform = 'discord' AND desired = 'granted'`);
+    await page.goto(portalUrl);
+    expect(await gold.textContent()).toContain('You are not in this server now.');
+    await check(page, '12-rejoin');
+    served.h.discord.oauth.nextLogin = { userId: buyer };
+    await page.getByRole('button', { name: 'Rejoin the Discord server' }).click();
+    await page.waitForURL(/\/portal\/[A-Za-z0-9_-]{32}\?done=joining$/);
+    const rejoinedUrl = page.url().replace(/\?done=joining$/, '');
+    expect(await page.getByRole('status').textContent()).toContain('we are adding you to the Discord server now');
+    await check(page, '13-rejoin-joining');
+    await expect.poll(() => served.h.discord.memberRoles(shop.guildId, buyer), { timeout: 20_000, interval: 200 }).toStrictEqual([shop.roleId]);
+    await page.goto(rejoinedUrl);
+    expect(await page.getByRole('region', { name: 'Gold' }).textContent()).toContain('You are in.');
+    await check(page, '14-rejoined');
     expect(problems).toStrictEqual([]);
     await context.close();
 

@@ -5,6 +5,7 @@ import { rowsOf } from '../../src/database/db.js';
 import { insertIntegration } from '../support/access-seed.js';
 import { onPostgres, useHarness, userId } from '../support/harness.js';
 import { paidMember } from '../support/portal.js';
+import { webShop } from '../support/web.js';
 
 const ADDRESS = { line1: 'Hauptstraße 1', line2: null, city: 'Berlin', postal_code: '10115', state: null, country: 'DE' };
 
@@ -79,7 +80,44 @@ describe(`portal and invoicing statements (${onPostgres ? 'PostgreSQL' : 'PGlite
       INSERT INTO access (project_id, target_id, user_id, platform, kind, external_id, on_expiry, desired, state)
       VALUES (${m.t.projectId}, ${chat}, ${m.user}, 'telegram', 'group', '-100777', 'kick', 'granted', 'waiting_for_member'),
              (${m.t.projectId}, ${randomUUID()}, ${m.user}, 'telegram', 'group', '-100778', 'kick', 'revoked', 'synced')`);
-    expect(await links.accessOf(m.t.projectId, m.user)).toStrictEqual([{ targetId: chat, targetName: 'VIP chat', platform: 'telegram', kind: 'group', state: 'waiting_for_member' }]);
+    expect(await links.accessOf(m.t.projectId, m.user)).toStrictEqual([{ targetId: chat, targetName: 'VIP chat', platform: 'telegram', kind: 'group', state: 'waiting_for_member', guildId: null }]);
+  });
+
+  it('a rejoin from the portal: its login keeps the member and guild, its token and join are saved together once, the job claims that one guild, a refusal names the member\'s targets there, the page reads the latest per guild', async () => {
+    const shop = await webShop(h);
+    const web = h.container.stores.web;
+    const joins = h.container.stores.guildJoins;
+    const user = userId();
+    const [role] = rowsOf<{ id: string }>(await h.database.db.execute(sql`SELECT id FROM targets WHERE project_id = ${shop.t.projectId} AND kind = 'role'`));
+    expect(await web.rejoinTarget(shop.t.projectId, user, role!.id)).toBeNull();
+    await h.database.db.execute(sql`
+      INSERT INTO access (project_id, target_id, user_id, platform, kind, external_id, on_expiry, desired, state)
+      VALUES (${shop.t.projectId}, ${role!.id}, ${user}, 'discord', 'role', ${shop.roleId}, 'remove_role', 'granted', 'waiting_for_member')`);
+    expect(await web.rejoinTarget(shop.t.projectId, user, role!.id)).toMatchObject({ guildId: shop.guildId, application: { applicationId: shop.bot.id } });
+    // Another member's row is not this member's to rejoin.
+    expect(await web.rejoinTarget(shop.t.projectId, userId(), role!.id)).toBeNull();
+
+    const now = new Date();
+    await web.saveLogin({ stateHash: 'digest-1', projectId: shop.t.projectId, planId: null, rejoin: { userId: user, guildId: shop.guildId }, codeVerifierSealed: 'v', createdAt: now, expiresAt: new Date(now.getTime() + 600_000) });
+    expect(await web.takeLogin('digest-1')).toMatchObject({ planId: null, rejoin: { userId: user, guildId: shop.guildId } });
+    expect(await web.takeLogin('digest-1')).toBeNull();
+
+    const token = { projectId: shop.t.projectId, userId: user, accessTokenSealed: 'sealed-a', refreshTokenSealed: null, expiresAt: new Date(now.getTime() + 3_600_000) };
+    await Promise.all([web.saveRejoin({ ...token, guildId: shop.guildId, dedupeKey: 'rejoin:digest-1', now }), web.saveRejoin({ ...token, guildId: shop.guildId, dedupeKey: 'rejoin:digest-1', now })]);
+    const rows = rowsOf<{ plan_id: string | null; guild_id: string; state: string }>(await h.database.db.execute(sql`SELECT plan_id, guild_id, state FROM guild_joins WHERE user_id = ${user}`));
+    expect(rows).toStrictEqual([{ plan_id: null, guild_id: shop.guildId, state: 'pending' }]);
+    expect(rowsOf(await h.database.db.execute(sql`SELECT 1 FROM discord_member_tokens WHERE user_id = ${user} AND access_token_sealed = 'sealed-a'`))).toHaveLength(1);
+
+    const claimed = (await joins.claim(new Date(now.getTime() + 1000), new Date(now.getTime() + 60_000), 10)).filter((j) => j.userId === user);
+    expect(claimed).toMatchObject([{ guildIds: [shop.guildId], accessTokenSealed: 'sealed-a' }]);
+    await joins.failed(claimed[0]!, shop.guildId, { code: '30001', message: 'Maximum number of guilds reached' }, new Date());
+    const failedEvents = rowsOf<{ data: { user_id: string; target_id: string } | string }>(
+      await h.database.db.execute(sql`SELECT data FROM events WHERE project_id = ${shop.t.projectId} AND type = 'access.failed'`),
+    ).map((e) => (typeof e.data === 'string' ? JSON.parse(e.data) : e.data) as { user_id: string; target_id: string });
+    expect(failedEvents.filter((e) => e.user_id === user).map((e) => e.target_id)).toStrictEqual([role!.id]);
+    const page = await h.container.stores.portalLinks.pageOf(shop.t.projectId, user, new Date(), 20);
+    expect(page).toMatchObject({ discordJoin: true, joins: [{ guildId: shop.guildId, state: 'failed', lastError: '30001: Maximum number of guilds reached' }] });
+    expect(page.access).toMatchObject([{ targetId: role!.id, guildId: shop.guildId, state: 'waiting_for_member' }]);
   });
 
   it('the renewal flag follows the newest event: an older one never overwrites it, a deletion leaves it', async () => {

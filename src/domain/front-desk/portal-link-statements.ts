@@ -46,6 +46,15 @@ export interface PortalAccessRecord {
   kind: string;
   /** The access row's state: `synced` (in), `waiting_for_member` (not in yet), `pending`, `failed`. */
   state: string;
+  /** The Discord guild the target is in (the guild itself, or a role's or channel's); null on Telegram. */
+  guildId: string | null;
+}
+
+/** The member's latest rejoin from the portal for a guild (docs/portal.md, "Rejoining the Discord server"). */
+export interface PortalJoinRecord {
+  guildId: string;
+  state: string;
+  lastError: string | null;
 }
 
 /** A payment as the portal lists it. */
@@ -68,6 +77,10 @@ export interface PortalPageRecord {
   hasBillingCustomer: boolean;
   /** The member's invoicing details as the invoicing store reads them (its `find`); null when never given. */
   invoicing: (InvoicingDetails & { updatedAt: Date }) | null;
+  /** Login with Discord is set up (the project's application with its client secret): the page can offer a rejoin. */
+  discordJoin: boolean;
+  /** The member's latest rejoin per guild. */
+  joins: PortalJoinRecord[];
 }
 
 /** What the portal's pages and actions read beyond the link itself: each one statement. */

@@ -1,4 +1,5 @@
-import type { PortalAccessRecord, PortalMembershipRecord } from './portal-link-statements.js';
+import { joinStandingOf, type JoinStanding } from '../web/guild-joins.js';
+import type { PortalAccessRecord, PortalJoinRecord, PortalMembershipRecord } from './portal-link-statements.js';
 
 /**
  * What the portal says of a membership (docs/portal.md, "What the page shows"): its state, its
@@ -14,7 +15,19 @@ export interface PortalPlace {
   platform: 'discord' | 'telegram';
   /** `in`: the member holds it; `not-in`: waiting for them to join; `pending`: being given; `failed`: the team must fix it. */
   standing: 'in' | 'not-in' | 'pending' | 'failed';
+  /** A Discord server they are not in: their latest rejoin from the portal, where it stands; null when none. */
+  join: JoinStanding | null;
+  /** The page offers "Rejoin the Discord server" (docs/portal.md, "Rejoining the Discord server"). */
+  canRejoin: boolean;
 }
+
+/** What the page knows of rejoining: whether Login with Discord is set up, and the member's latest rejoin per guild. */
+export interface RejoinContext {
+  discordJoin: boolean;
+  joins: readonly PortalJoinRecord[];
+}
+
+const NO_REJOIN: RejoinContext = { discordJoin: false, joins: [] };
 
 export interface PortalMembership {
   id: string;
@@ -32,7 +45,7 @@ const BILLING = new Set(['active', 'trialing', 'past_due']);
 /** A failed renewal's statuses: access is kept through the grace period. */
 const FAILING = new Set(['past_due', 'unpaid']);
 
-export function membershipOf(m: PortalMembershipRecord, access: readonly PortalAccessRecord[]): PortalMembership {
+export function membershipOf(m: PortalMembershipRecord, access: readonly PortalAccessRecord[], rejoin: RejoinContext = NO_REJOIN): PortalMembership {
   const active = m.status === 'active';
   const status = m.subscriptionStatus;
   const billing = m.subscriptionId !== null && status !== null && BILLING.has(status);
@@ -47,11 +60,20 @@ export function membershipOf(m: PortalMembershipRecord, access: readonly PortalA
     renewal,
     canCancel: active && billing && !m.cancelAtPeriodEnd,
     canResume: active && billing && m.cancelAtPeriodEnd,
-    places: active ? access.map(placeOf) : [],
+    places: active ? access.map((a) => placeOf(a, rejoin)) : [],
   };
 }
 
-function placeOf(a: PortalAccessRecord): PortalPlace {
+/** Refusals a new try does not mend: the member is banned, or the bot may not add anyone. */
+const FOR_GOOD = new Set(['banned', 'bot-cannot-invite']);
+
+function placeOf(a: PortalAccessRecord, rejoin: RejoinContext): PortalPlace {
   const standing = a.state === 'synced' ? 'in' : a.state === 'waiting_for_member' ? 'not-in' : a.state === 'failed' ? 'failed' : 'pending';
-  return { targetId: a.targetId, name: a.targetName ?? (a.platform === 'discord' ? 'A Discord server' : 'A Telegram chat'), platform: a.platform, standing };
+  const waiting = standing === 'not-in' && a.platform === 'discord' && a.guildId !== null;
+  const latest = waiting ? rejoin.joins.find((j) => j.guildId === a.guildId) : undefined;
+  // A join that went through while the member is out again (they left) is history: they may rejoin.
+  const found = latest ? joinStandingOf(latest) : null;
+  const join = found?.kind === 'joined' ? null : found;
+  const canRejoin = waiting && rejoin.discordJoin && join?.kind !== 'joining' && !(join?.kind === 'failed' && FOR_GOOD.has(join.reason));
+  return { targetId: a.targetId, name: a.targetName ?? (a.platform === 'discord' ? 'A Discord server' : 'A Telegram chat'), platform: a.platform, standing, join, canRejoin };
 }

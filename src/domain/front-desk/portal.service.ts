@@ -152,10 +152,10 @@ export class PortalService {
   private async page(projectId: string, userId: string): Promise<PortalPage> {
     const { links, clock } = this.deps;
     // One statement for the member's things: the page is read afresh on every open (docs/portal.md).
-    const { memberships, access, payments, hasBillingCustomer, invoicing } = await links.pageOf(projectId, userId, clock.now(), 20);
+    const { memberships, access, payments, hasBillingCustomer, invoicing, discordJoin, joins } = await links.pageOf(projectId, userId, clock.now(), 20);
     const planNames = new Map(memberships.map((m) => [m.planId, m.planName]));
     return {
-      memberships: memberships.map((m) => membershipOf(m, access)),
+      memberships: memberships.map((m) => membershipOf(m, access, { discordJoin, joins })),
       payments: payments.map((p) => ({ date: p.createdAt, amount: p.amount, currency: p.currency, status: p.status, planName: p.planId === null ? null : (planNames.get(p.planId) ?? null) })),
       invoicing: invoicingViewOf(userId, invoicing),
       canManageBilling: hasBillingCustomer,

@@ -16,7 +16,10 @@ import { blockedOf, type PlanReadinessStatements } from './plan-readiness.js';
  * they paid (src/domain/web/guild-joins.ts). The same flow signs a member in to the portal
  * (`startPortal`, scope `identify` only, no plan): `finish` then opens a portal link for their Discord
  * id, and keeps no token (an `identify` token cannot add anyone to a guild, and must not replace the
- * one that can). The OAuth2 calls themselves are oauth4webapi's (src/web/discord-oauth.ts).
+ * one that can). A member not in a server of theirs rejoins from the portal the same way
+ * (`startRejoin`, `identify guilds.join`, bound to the member: only their own Discord account is
+ * taken back), which queues a guild join with their token and ends on a new portal link of theirs.
+ * The OAuth2 calls themselves are oauth4webapi's (src/web/discord-oauth.ts).
  */
 
 /** Buying asks Discord for the member's id and for the right to add them to the server. */
@@ -35,11 +38,37 @@ export interface LoginApplication {
 
 export interface LoginRecord {
   projectId: string;
-  /** null: a sign-in to the portal. */
+  /** null: a sign-in to the portal, or a rejoin. */
   planId: string | null;
+  /** A rejoin begun from a member's portal: the member (whose own Discord account must come back) and the guild. */
+  rejoin: Rejoin | null;
   codeVerifierSealed: string;
   expiresAt: Date;
   application: LoginApplication | null;
+}
+
+/** Who a rejoin is for and where to: docs/portal.md, "Rejoining the Discord server". */
+export interface Rejoin {
+  userId: string;
+  guildId: string;
+}
+
+export interface NewLogin {
+  stateHash: string;
+  projectId: string;
+  planId: string | null;
+  rejoin?: Rejoin | null;
+  codeVerifierSealed: string;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+export interface MemberToken {
+  projectId: string;
+  userId: string;
+  accessTokenSealed: string;
+  refreshTokenSealed: string | null;
+  expiresAt: Date;
 }
 
 export interface DiscordLoginStatements extends PlanReadinessStatements {
@@ -47,10 +76,18 @@ export interface DiscordLoginStatements extends PlanReadinessStatements {
   loginTarget(projectId: string, planId: string): Promise<{ application: LoginApplication | null; planGrantsDiscord: boolean }>;
   /** The project's Discord application, and whether the project exists. */
   portalLoginTarget(projectId: string): Promise<{ application: LoginApplication | null; projectExists: boolean }>;
-  saveLogin(l: { stateHash: string; projectId: string; planId: string | null; codeVerifierSealed: string; createdAt: Date; expiresAt: Date }): Promise<void>;
+  saveLogin(l: NewLogin): Promise<void>;
   /** Deletes the login and answers it (single use): null when there is none (never made, or already used). */
   takeLogin(stateHash: string): Promise<LoginRecord | null>;
-  saveMemberToken(t: { projectId: string; userId: string; accessTokenSealed: string; refreshTokenSealed: string | null; expiresAt: Date }): Promise<void>;
+  saveMemberToken(t: MemberToken): Promise<void>;
+  /**
+   * The guild of the member's Discord access row for `targetId` while it waits for them to join,
+   * with the project's Discord application; null when there is no such row (another member's, in,
+   * revoked, not Discord).
+   */
+  rejoinTarget(projectId: string, userId: string, targetId: string): Promise<{ application: LoginApplication | null; guildId: string } | null>;
+  /** Keeps the member's token and queues their join to `guildId` (once per `dedupeKey`), in one statement. */
+  saveRejoin(r: MemberToken & { guildId: string; dedupeKey: string; now: Date }): Promise<void>;
 }
 
 /** What Discord answered a code exchange (and `/users/@me` with the token). */
@@ -95,6 +132,10 @@ export type FinishOutcome =
   | { kind: 'portal'; token: string; projectId: string }
   /** A portal sign-in by a Discord account the project has no membership for. */
   | { kind: 'no-member'; projectId: string }
+  /** A rejoin: the join is queued; `token` is a new portal link of the member's, opened next by this browser. */
+  | { kind: 'rejoin'; token: string; projectId: string }
+  /** A rejoin answered by another Discord account than the member's: nothing kept, nothing queued. */
+  | { kind: 'wrong-account'; projectId: string }
   /** The state is not the one this browser started with (forged, another browser, no cookie). */
   | { kind: 'forged' }
   /** No login under way for this state: already used, or never made. */
@@ -141,7 +182,18 @@ export class DiscordLoginService {
     return this.begin(projectId, null, target.application, PORTAL_SCOPES);
   }
 
-  private async begin(projectId: string, planId: string | null, app: LoginApplication | null, scope: string): Promise<Begun> {
+  /**
+   * "Rejoin the Discord server" in the member's portal (docs/portal.md): a login asking for
+   * `guilds.join`, bound to the member and the guild of their access row for `targetId`; Discord's
+   * answer counts only for the member's own Discord account (`finish`).
+   */
+  async startRejoin(projectId: string, userId: string, targetId: string): Promise<Begun> {
+    const target = await this.store.rejoinTarget(projectId, userId, targetId);
+    if (!target) return { kind: 'unknown' };
+    return this.begin(projectId, null, target.application, BUY_SCOPES, { userId, guildId: target.guildId });
+  }
+
+  private async begin(projectId: string, planId: string | null, app: LoginApplication | null, scope: string, rejoin: Rejoin | null = null): Promise<Begun> {
     if (!app || !this.box || openOrNull(this.box, app.clientSecretSealed) === null) return { kind: 'not-configured' };
     const state = newLinkToken();
     const { verifier, challenge } = await this.oauth.pkce();
@@ -150,6 +202,7 @@ export class DiscordLoginService {
       stateHash: digestOf(state),
       projectId,
       planId,
+      rejoin,
       codeVerifierSealed: this.box.seal(verifier),
       createdAt: now,
       expiresAt: new Date(now.getTime() + LOGIN_TTL_MS),
@@ -180,20 +233,39 @@ export class DiscordLoginService {
     });
     if (answer.kind === 'denied') return { kind: 'denied', projectId };
     if (answer.kind !== 'ok') return { ...answer, projectId };
+    if (login.rejoin) return this.rejoin(this.box, projectId, login.rejoin, answer, digestOf(state));
     if (login.planId === null) {
       const signedIn = await this.portal.signIn(projectId, answer.userId);
       return signedIn.kind === 'link' ? { kind: 'portal', token: signedIn.token, projectId } : { kind: 'no-member', projectId };
     }
-    await this.store.saveMemberToken({
-      projectId,
-      userId: answer.userId,
-      accessTokenSealed: this.box.seal(answer.accessToken),
-      refreshTokenSealed: answer.refreshToken === null ? null : this.box.seal(answer.refreshToken),
-      expiresAt: new Date(this.clock.now().getTime() + answer.expiresInSeconds * 1000),
-    });
+    await this.store.saveMemberToken(this.tokenOf(this.box, projectId, answer));
     const link = await this.payLinks.create(projectId, { planId: login.planId, userId: answer.userId });
     if (!link.ok) return { kind: 'no-pay-link', projectId, message: link.error.message };
     return { kind: 'pay', payLinkId: link.value.pay_link_id, projectId };
+  }
+
+  /**
+   * A rejoin's answer: only the member's own Discord account is taken (the portal's session said
+   * who they are; Discord says who logged in). Their token is kept and the join queued for the
+   * guild job together; the browser then opens a new portal link of theirs, where the join's
+   * standing shows.
+   */
+  private async rejoin(box: SecretBox, projectId: string, rejoin: Rejoin, answer: Extract<Exchanged, { kind: 'ok' }>, stateHash: string): Promise<FinishOutcome> {
+    if (!sameText(answer.userId, rejoin.userId)) return { kind: 'wrong-account', projectId };
+    await this.store.saveRejoin({ ...this.tokenOf(box, projectId, answer), guildId: rejoin.guildId, dedupeKey: `rejoin:${stateHash}`, now: this.clock.now() });
+    const signedIn = await this.portal.signIn(projectId, rejoin.userId);
+    return signedIn.kind === 'link' ? { kind: 'rejoin', token: signedIn.token, projectId } : { kind: 'no-member', projectId };
+  }
+
+  /** The member's tokens, sealed, as Discord gave them. */
+  private tokenOf(box: SecretBox, projectId: string, answer: Extract<Exchanged, { kind: 'ok' }>): MemberToken {
+    return {
+      projectId,
+      userId: answer.userId,
+      accessTokenSealed: box.seal(answer.accessToken),
+      refreshTokenSealed: answer.refreshToken === null ? null : box.seal(answer.refreshToken),
+      expiresAt: new Date(this.clock.now().getTime() + answer.expiresInSeconds * 1000),
+    };
   }
 }
 

@@ -100,7 +100,7 @@ export const pagesPlugin: FastifyPluginAsync<PagesOptions> = async (app, options
     reply.header('content-type', 'text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(STYLESHEET),
   );
   await app.register(payPages, { payLinks: options.payLinks, ...(options.payPolicies ? { policies: options.payPolicies } : {}), context });
-  await app.register(portalPages, { portal: options.portal, actions: options.portalActions, context });
+  await app.register(portalPages, { portal: options.portal, actions: options.portalActions, login: options.web.login, context });
   await app.register(webPages, { ...options.web, context, telegramWidget });
   await app.register(telegramLoginPages, { login: options.web.telegram, pages: options.web.pages, context });
 };

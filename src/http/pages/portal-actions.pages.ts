@@ -1,18 +1,22 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { PortalActions, RenewalAction } from '../../domain/front-desk/portal-actions.js';
 import type { PortalMember } from '../../domain/front-desk/portal.service.js';
+import type { DiscordLoginService } from '../../domain/web/discord-login.service.js';
 import { renewalSentence } from './portal-words.js';
+import { toDiscord } from './web.pages.js';
 import { dateOf, messagePage, page, type PageContext } from './render.js';
 
 /**
  * The portal's forms (docs/portal.md): cancelling or resuming a renewal (a confirmation page, then
- * a POST), a Telegram invite, the invoicing details. Every one works only in the browser session
+ * a POST), a Telegram invite, rejoining a Discord server (on to Login with Discord), the invoicing details. Every one works only in the browser session
  * the portal link started (`enter`), every POST carries the page's CSRF token, and a POST that
  * changes something answers 303 back to the portal (reloading never posts twice).
  */
 
 export interface PortalActionPagesOptions {
   actions: PortalActions;
+  /** Login with Discord, for "Rejoin the Discord server" (docs/portal.md). */
+  login: Pick<DiscordLoginService, 'startRejoin'>;
   context: PageContext;
   /** The member of the request's session, or null when the refusal page was sent. */
   enter: (request: FastifyRequest, reply: FastifyReply) => Promise<PortalMember | null>;
@@ -24,7 +28,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const RENEWAL_ACTIONS = new Set<string>(['cancel', 'resume']);
 const hidden = { config: { public: true }, schema: { hide: true } };
 
-export const portalActionPages: FastifyPluginAsync<PortalActionPagesOptions> = async (app, { actions, context, enter, pathOf }) => {
+export const portalActionPages: FastifyPluginAsync<PortalActionPagesOptions> = async (app, { actions, login, context, enter, pathOf }) => {
   const back = (token: string) => ({ href: pathOf(token), label: 'Back to your memberships' });
   const gone = (reply: FastifyReply, token: string) =>
     messagePage(reply, context, 404, { title: 'Nothing to change here', lines: ['This membership has no renewal to change now. It may have changed meanwhile.'], action: back(token) });
@@ -86,6 +90,20 @@ export const portalActionPages: FastifyPluginAsync<PortalActionPagesOptions> = a
       default:
         return messagePage(reply, context, 404, { title: 'No invite needed', lines: ['You are in this chat already, or it is not part of your plan any more.'], action: back(token) });
     }
+  });
+
+  // "Rejoin the Discord server": Login with Discord (identify guilds.join) bound to this member and
+  // the guild of their access row; the callback queues the join and brings them back to the portal.
+  app.post<{ Params: { token: string; target: string } }>('/portal/:token/discord-join/:target', { ...hidden, preHandler: app.csrfProtection }, async (request, reply) => {
+    const { token, target } = request.params;
+    const member = await enter(request, reply);
+    if (!member) return reply;
+    const started = UUID.test(target) ? await login.startRejoin(member.projectId, member.userId, target.toLowerCase()) : ({ kind: 'unknown' } as const);
+    if (started.kind === 'redirect') return toDiscord(reply, context, started);
+    if (started.kind === 'not-configured') {
+      return messagePage(reply, context, 409, { title: 'Login with Discord is not set up', lines: ['Please join with the invite link your community shares; your access is given as soon as you are in.'], action: back(token) });
+    }
+    return messagePage(reply, context, 404, { title: 'No join needed', lines: ['You are in this server already, or it is not part of your plan any more.'], action: back(token) });
   });
 
   app.get<{ Params: { token: string } }>('/portal/:token/invoicing', hidden, async (request, reply) => {

@@ -1,4 +1,5 @@
 import type { PortalMembership, PortalPlace } from '../../domain/front-desk/portal-view.js';
+import type { JoinStanding } from '../../domain/web/guild-joins.js';
 import type { PortalPage } from '../../domain/front-desk/portal.service.js';
 import { dateOf } from './render.js';
 
@@ -16,6 +17,7 @@ export const NOTICES: Record<string, string> = {
   cancelled: 'Your renewal is cancelled. You keep your access until the end of the period you paid for.',
   resumed: 'Your renewal is back on. Nothing else changes.',
   invoicing: 'Your invoicing details are saved. Stripe gets them when you next open Manage billing.',
+  joining: 'Thank you: we are adding you to the Discord server now. Reload this page in a few seconds to see how it went.',
 };
 
 export function renewalSentence(m: Pick<PortalMembership, 'state' | 'renewal' | 'endDate'>): string {
@@ -33,7 +35,16 @@ export function renewalSentence(m: Pick<PortalMembership, 'state' | 'renewal' | 
   }
 }
 
-function placeWords(p: PortalPlace): { name: string; platform: string; standing: string; targetId: string; canInvite: boolean } {
+/** What the page says of a rejoin's outcome (docs/portal.md, "Rejoining the Discord server"). */
+const JOIN_WORDS: Record<'joining' | Extract<JoinStanding, { kind: 'failed' }>['reason'], string> = {
+  joining: 'We are adding you to this server now. Reload this page in a few seconds.',
+  'too-many-guilds': 'We could not add you: your Discord account is in as many servers as Discord allows (100). Leave one, then press Rejoin again.',
+  banned: 'We could not add you: your Discord account is banned from this server. Please contact the community team, who decide.',
+  'bot-cannot-invite': 'We could not add you: the bot may not add members here (it needs the Create Invite permission). Please tell the community team; meanwhile you can join with an invite link they share.',
+  other: 'Discord did not let us add you. Press Rejoin to try again, or join with an invite link your community shares.',
+};
+
+function placeWords(p: PortalPlace) {
   const platform = p.platform === 'discord' ? 'Discord' : 'Telegram';
   const standing = {
     in: 'You are in.',
@@ -42,9 +53,21 @@ function placeWords(p: PortalPlace): { name: string; platform: string; standing:
     'not-in':
       p.platform === 'telegram'
         ? 'You are not in this chat yet.'
-        : 'You are not in this server yet. Join it with the invite link your community shares; your access is given as soon as you are in.',
+        : p.canRejoin || p.join
+          ? 'You are not in this server now.'
+          : 'You are not in this server yet. Join it with the invite link your community shares; your access is given as soon as you are in.',
   }[p.standing];
-  return { name: p.name, platform, standing, targetId: p.targetId, canInvite: p.platform === 'telegram' && p.standing === 'not-in' };
+  const join = p.join === null ? null : p.join.kind === 'failed' ? JOIN_WORDS[p.join.reason] : p.join.kind === 'joining' ? JOIN_WORDS.joining : null;
+  return {
+    name: p.name,
+    platform,
+    standing,
+    targetId: p.targetId,
+    canInvite: p.platform === 'telegram' && p.standing === 'not-in',
+    canRejoin: p.canRejoin,
+    join,
+    joining: p.join?.kind === 'joining',
+  };
 }
 
 export function shownMembership(m: PortalMembership) {

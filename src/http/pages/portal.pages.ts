@@ -2,7 +2,7 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { PortalActions } from '../../domain/front-desk/portal-actions.js';
 import type { PortalMember, PortalService, Refusal } from '../../domain/front-desk/portal.service.js';
 import { PORTAL_SESSION_TTL_MS } from '../../domain/front-desk/portal.service.js';
-import { portalActionPages } from './portal-actions.pages.js';
+import { portalActionPages, type PortalActionPagesOptions } from './portal-actions.pages.js';
 import { NOTICES, shownPage } from './portal-words.js';
 import { messagePage, page, type Message, type PageContext } from './render.js';
 
@@ -26,10 +26,12 @@ type Params = { Params: { token: string } };
 export interface PortalPagesOptions {
   portal: Pick<PortalService, 'open' | 'billing' | 'enter'>;
   actions: PortalActions;
+  /** Login with Discord, for "Rejoin the Discord server". */
+  login: PortalActionPagesOptions['login'];
   context: PageContext;
 }
 
-export const portalPages: FastifyPluginAsync<PortalPagesOptions> = async (app, { portal, actions, context }) => {
+export const portalPages: FastifyPluginAsync<PortalPagesOptions> = async (app, { portal, actions, login, context }) => {
   const pathOf = (token: string) => `${context.base}/portal/${encodeURIComponent(token)}`;
   const refuse = (reply: FastifyReply, kind: Refusal['kind']) => messagePage(reply, context, ...REFUSED[kind]);
   /** The member the request's session lets in, or the refusal page already sent. */
@@ -82,5 +84,5 @@ export const portalPages: FastifyPluginAsync<PortalPagesOptions> = async (app, {
   // included (the router falls back here instead of refusing it with JSON): no link of ours.
   app.route({ method: ['GET', 'POST'], url: '/portal/*', config: { public: true }, schema: { hide: true }, handler: async (_request, reply) => refuse(reply, 'unknown') });
 
-  await app.register(portalActionPages, { actions, context, enter: (request, reply) => enter((request.params as { token: string }).token, request.cookies[SESSION_COOKIE], reply), pathOf });
+  await app.register(portalActionPages, { actions, login, context, enter: (request, reply) => enter((request.params as { token: string }).token, request.cookies[SESSION_COOKIE], reply), pathOf });
 };

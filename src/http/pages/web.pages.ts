@@ -22,7 +22,7 @@ import { TELEGRAM_WIDGET } from './telegram-login.pages.js';
 
 export interface WebPagesOptions {
   pages: Pick<PublicPageService, 'page'>;
-  login: Pick<DiscordLoginService, 'start' | 'startPortal' | 'finish'>;
+  login: Pick<DiscordLoginService, 'start' | 'startPortal' | 'startRejoin' | 'finish'>;
   /** The Telegram Login Widget's `data-auth-url`s (docs/web.md, "Signing in with Telegram"). */
   telegram: Pick<TelegramLoginService, 'authUrl' | 'finish'>;
   context: PageContext;
@@ -32,6 +32,13 @@ export interface WebPagesOptions {
 
 /** The browser's half of a login's `state`: HTTP-only, sent back only to the callback's path. */
 const LOGIN_COOKIE = 'tenure_login';
+const loginCookieOf = (context: PageContext) => ({ path: `${context.base}/auth/discord/`, httpOnly: true, sameSite: 'lax' as const, secure: context.secure });
+
+/** On to Discord's consent page, with this browser's half of the state (the plan page's logins, and the portal's rejoin). */
+export function toDiscord(reply: FastifyReply, context: PageContext, started: { url: string; state: string }) {
+  reply.setCookie(LOGIN_COOKIE, started.state, { ...loginCookieOf(context), maxAge: LOGIN_TTL_MS / 1000 });
+  return reply.header('cache-control', 'no-store').redirect(started.url, 303);
+}
 const NO_PROJECT: Message = { title: 'Page not found', lines: ['There is no membership page at this address. Check that you opened all of it.'] };
 const START_AGAIN = 'Go back to the plans page and press Login with Discord again.';
 
@@ -42,7 +49,6 @@ const ASK_THE_BOT = 'You can also ask the bot for a link to your memberships: /m
 
 export const webPages: FastifyPluginAsync<WebPagesOptions> = async (app, { pages, login, telegram, context, telegramWidget }) => {
   const plansPath = (projectId: string) => `${context.base}/p/${encodeURIComponent(projectId)}`;
-  const loginCookie = { path: `${context.base}/auth/discord/`, httpOnly: true, sameSite: 'lax' as const, secure: context.secure };
 
   app.get('/', { config: { public: true }, schema: { hide: true } }, async (_request, reply) =>
     page(reply, context, 200, 'web-landing', { title: 'tenure', docsHref: `${context.base}${DOCS_PREFIX}` }),
@@ -112,7 +118,7 @@ export const webPages: FastifyPluginAsync<WebPagesOptions> = async (app, { pages
     if (started.kind === 'unknown') return messagePage(reply, context, 404, { title: 'Plan not found', lines: ['This plan is no longer offered here.'], action: { href: plansPath(projectId), label: 'See the plans' } });
     if (started.kind === 'not-configured') return messagePage(reply, context, 409, NOT_SET_UP);
     if (started.kind === 'cannot-be-bought') return messagePage(reply, context, 409, { title: 'This plan cannot be bought right now', lines: [CANNOT_BE_BOUGHT], action: { href: plansPath(projectId), label: 'See the plans' } });
-    return toDiscord(reply, started);
+    return toDiscord(reply, context, started);
   });
 
   app.post<StartBody>('/auth/discord/portal', { config: { public: true }, schema: { hide: true }, preHandler: app.csrfProtection }, async (request, reply) => {
@@ -121,23 +127,29 @@ export const webPages: FastifyPluginAsync<WebPagesOptions> = async (app, { pages
     const started = await login.startPortal(projectId.toLowerCase());
     if (started.kind === 'unknown') return messagePage(reply, context, 404, NO_PROJECT);
     if (started.kind === 'not-configured') return messagePage(reply, context, 409, { title: 'Login with Discord is not set up', lines: [ASK_THE_BOT] });
-    return toDiscord(reply, started);
+    return toDiscord(reply, context, started);
   });
-
-  /** On to Discord's consent page, with this browser's half of the state. */
-  function toDiscord(reply: FastifyReply, started: { url: string; state: string }) {
-    reply.setCookie(LOGIN_COOKIE, started.state, { ...loginCookie, maxAge: LOGIN_TTL_MS / 1000 });
-    return reply.header('cache-control', 'no-store').redirect(started.url, 303);
-  }
 
   app.get('/auth/discord/callback', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
     const query = new URLSearchParams(request.url.slice(request.url.indexOf('?') + 1 || request.url.length));
     const outcome = await login.finish(query, request.cookies[LOGIN_COOKIE]);
     // Single use: whatever happened, this browser's state is spent.
-    reply.clearCookie(LOGIN_COOKIE, loginCookie);
+    reply.clearCookie(LOGIN_COOKIE, loginCookieOf(context));
     if (outcome.kind === 'pay') return reply.header('cache-control', 'no-store').redirect(`${context.base}/pay/${encodeURIComponent(outcome.payLinkId)}`, 303);
     // The member's own portal link, opened at once by this browser: that open starts its session.
     if (outcome.kind === 'portal') return reply.header('cache-control', 'no-store').redirect(`${context.base}/portal/${encodeURIComponent(outcome.token)}`, 303);
+    // A rejoin from the portal: back to it (a new link of the member's), where the join's standing shows.
+    if (outcome.kind === 'rejoin') return reply.header('cache-control', 'no-store').redirect(`${context.base}/portal/${encodeURIComponent(outcome.token)}?done=joining`, 303);
+    if (outcome.kind === 'wrong-account') {
+      request.log.warn({ outcome: outcome.kind }, 'a rejoin from the portal came back with another Discord account');
+      return messagePage(reply, context, 403, {
+        title: 'This is not the Discord account of your membership',
+        lines: [
+          'You logged in with another Discord account than the one your membership is for, so nothing was changed.',
+          'Log in to Discord with the account you bought with, then press Rejoin the Discord server again. Ask the bot for a new link to your memberships: /memberships on Discord.',
+        ],
+      });
+    }
     if (outcome.kind === 'no-member') {
       const name = (await pages.page(outcome.projectId))?.project.name ?? 'this community';
       return messagePage(reply, context, 404, {
@@ -153,7 +165,7 @@ export const webPages: FastifyPluginAsync<WebPagesOptions> = async (app, { pages
   });
 };
 
-function loginFailedPage(reply: FastifyReply, context: PageContext, o: Exclude<FinishOutcome, { kind: 'pay' | 'portal' | 'no-member' }>, plansPath: (id: string) => string) {
+function loginFailedPage(reply: FastifyReply, context: PageContext, o: Exclude<FinishOutcome, { kind: 'pay' | 'portal' | 'no-member' | 'rejoin' | 'wrong-account' }>, plansPath: (id: string) => string) {
   const back = 'projectId' in o ? { href: plansPath(o.projectId), label: 'Back to the plans' } : undefined;
   const [status, message]: [number, Message] = (() => {
     switch (o.kind) {

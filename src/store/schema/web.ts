@@ -23,6 +23,13 @@ export const webLogins = pgTable(
       .references(() => projects.id, { onDelete: 'cascade' }),
     /** The plan being bought; null for a sign-in to the portal (docs/portal.md). */
     planId: uuid('plan_id').references(() => plans.id, { onDelete: 'cascade' }),
+    /**
+     * Set when the login was begun from a member's portal to rejoin a Discord server (docs/portal.md,
+     * "Rejoining the Discord server"): the member, whose own Discord account must come back, and the
+     * guild to add them to. Null for the plan page's logins.
+     */
+    userId: text('user_id'),
+    guildId: text('guild_id'),
     codeVerifierSealed: text('code_verifier_sealed').notNull(),
     createdAt: tz('created_at').notNull().defaultNow(),
     expiresAt: tz('expires_at').notNull(),
@@ -53,7 +60,8 @@ export const discordMemberTokens = pgTable(
 /**
  * A guild join to make after a payment: queued in the payment's transaction for a member who
  * logged in with Discord (one per payment key), claimed with `FOR UPDATE SKIP LOCKED` by the guild
- * join job, which adds the member to the guilds of the plan's Discord targets.
+ * join job, which adds the member to the guilds of the plan's Discord targets. A member not in a
+ * server of theirs queues one from the portal too (a rejoin, for that one guild).
  */
 export const guildJoins = pgTable(
   'guild_joins',
@@ -63,8 +71,11 @@ export const guildJoins = pgTable(
       .notNull()
       .references(() => projects.id, { onDelete: 'cascade' }),
     userId: text('user_id').notNull(),
-    planId: uuid('plan_id').notNull(),
-    /** `payment:<payment key>`: a payment applied twice queues one join. */
+    /** The plan paid for; null for a rejoin from the portal, which names its guild instead. */
+    planId: uuid('plan_id'),
+    /** A rejoin from the portal (docs/portal.md): the one guild to add the member to; null: the plan's guilds. */
+    guildId: text('guild_id'),
+    /** `payment:<payment key>`: a payment applied twice queues one join; `rejoin:<login state digest>`: one per login. */
     dedupeKey: text('dedupe_key').notNull(),
     /** `pending` | `joined` | `failed`. */
     state: text('state').notNull().default('pending'),
