@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { StripeEventLike } from './stripe-api.js';
-import { buyerOf, changeOf } from './stripe-events.js';
+import { buyerOf, changeOf, sessionEmail, trialDaysOf } from './stripe-events.js';
 
 const META = { project_id: 'p1', plan_id: 'q1', user_id: '42' };
 const BUYER = { projectId: 'p1', planId: 'q1', userId: '42' };
@@ -60,5 +60,29 @@ describe('what a Stripe event means', () => {
     expect(changeOf(ev('charge.refunded', { payment_intent: 'pi_1', refunded: false }))).toMatchObject({ kind: 'ignored', reason: 'a partial refund' });
     expect(changeOf(ev('charge.dispute.created', { payment_intent: { id: 'pi_1' } }))).toStrictEqual({ kind: 'reversed', paymentIntentId: 'pi_1', status: 'disputed' });
     expect(changeOf(ev('customer.created', {}))).toMatchObject({ kind: 'ignored', reason: 'tenure does not act on customer.created' });
+  });
+
+  it('a trial starts from the session completed with no payment required, or from its $0 first invoice; a renewal of the same subscription is a payment', () => {
+    const trialMeta = { ...META, trial_days: '7' };
+    const session = { id: 'cs_1', mode: 'subscription', payment_status: 'no_payment_required', metadata: trialMeta, amount_total: 0, currency: 'usd', subscription: 'sub_1', invoice: 'in_0', customer: 'cus_1' };
+    expect(changeOf(ev('checkout.session.completed', session))).toStrictEqual({
+      kind: 'trial', buyer: BUYER, trialDays: 7, checkoutSessionId: 'cs_1', invoiceId: 'in_0', subscriptionId: 'sub_1', customerId: 'cus_1', email: null,
+    });
+    // Without the checkout's trial_days, nothing to pay is not a trial of tenure's.
+    expect(changeOf(ev('checkout.session.completed', { ...session, metadata: META }))).toMatchObject({ kind: 'ignored' });
+    const details = { subscription_details: { subscription: 'sub_1', metadata: trialMeta } };
+    const zero = { id: 'in_0', amount_paid: 0, currency: 'usd', billing_reason: 'subscription_create', parent: details };
+    expect(changeOf(ev('invoice.paid', zero))).toMatchObject({ kind: 'trial', trialDays: 7, invoiceId: 'in_0', checkoutSessionId: null });
+    expect(changeOf(ev('invoice.paid', { ...zero, id: 'in_1', amount_paid: 1000, billing_reason: 'subscription_cycle' }))).toMatchObject({ kind: 'paid', key: 'in_1', amountMinor: 1000 });
+  });
+
+  it('reads trial_days and the e-mail only as the checkout wrote them', () => {
+    expect(trialDaysOf({ trial_days: '730' })).toBe(730);
+    for (const bad of ['0', '731', '07', '1.5', '', 7]) expect(trialDaysOf({ trial_days: bad })).toBeNull();
+    const completed = { customer_details: { email: 'ada@example.com' }, metadata: { collect_email: 'true' } };
+    expect(sessionEmail(completed)).toBe('ada@example.com');
+    expect(sessionEmail({ ...completed, metadata: {} })).toBeNull();
+    expect(sessionEmail({ customer_email: 'bob@example.com', metadata: { collect_email: 'true' } })).toBe('bob@example.com');
+    expect(sessionEmail({ customer_details: { email: 'not an address' }, metadata: { collect_email: 'true' } })).toBeNull();
   });
 });
