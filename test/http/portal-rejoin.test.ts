@@ -82,6 +82,19 @@ describe('the portal: rejoin the Discord server', () => {
     expect(row!.state).toBe('pending');
   });
 
+  it('a server with two places of the member (the server and a role in it) offers one Rejoin', async () => {
+    const shop = await webShop(h);
+    const buyer = '193456789012345678';
+    await memberWhoLeft(shop, buyer);
+    const [guild] = rowsOf<{ id: string }>(await h.database.db.execute(sql`SELECT id FROM targets WHERE project_id = ${shop.t.projectId} AND kind = 'guild'`));
+    await h.database.db.execute(sql`
+      INSERT INTO access (project_id, target_id, user_id, platform, kind, external_id, on_expiry, desired, state)
+      VALUES (${shop.t.projectId}, ${guild!.id}, ${buyer}, 'discord', 'guild', ${shop.guildId}, 'none', 'granted', 'waiting_for_member')`);
+    const { page } = await openPortal(h, pathOf(await portalLink(shop.t, buyer)));
+    expect(textOf(page.body).match(/You are not in this server now\./g)).toHaveLength(2);
+    expect(page.body.match(/Rejoin the Discord server/g)).toHaveLength(1);
+  });
+
   it('another Discord account coming back: 403, no token kept for it, no join queued', async () => {
     const shop = await webShop(h);
     const buyer = '143456789012345678';

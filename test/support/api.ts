@@ -216,6 +216,8 @@ function projectTables(projectId: string) {
     portal_links: own('portal_links', 'r.token_hash'),
     // Members' invoicing details (docs/portal.md).
     member_invoicing: own('member_invoicing', 'r.user_id'),
+    // The Stripe customer tenure made for a member, per merchant account (docs/portal.md, "One customer per member").
+    member_stripe_customers: own('member_stripe_customers', 'r.user_id, r.merchant_account_id'),
   };
 }
 
@@ -242,7 +244,7 @@ export async function projectState(h: Harness, projectId: string) {
     readTables(h, projectId, ['api_keys', 'settings', 'users', 'bans']),
     readTables(h, projectId, ['integrations', 'access']),
     readTables(h, projectId, ['merchant_accounts', 'payments', 'payment_events', 'held_reversals', 'coupons', 'coupon_redemptions', 'coupon_stripe_coupons', 'trials', 'policy_confirmations']),
-    readTables(h, projectId, ['pay_links', 'portal_links', 'member_invoicing']),
+    readTables(h, projectId, ['pay_links', 'portal_links', 'member_invoicing', 'member_stripe_customers']),
   ]);
   return { memberships, webhooks, events: rowsOf(events), updated: rowsOf(updated), catalogue, people, access, payments, links };
 }

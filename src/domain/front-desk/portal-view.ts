@@ -17,7 +17,9 @@ export interface PortalPlace {
   standing: 'in' | 'not-in' | 'pending' | 'failed';
   /** A Discord server they are not in: their latest rejoin from the portal, where it stands; null when none. */
   join: JoinStanding | null;
-  /** The page offers "Rejoin the Discord server" (docs/portal.md, "Rejoining the Discord server"). */
+  /** A Discord server they are not in, in a project where the portal can add them back (Login with Discord is set up). */
+  rejoinable: boolean;
+  /** The page offers "Rejoin the Discord server" here (docs/portal.md, "Rejoining the Discord server"). */
   canRejoin: boolean;
 }
 
@@ -60,8 +62,20 @@ export function membershipOf(m: PortalMembershipRecord, access: readonly PortalA
     renewal,
     canCancel: active && billing && !m.cancelAtPeriodEnd,
     canResume: active && billing && m.cancelAtPeriodEnd,
-    places: active ? access.map((a) => placeOf(a, rejoin)) : [],
+    places: active ? oneRejoinPerGuild(access.map((a) => placeOf(a, rejoin)), access) : [],
   };
+}
+
+/** A server's places (the server, a role in it) share one rejoin: the button and the join's words show on the first. */
+function oneRejoinPerGuild(places: PortalPlace[], access: readonly PortalAccessRecord[]): PortalPlace[] {
+  const seen = new Set<string>();
+  return places.map((p, i) => {
+    const guild = access[i]!.guildId;
+    if (guild === null || !(p.canRejoin || p.join)) return p;
+    if (seen.has(guild)) return { ...p, canRejoin: false, join: null };
+    seen.add(guild);
+    return p;
+  });
 }
 
 /** Refusals a new try does not mend: the member is banned, or the bot may not add anyone. */
@@ -74,6 +88,7 @@ function placeOf(a: PortalAccessRecord, rejoin: RejoinContext): PortalPlace {
   // A join that went through while the member is out again (they left) is history: they may rejoin.
   const found = latest ? joinStandingOf(latest) : null;
   const join = found?.kind === 'joined' ? null : found;
-  const canRejoin = waiting && rejoin.discordJoin && join?.kind !== 'joining' && !(join?.kind === 'failed' && FOR_GOOD.has(join.reason));
-  return { targetId: a.targetId, name: a.targetName ?? (a.platform === 'discord' ? 'A Discord server' : 'A Telegram chat'), platform: a.platform, standing, join, canRejoin };
+  const rejoinable = waiting && rejoin.discordJoin;
+  const canRejoin = rejoinable && join?.kind !== 'joining' && !(join?.kind === 'failed' && FOR_GOOD.has(join.reason));
+  return { targetId: a.targetId, name: a.targetName ?? (a.platform === 'discord' ? 'A Discord server' : 'A Telegram chat'), platform: a.platform, standing, join, rejoinable, canRejoin };
 }

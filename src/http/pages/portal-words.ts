@@ -53,7 +53,7 @@ function placeWords(p: PortalPlace) {
     'not-in':
       p.platform === 'telegram'
         ? 'You are not in this chat yet.'
-        : p.canRejoin || p.join
+        : p.rejoinable || p.join
           ? 'You are not in this server now.'
           : 'You are not in this server yet. Join it with the invite link your community shares; your access is given as soon as you are in.',
   }[p.standing];
