@@ -220,7 +220,9 @@ class EventApplication {
     if (!started) return { kind: 'trial-already' };
     if (t.checkoutSessionId) await this.s.coupons.redeemSessionUse(projectId, t.checkoutSessionId, this.now);
     if (!(await this.s.paidMemberships.planExists(projectId, buyer.planId))) return { kind: 'not-granted', why: 'plan-gone' };
-    const trialEnd = new Date(eventAt.getTime() + t.trialDays * 86_400_000);
+    // The done page's own reading of the session carries the session's creation, not its completion: counted from now then.
+    const start = this.meta.source === 'return' ? this.now : eventAt;
+    const trialEnd = new Date(start.getTime() + t.trialDays * 86_400_000);
     const grant = { projectId, userId: buyer.userId, planId: buyer.planId, subscriptionId: t.subscriptionId, eventAt };
     const granted = await this.s.paidMemberships.grantTrial(grant, trialEnd, this.now);
     if (granted !== 'banned') {
