@@ -8,7 +8,7 @@ import { createPlan } from '../support/catalogue.js';
 import { headingOf, openPage } from '../support/front-desk.js';
 import { useHarness } from '../support/harness.js';
 import { deliverAll } from '../support/payments.js';
-import { telegramLoginPath, telegramLoginTraces, telegramShop, widgetAnswer, widgetCallback } from '../support/web-telegram.js';
+import { telegramLoginPath, telegramLoginTraces, telegramShop, widgetAnswer, widgetCallback, widgetPageCookies } from '../support/web-telegram.js';
 import { webShop } from '../support/web.js';
 
 /**
@@ -159,6 +159,55 @@ describe('GET /p/{project_id}/telegram/login/{plan_id}: buying after the widget'
     expect(res.statusCode, res.body).toBe(409);
     expect(headingOf(res.body)).toBe('This plan cannot be bought right now');
     expect((await telegramLoginTraces(h, shop.t.projectId)).payLinks).toStrictEqual([]);
+  });
+
+  it('the widget’s pages leave an intent cookie: HTTP-only, Lax, ten minutes, sent only to the project’s callback', async () => {
+    const shop = await telegramShop(h);
+    const plans = await openPage(h, `/p/${shop.t.projectId}`);
+    expect(plans.cookies.find((c) => c.name === 'tenure_tg_plans')).toMatchObject({ path: `/p/${shop.t.projectId}/telegram/login/`, httpOnly: true, sameSite: 'Lax', maxAge: 600 });
+    const portal = await openPage(h, `/p/${shop.t.projectId}/portal`);
+    expect(portal.cookies.find((c) => c.name === 'tenure_tg_portal')).toMatchObject({ path: `/p/${shop.t.projectId}/telegram/login`, httpOnly: true, sameSite: 'Lax', maxAge: 600 });
+    // Behind http (the test's TENURE_PUBLIC_URL) not Secure; behind https it is, as every cookie of the pages.
+    expect(plans.cookies.find((c) => c.name === 'tenure_tg_plans')?.secure).toBeUndefined();
+    // No widget, no intent.
+    const discordOnly = await webShop(h);
+    expect((await openPage(h, `/p/${discordOnly.t.projectId}`)).cookies.map((c) => c.name)).not.toContain('tenure_tg_plans');
+  });
+
+  it('a genuine answer opened in a browser that never showed the widget (login CSRF) is refused, 400, and nothing is written', async () => {
+    const shop = await telegramShop(h);
+    const other = await telegramShop(h);
+    const path = telegramLoginPath(shop.t.projectId, shop.planId);
+    const intent = await widgetPageCookies(h, path);
+    expect(intent).toMatch(/^tenure_tg_plans=/);
+    const [name, value] = intent.split('=') as [string, string];
+    const [id, purpose, expiry, mac] = value.split('.') as [string, string, string, string];
+    const cases: [string, string][] = [
+      ['no cookie at all', ''],
+      ['another project’s intent', await widgetPageCookies(h, telegramLoginPath(other.t.projectId, other.planId))],
+      ['the portal’s intent, sent under the plans’ name', `${name}=${(await widgetPageCookies(h, telegramLoginPath(shop.t.projectId))).split('=')[1]}`],
+      ['its expiry moved on', `${name}=${id}.${purpose}.${Number(expiry) + 3600}.${mac}`],
+      ['its mac changed', `${name}=${id}.${purpose}.${expiry}.${mac.replace(/^./, (c) => (c === '0' ? '1' : '0'))}`],
+      ['an intent written by hand', `${name}=${id}.${purpose}.${expiry}`],
+    ];
+    for (const [what, cookie] of cases) {
+      // A fresh answer each time, as an attacker would fetch for themselves.
+      const res = await widgetCallback(h, path, widgetAnswer(shop.bot.token, { id: 666 }), { cookie });
+      expect(res.statusCode, `${what}: ${res.body}`).toBe(400);
+      expect(headingOf(res.body), what).toBe('This login did not start here');
+      expect(res.body, what).toContain('Go back to the plans page in this browser');
+      expect(res.body, what).toContain(`href="/p/${shop.t.projectId}"`);
+    }
+    // The portal's sign-in, the same.
+    const member = h.telegram.addUser();
+    await createMembership(shop.t, { userId: String(member.id), planId: shop.planId });
+    const portal = await widgetCallback(h, telegramLoginPath(shop.t.projectId), widgetAnswer(shop.bot.token, { id: member.id }), { cookie: intent.replace('tenure_tg_plans', 'tenure_tg_portal') });
+    expect(portal.statusCode, portal.body).toBe(400);
+    expect(headingOf(portal.body)).toBe('This login did not start here');
+    expect(portal.headers.location).toBeUndefined();
+    expect(await telegramLoginTraces(h, shop.t.projectId)).toStrictEqual({ payLinks: [], used: 0 });
+    // The same browser, once it opened the plan page, goes on.
+    expect((await widgetCallback(h, path, widgetAnswer(shop.bot.token, { id: 666 }), { cookie: intent })).statusCode).toBe(303);
   });
 
   it('the request log masks the answer’s hash', () => {

@@ -52,9 +52,28 @@ export function widgetAnswer(botToken: string, user: { id: number | string; firs
   return new URLSearchParams({ ...fields, hash: createHmac('sha256', secretKey).update(dataCheckString).digest('hex') });
 }
 
-/** The widget's redirect back to tenure: the path and Telegram's query. */
-export function widgetCallback(h: Harness, path: string, query: URLSearchParams) {
-  return h.app.inject({ method: 'GET', url: `${path}?${query.toString()}`, headers: { accept: 'text/html' } });
+/**
+ * The cookies the page showing the widget for `path` (the plan page for a plan's callback, the
+ * portal's sign-in page for the portal's) leaves for that callback, as a `cookie` header: what a
+ * browser that showed the widget sends back. Empty when the page left none.
+ */
+export async function widgetPageCookies(h: Harness, path: string): Promise<string> {
+  const [, projectId, plan] = /^\/p\/([^/]+)\/telegram\/login(\/[^/?]+)?$/.exec(path) ?? [];
+  if (projectId === undefined) return '';
+  const shown = await h.app.inject({ method: 'GET', url: plan ? `/p/${projectId}` : `/p/${projectId}/portal`, headers: { accept: 'text/html' } });
+  return shown.cookies
+    .filter((c) => c.path !== undefined && (path === c.path || path.startsWith(c.path.endsWith('/') ? c.path : `${c.path}/`)))
+    .map((c) => `${c.name}=${c.value}`)
+    .join('; ');
+}
+
+/**
+ * The widget's redirect back to tenure: the path and Telegram's query, in a browser that opened the
+ * page showing the widget first (its cookies sent), unless `cookie` says what this browser holds.
+ */
+export async function widgetCallback(h: Harness, path: string, query: URLSearchParams, o: { cookie?: string } = {}) {
+  const cookie = o.cookie ?? (await widgetPageCookies(h, path));
+  return h.app.inject({ method: 'GET', url: `${path}?${query.toString()}`, headers: { accept: 'text/html', ...(cookie ? { cookie } : {}) } });
 }
 
 /** What a login may have written: the project's pay links and used widget answers. */

@@ -1,3 +1,4 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { digestOf } from '../front-desk/link-tokens.js';
 import { openOrNull, type SecretBox } from '../integrations/secret-box.js';
@@ -12,7 +13,19 @@ import type { PayLinkMaker, PortalSignIn } from './discord-login.service.js';
  * after payment); signing in, in a portal link of their own, which the browser opens at once and
  * so starts the portal's session (PortalService.signIn). The bot's token is opened only here, to
  * check the answer, and goes nowhere else.
+ *
+ * Telegram signs who signed in, not which browser asked, so an answer alone would log in any
+ * browser it is opened in (login CSRF: a victim sent to the attacker's own fresh answer). The page
+ * showing the widget therefore leaves an intent in this browser (`intent`: the project, buying on
+ * its plan page or signing in to its portal, and an expiry ten minutes on, under an HMAC keyed
+ * from the instance's encryption key) and `finish` accepts an answer only with a matching one.
  */
+
+/** How long the intent the widget's page leaves in the browser lasts: as long as an answer may take. */
+export const INTENT_TTL_MS = 10 * 60_000;
+
+/** What the browser meant to do with the widget: buy on the plan page, or sign in to the portal. */
+export type TelegramLoginPurpose = 'plans' | 'portal';
 
 /** Who Telegram says signed in. */
 export interface TelegramUser {
@@ -70,6 +83,8 @@ export type TelegramLoginOutcome =
   | { kind: 'stale'; projectId: string }
   /** This very answer was used before. */
   | { kind: 'replayed'; projectId: string }
+  /** No intent of this browser's for this project and purpose (another browser, expired, altered): the widget was not shown here. */
+  | { kind: 'forged'; projectId: string }
   /** Telegram said who they are, but the pay link could not be made (banned, plan not sellable). */
   | { kind: 'no-pay-link'; projectId: string; message: string };
 
@@ -96,15 +111,37 @@ export class TelegramLoginService {
   }
 
   /**
-   * The widget's redirect back: `query` as received, for buying `planId` or (null) signing in.
+   * The intent a page showing the widget leaves in the browser (a cookie): `projectId.purpose.expiry.mac`,
+   * the expiry in Unix seconds, the mac an HMAC-SHA-256 of the rest under a key derived from the
+   * instance's encryption key. null without that key (no Telegram login can be checked then anyway).
+   */
+  intent(projectId: string, purpose: TelegramLoginPurpose): string | null {
+    if (!this.box) return null;
+    const body = `${projectId}.${purpose}.${Math.floor((this.clock.now().getTime() + INTENT_TTL_MS) / 1000)}`;
+    return `${body}.${macOf(this.box, body)}`;
+  }
+
+  /** Whether `cookie` is an unexpired intent of this instance's for `projectId` and `purpose`. */
+  private intended(box: SecretBox, cookie: string | undefined, projectId: string, purpose: TelegramLoginPurpose): boolean {
+    const parts = cookie?.split('.') ?? [];
+    if (parts.length !== 4) return false;
+    const [id, p, expiry, mac] = parts as [string, string, string, string];
+    if (!/^[0-9]{1,12}$/.test(expiry) || !sameText(mac, macOf(box, `${id}.${p}.${expiry}`))) return false;
+    return id === projectId && p === purpose && Number(expiry) * 1000 > this.clock.now().getTime();
+  }
+
+  /**
+   * The widget's redirect back: `query` as received, for buying `planId` or (null) signing in;
+   * `intentCookie` the intent the page showing the widget left in this browser.
    * Every refusal comes before anything is written; the answer is spent only once it checked out.
    */
-  async finish(projectId: string, planId: string | null, query: URLSearchParams): Promise<TelegramLoginOutcome> {
+  async finish(projectId: string, planId: string | null, query: URLSearchParams, intentCookie: string | undefined): Promise<TelegramLoginOutcome> {
     const target = await this.store.telegramLoginTarget(projectId, planId);
     if (!target) return { kind: 'unknown-project' };
     const token = target.bot && this.box ? openOrNull(this.box, target.bot.tokenSealed) : null;
-    if (token === null) return { kind: 'not-configured', projectId };
+    if (token === null || !this.box) return { kind: 'not-configured', projectId };
     if (planId !== null && !target.planGrantsTelegram) return { kind: 'no-plan', projectId };
+    if (!this.intended(this.box, intentCookie, projectId, planId === null ? 'portal' : 'plans')) return { kind: 'forged', projectId };
     const now = this.clock.now();
     const checked = this.check(query, token, now);
     if (checked.kind === 'malformed') return { kind: 'malformed', projectId, reason: checked.reason };
@@ -120,4 +157,15 @@ export class TelegramLoginService {
     if (!link.ok) return { kind: 'no-pay-link', projectId, message: link.error.message };
     return { kind: 'pay', payLinkId: link.value.pay_link_id, projectId };
   }
+}
+
+/** The intent's mac: hex HMAC-SHA-256 under a key of its own, derived from the instance key. */
+function macOf(box: SecretBox, body: string): string {
+  return createHmac('sha256', box.derive('telegram login intent')).update(body).digest('hex');
+}
+
+function sameText(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
 }

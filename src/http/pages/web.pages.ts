@@ -6,7 +6,7 @@ import type { TelegramLoginService } from '../../domain/web/telegram-login.servi
 import { isUuid } from '../../domain/ids.js';
 import { DOCS_PREFIX } from '../openapi.js';
 import { messagePage, page, type Message, type PageContext } from './render.js';
-import { TELEGRAM_WIDGET } from './telegram-login.pages.js';
+import { leaveTelegramIntent, TELEGRAM_WIDGET } from './telegram-login.pages.js';
 
 /**
  * Members on the web (docs/web.md): `GET /` (what this server is), `GET /p/{project_id}` (the
@@ -24,7 +24,7 @@ export interface WebPagesOptions {
   pages: Pick<PublicPageService, 'page'>;
   login: Pick<DiscordLoginService, 'start' | 'startPortal' | 'startRejoin' | 'finish'>;
   /** The Telegram Login Widget's `data-auth-url`s (docs/web.md, "Signing in with Telegram"). */
-  telegram: Pick<TelegramLoginService, 'authUrl' | 'finish'>;
+  telegram: Pick<TelegramLoginService, 'authUrl' | 'intent' | 'finish'>;
   context: PageContext;
   /** The security headers of a page showing the widget (pages.plugin.ts). */
   telegramWidget: NonNullable<Parameters<FastifyReply['helmet']>[0]>;
@@ -61,7 +61,11 @@ export const webPages: FastifyPluginAsync<WebPagesOptions> = async (app, { pages
     const csrf = reply.generateCsrf({ path: `${context.base}/auth/discord/`, sameSite: 'lax' });
     const shownView = shown(view);
     const plans = shownView.plans.map((p) => ({ ...p, telegramAuthUrl: p.buy.kind === 'telegram' ? telegram.authUrl(view.project.projectId, p.planId) : null }));
-    if (plans.some((p) => p.telegramAuthUrl !== null)) reply.helmet(telegramWidget);
+    if (plans.some((p) => p.telegramAuthUrl !== null)) {
+      reply.helmet(telegramWidget);
+      // The widget's answer counts only in this browser (docs/web.md, "Signing in with Telegram").
+      leaveTelegramIntent(reply, context, view.project.projectId, 'plans', telegram.intent(view.project.projectId, 'plans'));
+    }
     return page(reply, context, 200, 'web-plans', {
       ...shownView,
       plans,
@@ -81,7 +85,10 @@ export const webPages: FastifyPluginAsync<WebPagesOptions> = async (app, { pages
     const id = view.project.projectId;
     const csrf = reply.generateCsrf({ path: `${context.base}/auth/discord/`, sameSite: 'lax' });
     const telegramBot = view.project.telegramBot;
-    if (telegramBot) reply.helmet(telegramWidget);
+    if (telegramBot) {
+      reply.helmet(telegramWidget);
+      leaveTelegramIntent(reply, context, id, 'portal', telegram.intent(id, 'portal'));
+    }
     return page(reply, context, 200, 'web-portal-sign-in', {
       telegramBot,
       telegramAuthUrl: telegramBot ? telegram.authUrl(id, null) : null,
