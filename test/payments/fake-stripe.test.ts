@@ -153,4 +153,30 @@ describe('fake Stripe API', () => {
     expect(await refusal([{ coupon: 'TEN' }, { coupon: 'TEN' }])).toMatchObject({ status: 400, param: 'discounts' });
     expect(await refusal([{ coupon: 'EUROS' }])).toMatchObject({ status: 400, param: 'discounts[0][coupon]' });
   });
+
+  it('trials: trial_period_days (1-730, subscription mode only) makes a trialing subscription, a $0 first invoice and a session with no payment required; customer_creation is for payment mode', async () => {
+    const { stripe, fake: f } = await setup();
+    const recurring = { ...SESSION, mode: 'subscription' as const, line_items: [{ quantity: 1, price_data: { ...SESSION.line_items[0]!.price_data, recurring: { interval: 'month' as const } } }] };
+    const refused = async (params: Stripe.Checkout.SessionCreateParams) => {
+      const err = await stripe.checkout.sessions.create(params).then(() => null, (e: unknown) => e);
+      expect(err).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
+      return (err as Stripe.errors.StripeInvalidRequestError).param;
+    };
+    expect(await refused({ ...SESSION, subscription_data: { trial_period_days: 7 } })).toBe('subscription_data');
+    expect(await refused({ ...recurring, subscription_data: { trial_period_days: 731 } })).toBe('subscription_data[trial_period_days]');
+    expect(await refused({ ...recurring, customer_creation: 'always' })).toBe('customer_creation');
+    expect((await stripe.checkout.sessions.create({ ...SESSION, customer_creation: 'always' })).customer_creation).toBe('always');
+    const session = await stripe.checkout.sessions.create({ ...recurring, subscription_data: { trial_period_days: 7 } });
+    expect(session.amount_total).toBe(0);
+    const events = f.world.pay(session.id, { email: 'ada@example.com' });
+    const completed = events.find((e) => e.type === 'checkout.session.completed')!.data.object as unknown as Stripe.Checkout.Session;
+    expect(completed).toMatchObject({ payment_status: 'no_payment_required', customer_details: { email: 'ada@example.com' } });
+    const sub = f.world.subscriptions.get(completed.subscription as string)!;
+    expect(sub).toMatchObject({ status: 'trialing' });
+    expect(sub.trial_end! - sub.trial_start!).toBe(7 * 86_400);
+    expect(events.find((e) => e.type === 'invoice.paid')!.data.object).toMatchObject({ amount_paid: 0, billing_reason: 'subscription_create' });
+    expect(f.world.trialWillEnd(sub.id).map((e) => e.type)).toStrictEqual(['customer.subscription.trial_will_end']);
+    expect(f.world.endTrial(sub.id).map((e) => e.type)).toStrictEqual(['customer.subscription.updated', 'charge.succeeded', 'invoice.paid']);
+    expect(sub.status).toBe('active');
+  });
 });
