@@ -83,8 +83,8 @@ export function registerGate(
       const refused = refusal(verdict.decisions);
       if (refused) {
         onRefused?.(refused.policy);
-        await limiter.recordViolation(refused.subject);
         const seconds = secondsToWait(refused.msBeforeReset);
+        await limiter.recordRefusal(refused.subject, seconds * 1000);
         throw new AppError('RATE_LIMIT_EXCEEDED', `Rate limit exceeded. Please retry after ${seconds} seconds.`, undefined, seconds);
       }
     };

@@ -65,8 +65,10 @@ describe('FlexibleRateLimiter (memory)', () => {
 
   it('suspends a subject at the threshold of violations, for the suspension time', async () => {
     const limiter = new FlexibleRateLimiter(config);
-    for (let i = 1; i < 4; i++) expect(await limiter.recordViolation('key:k')).toBeNull();
-    const started = await limiter.recordViolation('key:k');
+    // The first refusal tells the wait; the next four come before it ends: the fourth violation suspends.
+    expect(await limiter.recordRefusal('key:k', 30_000)).toBeNull();
+    for (let i = 1; i < 4; i++) expect(await limiter.recordRefusal('key:k', 30_000)).toBeNull();
+    const started = await limiter.recordRefusal('key:k', 30_000);
     expect(started?.msLeft).toBe(900_000);
     const during = await limiter.consume([{ policy: 'key', subject: 'key:k' }]);
     expect(during.suspended).toEqual({ subject: 'key:k', msLeft: 900_000 });
@@ -76,16 +78,41 @@ describe('FlexibleRateLimiter (memory)', () => {
     expect((await limiter.consume([{ policy: 'key', subject: 'key:k' }])).suspended).toBeNull();
   });
 
+  it('counts no refusal that comes at or after the end of the wait it was told', async () => {
+    const limiter = new FlexibleRateLimiter(config);
+    for (let i = 0; i < 50; i++) {
+      expect(await limiter.recordRefusal('key:k', 2_000)).toBeNull();
+      vi.advanceTimersByTime(2_000);
+    }
+    // One millisecond early is early: a wait told on time, three early refusals, and the fourth suspends.
+    for (let i = 0; i < 4; i++) {
+      expect(await limiter.recordRefusal('key:k', 2_000)).toBeNull();
+      vi.advanceTimersByTime(1_999);
+    }
+    expect(await limiter.recordRefusal('key:k', 2_000)).not.toBeNull();
+  });
+
+  it('keeps the later of two waits, and keeps subjects apart', async () => {
+    const limiter = new FlexibleRateLimiter(config);
+    await limiter.recordRefusal('key:k', 60_000);
+    // A shorter wait told meanwhile (the burst's second) does not shorten the minute's.
+    await limiter.recordRefusal('key:k', 1_000);
+    vi.advanceTimersByTime(30_000);
+    for (let i = 0; i < 2; i++) expect(await limiter.recordRefusal('key:k', 30_000)).toBeNull();
+    expect(await limiter.recordRefusal('key:other', 1_000)).toBeNull();
+    expect(await limiter.recordRefusal('key:k', 30_000)).not.toBeNull();
+  });
+
   it('forgets violations older than the window', async () => {
     const limiter = new FlexibleRateLimiter(config);
-    for (let i = 0; i < 3; i++) await limiter.recordViolation('ip:a');
+    for (let i = 0; i < 4; i++) await limiter.recordRefusal('ip:a', 900_000);
     vi.advanceTimersByTime(600_001);
-    expect(await limiter.recordViolation('ip:a')).toBeNull();
+    expect(await limiter.recordRefusal('ip:a', 1_000)).toBeNull();
   });
 
   it('never suspends when suspension is off', async () => {
     const limiter = new FlexibleRateLimiter({ ...config, suspension: null });
-    for (let i = 0; i < 20; i++) expect(await limiter.recordViolation('key:k')).toBeNull();
+    for (let i = 0; i < 20; i++) expect(await limiter.recordRefusal('key:k', 60_000)).toBeNull();
     expect((await limiter.consume([{ policy: 'key', subject: 'key:k' }])).suspended).toBeNull();
   });
 });

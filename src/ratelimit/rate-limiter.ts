@@ -59,8 +59,13 @@ export interface RateLimiter {
   consume(charges: readonly Charge[]): Promise<Verdict>;
   /** Resolves once the shared store answers, or after `timeoutMs` (memory answers meanwhile). */
   ready(timeoutMs?: number): Promise<void>;
-  /** Records a rejected request; returns the suspension it starts, if any. */
-  recordViolation(subject: string): Promise<{ msLeft: number } | null>;
+  /**
+   * Records a refused request of `subject` and the wait it is told (its Retry-After, in ms);
+   * returns the suspension it starts, if any. Only a refusal that arrives before the end of a wait
+   * the subject was told earlier is a violation (docs/rate-limits.md, "Suspension"): a client that
+   * waits as told is never suspended.
+   */
+  recordRefusal(subject: string, waitMs: number): Promise<{ msLeft: number } | null>;
   close(): Promise<void>;
 }
 
@@ -85,8 +90,29 @@ const inMemory = (limiter: RateLimiterMemory, subject: string): Promise<Count> =
     },
   );
 
+/**
+ * The waits announced to subjects (the end of each one's latest Retry-After), in this node's
+ * memory: without Redis, or while it fails. Ended waits are dropped now and then, so the map holds
+ * roughly the subjects refused in the last minute.
+ */
+class AnnouncedWaits {
+  private readonly until = new Map<string, number>();
+  private writes = 0;
+
+  /** Whether `subject` is still inside a wait told earlier; then the wait becomes the later of the two. */
+  announce(subject: string, waitMs: number): boolean {
+    const now = Date.now();
+    const told = this.until.get(subject);
+    const early = told !== undefined && now < told;
+    if (told === undefined || now + waitMs > told) this.until.set(subject, now + waitMs);
+    if (++this.writes % 1_000 === 0) for (const [s, end] of this.until) if (end <= now) this.until.delete(s);
+    return early;
+  }
+}
+
 export class FlexibleRateLimiter implements RateLimiter {
   private readonly memory: Record<PolicyName, RateLimiterMemory>;
+  private readonly waits = new AnnouncedWaits();
   /** Violations counted in this node's memory (without Redis, or while Redis is failing). */
   private readonly violations: RateLimiterMemory | null;
   private readonly shared: SharedCounts | null;
@@ -161,15 +187,21 @@ export class FlexibleRateLimiter implements RateLimiter {
     await this.shared?.ready(timeoutMs);
   }
 
-  async recordViolation(subject: string): Promise<{ msLeft: number } | null> {
+  async recordRefusal(subject: string, waitMs: number): Promise<{ msLeft: number } | null> {
     const s = this.config.suspension;
     if (!this.violations || !s) return null;
     if (this.shared?.usable) {
-      // Just after an outage the refusal stands but is not counted toward a suspension (Breaker.settled).
-      if (!this.shared.settled()) return null;
-      const res = await this.shared.count(this.redisKey('violations', subject), s.windowSec * 1000, { at: s.threshold, ms: s.durationSec * 1000 });
-      if (res) return res.consumed >= s.threshold ? { msLeft: res.msLeft } : null;
+      // The wait is announced in Redis so every node judges the next request against it.
+      const early = await this.shared.announce(this.redisKey('wait', subject), waitMs);
+      if (early !== null) {
+        if (!early) return null;
+        // Just after an outage the refusal stands but is not counted toward a suspension (Breaker.settled).
+        if (!this.shared.settled()) return null;
+        const res = await this.shared.count(this.redisKey('violations', subject), s.windowSec * 1000, { at: s.threshold, ms: s.durationSec * 1000 });
+        if (res) return res.consumed >= s.threshold ? { msLeft: res.msLeft } : null;
+      }
     }
+    if (!this.waits.announce(subject, waitMs)) return null;
     const res = await inMemory(this.violations, subject);
     return res.consumed >= s.threshold ? { msLeft: res.msLeft } : null;
   }
@@ -185,7 +217,7 @@ export class NoRateLimiter implements RateLimiter {
   async consume(): Promise<Verdict> {
     return { decisions: [], suspended: null };
   }
-  async recordViolation(): Promise<null> {
+  async recordRefusal(): Promise<null> {
     return null;
   }
   async ready(): Promise<void> {}

@@ -28,12 +28,24 @@ local consumed = redis.call('INCR', KEYS[1])
 if tonumber(ARGV[3]) > 0 and consumed >= tonumber(ARGV[3]) then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
 return {consumed, redis.call('PTTL', KEYS[1])}
 `;
+// A wait announced to a subject (its Retry-After): the key lives until the wait ends. ARGV: the
+// wait in ms, the deadline as COUNT's. Answers 1 when a wait told earlier was still running (the
+// refused request came early), 0 when not, -1 past the deadline (nothing written).
+const ANNOUNCE = `
+local t = redis.call('TIME')
+if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[2]) then return -1 end
+local left = redis.call('PTTL', KEYS[1])
+if left < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], 1, 'PX', ARGV[1]) end
+if left > 0 then return 1 end
+return 0
+`;
 const READ = `return {tonumber(redis.call('GET', KEYS[1]) or '0'), redis.call('PTTL', KEYS[1])}`;
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     tenureCount(key: string, windowMs: number, deadline: number, extendAt: number, extendMs: number): Result<[number, number], Context>;
     tenureRead(key: string): Result<[number, number], Context>;
+    tenureAnnounce(key: string, waitMs: number, deadline: number): Result<number, Context>;
   }
 }
 
@@ -87,6 +99,7 @@ export class SharedCounts {
     this.budgetMs = Math.floor(options.timeoutMs / 2);
     this.client.defineCommand('tenureCount', { numberOfKeys: 1, lua: COUNT });
     this.client.defineCommand('tenureRead', { numberOfKeys: 1, lua: READ });
+    this.client.defineCommand('tenureAnnounce', { numberOfKeys: 1, lua: ANNOUNCE });
     this.client.on('error', (err) => this.fail(err));
     this.client.on('ready', () => void this.probe());
     const every = options.probeEveryMs ?? 250;
@@ -124,6 +137,28 @@ export class SharedCounts {
         throw new Error(`Redis ran a rate-limit command past its ${this.budgetMs} ms deadline`);
       }
       return { consumed, msLeft };
+    } catch (err) {
+      this.fail(err);
+      return null;
+    }
+  }
+
+  /**
+   * Announces a wait of `waitMs` under `key` (kept until the later of it and a wait announced
+   * before): whether a wait announced before was still running, or null when Redis is not usable,
+   * failed or ran the command past its deadline.
+   */
+  async announce(key: string, waitMs: number): Promise<boolean | null> {
+    const offset = this.offset.value;
+    if (!this.usable || offset === null) return null;
+    try {
+      const deadline = Date.now() + offset + this.budgetMs;
+      const early = await within(this.client.tenureAnnounce(key, waitMs, deadline), this.options.timeoutMs);
+      if (early < 0) {
+        this.offset.reset();
+        throw new Error(`Redis ran a rate-limit command past its ${this.budgetMs} ms deadline`);
+      }
+      return early === 1;
     } catch (err) {
       this.fail(err);
       return null;
