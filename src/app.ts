@@ -31,6 +31,7 @@ import { discordInteractionsRoutes } from './http/routes/discord-interactions/di
 import { targetsRoutes } from './http/routes/targets/targets.routes.js';
 import { telegramUpdatesRoutes } from './http/routes/telegram-updates/telegram-updates.routes.js';
 import { usersRoutes } from './http/routes/users/users.routes.js';
+import { memberNotificationsRoutes } from './http/routes/users/notifications.routes.js';
 import { webhooksRoutes } from './http/routes/webhooks/webhooks.routes.js';
 import { trustProxy } from './http/trust-proxy.js';
 import { buildSerializer } from './http/serialization.js';
@@ -104,6 +105,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(integrationsRoutes, { integrations: services.integrations });
   await app.register(settingsRoutes, { settings: services.settings });
   await app.register(usersRoutes, { users: services.users });
+  await app.register(memberNotificationsRoutes, { notifications: services.memberNotifications });
   await app.register(plansRoutes, { plans: services.plans });
   await app.register(targetsRoutes, { targets: services.targets });
   await app.register(accessRoutes, { access: services.access });

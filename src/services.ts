@@ -33,6 +33,7 @@ import { SettingsService } from './domain/settings/settings.service.js';
 import { DEFAULT_SETTINGS } from './domain/settings/settings.catalogue.js';
 import { TargetsService } from './domain/targets/targets.service.js';
 import { UsersService } from './domain/users/users.service.js';
+import { MemberNotificationsService } from './domain/users/member-notifications.service.js';
 import { DiscordLoginService } from './domain/web/discord-login.service.js';
 import { PublicPageService } from './domain/web/public-page.js';
 import { TelegramLoginService } from './domain/web/telegram-login.service.js';
@@ -57,6 +58,8 @@ export interface Services {
   apiKeys: ApiKeysService;
   settings: SettingsService;
   users: UsersService;
+  /** What each member was sent (docs/lifecycle.md). */
+  memberNotifications: MemberNotificationsService;
   memberships: MembershipsService;
   webhooks: WebhooksService;
   plans: PlansService;
@@ -184,6 +187,7 @@ export function createServices(
     apiKeys: new ApiKeysService(stores.apiKeys, auth, { maxPerProject: config.auth.maxKeysPerProject }),
     settings: new SettingsService(stores.settings),
     users: new UsersService(stores.users),
+    memberNotifications: new MemberNotificationsService(stores.memberNotifications),
     memberships: new MembershipsService(stores.memberships, clock, transactor, stores.bulkExtend),
     webhooks: new WebhooksService(stores.webhooks, stores.deliveryLog, webhookSecrets, clock, {
       allowPrivate: config.webhooks.allowPrivate,

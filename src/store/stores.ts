@@ -40,6 +40,7 @@ import { TelegramInvitesStore } from './telegram-invites.store.js';
 import { TelegramReconcileStore } from './telegram-reconcile.store.js';
 import { TelegramUpdatesStore } from './telegram-updates.store.js';
 import { UsersStore } from './users.store.js';
+import { MemberNotificationsStore } from './member-notifications.store.js';
 import { WebhooksStore } from './webhooks.store.js';
 
 /**
@@ -107,6 +108,8 @@ export interface Stores {
   notifications: NotificationsStore;
   /** The reminders' scan before memberships end (docs/lifecycle.md). */
   reminders: RemindersStore;
+  /** A member's messages and what became of each, as the API lists them (docs/lifecycle.md). */
+  memberNotifications: MemberNotificationsStore;
   /** The public plan page and the logins with Discord under way (docs/web.md). */
   web: WebStore;
   /** The guild joins after a payment of a member who logged in with Discord (docs/web.md). */
@@ -156,6 +159,7 @@ function storeFactories(database: Database, clock: Clock): { [K in keyof Stores]
     discordFrontDesk: (db) => new DiscordFrontDeskStore(db),
     notifications: (db) => new NotificationsStore(db),
     reminders: (db) => new RemindersStore(db),
+    memberNotifications: (db) => new MemberNotificationsStore(db),
     web: (db) => new WebStore(db),
     guildJoins: (db) => new GuildJoinsStore(db),
   };
