@@ -218,7 +218,7 @@ describe('pay links: trials', () => {
   it("a member's pay link opens the trial, and the done page applies the session itself when Stripe's event is lost: in trial, once", async () => {
     const t = await h.tenant();
     const stripe = await connectStripe(h, t);
-    const plan = await trialPlan(t, 7);
+    const plan = await createPlan(t, { plan_name: 'Gold', plan_price: '10', plan_duration: '30 days', plan_data: { plan_recurring: true, plan_one_time: false }, trial_days: 7 });
     const user = userId();
     const res = await t.request({ method: 'POST', url: payLinksPath(t), payload: { plan_id: plan.plan_id, user_id: user } });
     expect(res.statusCode, res.body).toBe(200);
@@ -231,6 +231,8 @@ describe('pay links: trials', () => {
     const done = await openPage(h, `${pathOf(link.url)}/done`);
     expect(done.statusCode, done.body).toBe(200);
     expect(headingOf(done.body)).toBe('You are in!');
+    expect(done.body).toContain('Your free trial of Gold is active until');
+    expect(done.body).not.toContain('Thank you for your payment');
     expect(await membership(t, user)).toMatchObject({ status: 'active', in_trial: true, subscription_status: 'trialing' });
     const before = await projectState(h, t.projectId);
     const late = await deliverAll(h, stripe, events);

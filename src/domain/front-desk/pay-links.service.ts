@@ -52,7 +52,7 @@ export type OpenOutcome =
 /** Where the member stands on the done page. */
 export type Standing =
   /** Paid, and the plan's membership is active until `endDate`. */
-  | { kind: 'granted'; planName: string; endDate: string; join: JoinStanding | null }
+  | { kind: 'granted'; planName: string; endDate: string; join: JoinStanding | null; /** A free trial (docs/payments.md, "Trials"), not a payment. */ trial?: boolean }
   /** Paid, but no active membership of the plan came of it (a ban, a plan changed): the owner must look. */
   | { kind: 'paid'; planName: string }
   /** Stripe has the payment but it has not cleared (a bank transfer, say): access follows when it does. */
@@ -223,6 +223,6 @@ export class PayLinksService {
     const membership = items.find((m) => m.plan_id === link.planId && m.status === 'active');
     if (!membership) return { kind: 'paid', planName };
     const join = this.joins ? joinStandingOf(await this.joins.latestJoin(link.projectId, link.userId, link.planId)) : null;
-    return { kind: 'granted', planName, endDate: membership.membership_end_date, join };
+    return { kind: 'granted', planName, endDate: membership.membership_end_date, join, ...(membership.in_trial ? { trial: true } : {}) };
   }
 }

@@ -122,7 +122,7 @@ function standingPage(s: Standing, payHref: string, doneHref: string): [number, 
         {
           title: 'You are in!',
           tone: 'good',
-          lines: [`Thank you for your payment. Your ${s.planName} membership is active until ${dateOf(s.endDate)}.`, 'Go back to Discord or Telegram: your access is being set up and appears within a minute.'],
+          lines: [grantedSentence(s), 'Go back to Discord or Telegram: your access is being set up and appears within a minute.'],
         },
       ];
     case 'paid':
@@ -146,8 +146,14 @@ const JOIN_FAILED: Record<Extract<JoinStanding, { kind: 'failed' }>['reason'], s
   other: ['Discord did not let us add you.', INVITE],
 };
 
-function joinPage(s: { planName: string; endDate: string }, join: JoinStanding, doneHref: string): Message {
-  const paid = `Thank you for your payment. Your ${s.planName} membership is active until ${dateOf(s.endDate)}.`;
+/** What the member got: a payment's membership, or a free trial (docs/payments.md, "Trials"), which is charged when it ends. */
+function grantedSentence(s: { planName: string; endDate: string; trial?: boolean }): string {
+  if (s.trial) return `Your free trial of ${s.planName} is active until ${dateOf(s.endDate)}. You are charged when it ends, unless you cancel the renewal before.`;
+  return `Thank you for your payment. Your ${s.planName} membership is active until ${dateOf(s.endDate)}.`;
+}
+
+function joinPage(s: { planName: string; endDate: string; trial?: boolean }, join: JoinStanding, doneHref: string): Message {
+  const paid = grantedSentence(s);
   switch (join.kind) {
     case 'joining':
       return { title: 'You are in!', tone: 'good', lines: [paid, 'We are adding you to the Discord server now. Reload this page in a few seconds to see it done.'], action: { href: doneHref, label: 'Reload' } };
