@@ -26,6 +26,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY drizzle ./drizzle
+# The bot's messages to members, one file per language (docs/lifecycle.md), read at start.
+COPY locales ./locales
 # Embedded storage (no DATABASE_URL) keeps its data in /data; mount a volume there to keep it.
 RUN mkdir -p /data && chown node:node /data
 USER node

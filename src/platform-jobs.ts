@@ -123,6 +123,7 @@ export function createConfirmationJob(
       clock: c.clock,
       logger: c.logger,
       links: reminderLinks(c),
+      graceMs: c.config.payments.gracePeriodMs,
     },
     { ...DEFAULT_CONFIRMATION_OPTIONS, ...o, pollMs: o.pollMs ?? DEFAULT_CONFIRMATION_OPTIONS.pollMs },
   );
@@ -130,16 +131,17 @@ export function createConfirmationJob(
   return job;
 }
 
-/** A reminder's links (docs/lifecycle.md): a pay link for the same plan, or the member's portal for a recurring one. */
+/** A message's links (docs/lifecycle.md): a pay link for the same plan, or the project's portal sign-in page for billing. */
 function reminderLinks(c: Container): ReminderLinks {
   return {
     async renew(projectId, userId, planId) {
       const link = await c.services.payLinks.create(projectId, { planId, userId });
       return link.ok ? link.value.url : null;
     },
-    async billing(projectId, userId) {
-      const link = await c.services.portal.create(projectId, userId);
-      return link.ok ? link.value.url : null;
+    // Not a portal link (single use, 15 minutes): a member opens a reminder days later. The project's
+    // portal sign-in page never expires; they sign in there with Discord or Telegram.
+    billing(projectId) {
+      return Promise.resolve(`${c.config.frontDesk.publicUrl}/p/${projectId}/portal`);
     },
   };
 }

@@ -98,9 +98,9 @@ describe('confirmation calls through a held bot', () => {
     const discordBots: HeldBots<REST> = { id: 'discord-worker', withBot: () => Promise.resolve(null) };
     const channel = confirmationCalls({ discord: discordBots, telegram: bots });
     expect(channel.owners).toStrictEqual(['discord-worker', 'tg-worker']);
-    expect(await channel.send({ platform: 'telegram', projectId: 'p1', userId: '42' }, 'hi')).toStrictEqual({ kind: 'sent' });
-    expect(await channel.send({ platform: 'telegram', projectId: 'p2', userId: '42' }, 'hi')).toMatchObject({ kind: 'released' });
-    expect(await channel.send({ platform: 'discord', projectId: 'p1', userId: '42' }, 'hi')).toMatchObject({ kind: 'released' });
+    expect(await channel.send({ platform: 'telegram', projectId: 'p1', userId: '42' }, 'hi', [])).toStrictEqual({ kind: 'sent' });
+    expect(await channel.send({ platform: 'telegram', projectId: 'p2', userId: '42' }, 'hi', [])).toMatchObject({ kind: 'released' });
+    expect(await channel.send({ platform: 'discord', projectId: 'p1', userId: '42' }, 'hi', [])).toMatchObject({ kind: 'released' });
     expect(confirmationCalls({ discord: null, telegram: bots }).owners).toStrictEqual(['tg-worker']);
   });
 });

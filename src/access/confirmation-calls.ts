@@ -1,6 +1,7 @@
 import { DiscordAPIError, HTTPError, RateLimitError, type REST } from '@discordjs/rest';
 import { Routes } from 'discord-api-types/v10';
 import type { ClaimedConfirmation, MessageChannel, SendOutcome } from '../domain/front-desk/confirmations.js';
+import type { LinkButton } from '../domain/lifecycle/member-messages.js';
 import type { HeldBot } from './bot-leases.js';
 import { grammySignal, TelegramClientClosedError, type TelegramClient } from './telegram/client.js';
 import { telegramFailure } from './telegram/api.js';
@@ -13,9 +14,11 @@ import { telegramFailure } from './telegram/api.js';
  * bot's paced grammY client), and only the lease holder calls with the bot (one budget per bot).
  *
  * - Discord: Create DM (`POST /users/@me/channels` `{recipient_id}`), then Create Message
- *   (`POST /channels/{channel.id}/messages` `{content}`). A member whose DMs are closed to the bot
+ *   (`POST /channels/{channel.id}/messages` `{content, components?}`): a message's link buttons are
+ *   one action row (component type 1) of buttons of style 5 (Link: `label` and `url`, no `custom_id`). A member whose DMs are closed to the bot
  *   is refused with 403 and JSON code 50007 "Cannot send messages to this user".
- * - Telegram: `sendMessage` to the member's private chat (its id is the user's). 403 "Forbidden:
+ * - Telegram: `sendMessage` to the member's private chat (its id is the user's); link buttons are
+ *   `reply_markup` an InlineKeyboardMarkup, one row of `{text, url}` buttons. 403 "Forbidden:
  *   bot was blocked by the user", 403 "…bot can't initiate conversation with a user" and 400 "Bad
  *   Request: chat not found" (the member never opened the bot) mean the bot cannot write to them.
  *
@@ -40,11 +43,11 @@ export function confirmationCalls(bots: ConfirmationBots): MessageChannel {
   const notHeld: SendOutcome = { kind: 'released', error: 'the bot is not held by this process' };
   return {
     owners,
-    async send(to: Pick<ClaimedConfirmation, 'platform' | 'projectId' | 'userId'>, text: string): Promise<SendOutcome> {
+    async send(to: Pick<ClaimedConfirmation, 'platform' | 'projectId' | 'userId'>, text: string, buttons: readonly LinkButton[] = []): Promise<SendOutcome> {
       const sent =
         to.platform === 'discord'
-          ? await bots.discord?.withBot(to.projectId, (bot) => sendOnDiscord(bot.client, to.userId, text, bot.signal))
-          : await bots.telegram?.withBot(to.projectId, (bot) => sendOnTelegram(bot.client, to.userId, text, bot.signal));
+          ? await bots.discord?.withBot(to.projectId, (bot) => sendOnDiscord(bot.client, to.userId, text, bot.signal, buttons))
+          : await bots.telegram?.withBot(to.projectId, (bot) => sendOnTelegram(bot.client, to.userId, text, bot.signal, buttons));
       return sent ?? notHeld;
     },
   };
@@ -53,12 +56,13 @@ export function confirmationCalls(bots: ConfirmationBots): MessageChannel {
 const LOST: SendOutcome = { kind: 'released', error: "the bot's lease was lost while the message was out" };
 
 /** Create DM, then Create Message, through the bot's REST client; never throws. */
-export async function sendOnDiscord(rest: REST, userId: string, text: string, signal: AbortSignal): Promise<SendOutcome> {
+export async function sendOnDiscord(rest: REST, userId: string, text: string, signal: AbortSignal, buttons: readonly LinkButton[] = []): Promise<SendOutcome> {
   if (signal.aborted) return LOST;
   try {
     const dm = (await rest.post(Routes.userChannels(), { body: { recipient_id: userId }, signal })) as { id?: unknown } | null;
     if (typeof dm?.id !== 'string') return { kind: 'retry', error: 'invalid_response: no DM channel id' };
-    await rest.post(Routes.channelMessages(dm.id), { body: { content: text }, signal });
+    const components = buttons.length === 0 ? undefined : [{ type: 1, components: buttons.map((b) => ({ type: 2, style: 5, label: b.label, url: b.url })) }];
+    await rest.post(Routes.channelMessages(dm.id), { body: { content: text, ...(components ? { components } : {}) }, signal });
     return { kind: 'sent' };
   } catch (err) {
     return signal.aborted ? LOST : discordOutcome(err);
@@ -88,10 +92,11 @@ export function discordOutcome(err: unknown): SendOutcome {
 }
 
 /** `sendMessage` to the member's private chat through the bot's paced client; never throws. */
-export async function sendOnTelegram(api: TelegramClient, userId: string, text: string, signal: AbortSignal): Promise<SendOutcome> {
+export async function sendOnTelegram(api: TelegramClient, userId: string, text: string, signal: AbortSignal, buttons: readonly LinkButton[] = []): Promise<SendOutcome> {
   if (signal.aborted) return LOST;
   try {
-    await api.sendMessage(userId, text, {}, grammySignal(signal));
+    const markup = buttons.length === 0 ? {} : { reply_markup: { inline_keyboard: [buttons.map((b) => ({ text: b.label, url: b.url }))] } };
+    await api.sendMessage(userId, text, markup, grammySignal(signal));
     return { kind: 'sent' };
   } catch (err) {
     if (signal.aborted || err instanceof TelegramClientClosedError) return LOST;

@@ -4,7 +4,8 @@ import type { ClaimedConfirmation, ConfirmationOutcomes, ConfirmationQueue } fro
 import { rowsOf, type Db } from '../database/db.js';
 import { at, iso } from '../database/sql.js';
 import { insertEvent } from './outbox.js';
-import { DEFAULT_SETTINGS } from '../domain/settings/settings.catalogue.js';
+import { DEFAULT_SETTINGS, SETTING_VALIDATORS, type SettingKey, type Settings } from '../domain/settings/settings.catalogue.js';
+import type { MessageKind, Voice } from '../domain/lifecycle/member-messages.js';
 
 /**
  * The confirmations the project's bot sends members after a payment, and the members it could not
@@ -17,7 +18,7 @@ const parsed = <T>(v: Json<T>): T => (typeof v === 'string' ? (JSON.parse(v) as 
 
 interface ClaimedRow {
   id: string;
-  kind: 'confirmation' | 'invite' | 'reminder';
+  kind: MessageKind;
   project_id: string;
   user_id: string;
   platform: Platform;
@@ -29,12 +30,35 @@ interface ClaimedRow {
   invites: Json<string[]>;
   carried: Json<string[]>;
   invite: Json<{ link: string; chat_name: string; expires_at: string; join_request: boolean } | null>;
-  reminder_end: string | null;
-  reminder_offset: string | null;
+  written_for: string | null;
+  created_at: string;
   plan_id: string | null;
   recurring: boolean | null;
-  time_zone: string | null;
-  quiet_hours: string | null;
+  trial: boolean | null;
+  cancel_at_period_end: boolean | null;
+  name: string | null;
+  settings: Json<Record<string, unknown> | null>;
+}
+
+/** The settings a message reads, stored values over defaults (a stored value that no longer validates reads as the default). */
+function voiceOf(stored: Record<string, unknown> | null): { voice: Voice; quietHours: string | null } {
+  const get = <K extends SettingKey>(key: K): Settings[K] => {
+    if (stored && Object.hasOwn(stored, key)) {
+      const checked = SETTING_VALIDATORS[key](stored[key]);
+      if (checked.ok) return checked.value;
+    }
+    return DEFAULT_SETTINGS[key];
+  };
+  return {
+    voice: {
+      language: get('default_language'),
+      timeZone: get('timezone_preference'),
+      dateFormat: get('date_format_preference'),
+      timeFormat: get('time_format_preference'),
+      messages: get('messages'),
+    },
+    quietHours: get('quiet_hours'),
+  };
 }
 
 export class NotificationsStore implements ConfirmationQueue, ConfirmationOutcomes {
@@ -91,25 +115,26 @@ export class NotificationsStore implements ConfirmationQueue, ConfirmationOutcom
             WHERE i.project_id = n.project_id AND i.platform = n.platform AND i.health = 'ok'
               AND (i.lease_owner IS NULL OR i.lease_owner <> ALL(${sql.param([...owners])}::text[])
                    OR i.lease_expires_at IS NULL OR i.lease_expires_at <= ${at(now)}))
-          AND CASE WHEN n.kind = 'reminder' THEN true WHEN n.kind = 'invite' THEN NOT EXISTS (
+          AND CASE WHEN n.kind = 'invite' THEN NOT EXISTS (
                 SELECT 1 FROM notifications o
                 WHERE o.project_id = n.project_id AND o.membership_id = n.membership_id AND o.kind = 'confirmation'
                   AND o.platform = 'telegram' AND o.state = 'pending')
-              ELSE (n.platform <> 'telegram' OR n.created_at <= ${at(new Date(now.getTime() - inviteWaitMs))}
+              WHEN n.kind = 'confirmation' THEN (n.platform <> 'telegram' OR n.created_at <= ${at(new Date(now.getTime() - inviteWaitMs))}
                OR NOT EXISTS (
                  SELECT 1 FROM memberships m
                  JOIN plan_targets pt ON pt.plan_id = m.plan_id
                  JOIN targets t ON t.id = pt.target_id AND t.platform = 'telegram'
                  WHERE m.id = n.membership_id
                    AND NOT EXISTS (SELECT 1 FROM access a WHERE a.target_id = t.id AND a.user_id = n.user_id
-                                   AND a.desired = 'granted' AND a.state <> 'pending'))) END
+                                   AND a.desired = 'granted' AND a.state <> 'pending')))
+              ELSE true END
         ORDER BY n.next_attempt_at
         LIMIT ${limit}
         FOR UPDATE SKIP LOCKED
       ), claimed AS (
         UPDATE notifications n SET attempts = n.attempts + 1, next_attempt_at = ${at(leaseUntil)}
         FROM locked WHERE n.id = locked.id
-        RETURNING n.id, n.kind, n.dedupe_key, n.project_id, n.user_id, n.platform, n.attempts, n.membership_id, n.end_date AS reminder_end, n.reminder_offset
+        RETURNING n.id, n.kind, n.dedupe_key, n.project_id, n.user_id, n.platform, n.attempts, n.membership_id, n.end_date AS written_for, n.created_at
       ), carried AS (
         SELECT x.id, x.dedupe_key, c.id AS confirmation_id FROM notifications x
         JOIN claimed c ON c.kind = 'confirmation' AND c.platform = 'telegram' AND x.project_id = c.project_id AND x.membership_id = c.membership_id
@@ -129,11 +154,14 @@ export class NotificationsStore implements ConfirmationQueue, ConfirmationOutcom
               FROM telegram_invites ti JOIN targets t ON t.id = ti.target_id
               WHERE c.kind = 'invite' AND ti.project_id = c.project_id AND 'invite:' || ti.id::text = c.dedupe_key
                 AND ti.revoked_at IS NULL AND ti.used_at IS NULL AND ti.expires_at > ${at(now)}) AS invite,
-             ${iso(sql`c.reminder_end`)} AS reminder_end, c.reminder_offset, m.plan_id, p.recurring,
-             (SELECT s.value #>> '{}' FROM settings s WHERE c.kind = 'reminder' AND s.project_id = c.project_id AND s.key = 'timezone_preference') AS time_zone,
-             (SELECT s.value #>> '{}' FROM settings s WHERE c.kind = 'reminder' AND s.project_id = c.project_id AND s.key = 'quiet_hours') AS quiet_hours
+             ${iso(sql`c.written_for`)} AS written_for, ${iso(sql`c.created_at`)} AS created_at, m.plan_id, p.recurring,
+             m.trial_ends_at IS NOT NULL AND m.trial_ends_at > ${at(now)} AS trial, m.subscription_cancel_at_period_end AS cancel_at_period_end,
+             COALESCE(u.first_name, u.username) AS name,
+             (SELECT jsonb_object_agg(s.key, s.value) FROM settings s WHERE s.project_id = c.project_id
+                AND s.key IN ('default_language', 'timezone_preference', 'date_format_preference', 'time_format_preference', 'quiet_hours', 'messages')) AS settings
       FROM claimed c
       LEFT JOIN memberships m ON m.id = c.membership_id
+      LEFT JOIN users u ON u.project_id = c.project_id AND u.user_id = c.user_id
       LEFT JOIN plans p ON p.id = m.plan_id
       LEFT JOIN integrations i ON i.project_id = c.project_id AND i.platform = c.platform`);
     return rowsOf<ClaimedRow>(result).map((r) => {
@@ -145,24 +173,21 @@ export class NotificationsStore implements ConfirmationQueue, ConfirmationOutcom
         userId: r.user_id,
         platform: r.platform,
         attempt: r.attempts,
+        name: r.name,
         planName: r.plan_name,
+        planId: r.plan_id,
+        recurring: r.recurring ?? false,
         endDate: r.end_date === null ? null : new Date(r.end_date),
         active: r.status === 'active',
+        trial: r.trial ?? false,
+        cancelAtPeriodEnd: r.cancel_at_period_end ?? false,
+        writtenFor: r.written_for === null ? null : new Date(r.written_for),
+        createdAt: new Date(r.created_at),
         bot: r.bot,
         invites: parsed(r.invites),
         carried: parsed(r.carried),
         invite: invite === null ? null : { link: invite.link, chatName: invite.chat_name, expiresAt: new Date(invite.expires_at), joinRequest: invite.join_request },
-        reminder:
-          r.kind !== 'reminder' || r.reminder_end === null
-            ? null
-            : {
-                endDate: new Date(r.reminder_end),
-                offset: r.reminder_offset ?? '',
-                planId: r.plan_id,
-                recurring: r.recurring ?? false,
-                timeZone: r.time_zone ?? DEFAULT_SETTINGS.timezone_preference,
-                quietHours: r.quiet_hours ?? DEFAULT_SETTINGS.quiet_hours,
-              },
+        ...voiceOf(parsed(r.settings)),
       };
     });
   }

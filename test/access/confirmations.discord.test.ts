@@ -6,7 +6,7 @@ import type { ConfirmationJob } from '../../src/domain/front-desk/confirmations.
 import { createAccessWorker, createConfirmationJob } from '../../src/platform-jobs.js';
 import { snowflake } from '../support/catalogue.js';
 import { command, frontDeskGuild, postInteraction } from '../support/discord-interactions.js';
-import { notificationRows, unreachableMembers } from '../support/front-desk.js';
+import { messageInstant, notificationRows, unreachableMembers } from '../support/front-desk.js';
 import { useHarness } from '../support/harness.js';
 import { checkout, connectStripe, deliver, deliverAll, membershipOf, pick } from '../support/payments.js';
 import { eventsOf } from '../support/telegram.js';
@@ -53,7 +53,7 @@ describe('Discord: confirmations after a payment', () => {
     await pass(j);
 
     const m = await membershipOf(g.t, member);
-    const until = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', timeZone: 'UTC' }).format(new Date(m!.membership_end_date));
+    const until = messageInstant(m!.membership_end_date);
     expect(h.discord.dms(g.bot.id, member)).toStrictEqual([`You're in! Your Gold membership is active until ${until}. Use /memberships to check it any time.`]);
 
     expect((await deliver(h, stripe, pick(events, 'checkout.session.completed'))).statusCode).toBe(200);

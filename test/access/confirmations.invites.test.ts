@@ -80,7 +80,7 @@ describe('Telegram: every invite link of a paid member reaches them once', () =>
     await pass(j);
     const sent = texts(h, p, member);
     expect(sent).toHaveLength(2);
-    expect(sent[1]).toMatch(new RegExp(`^Here is your invite link to Paid group: ${escape(fresh!.invite_link)} It is yours alone, works once and expires \\d+ \\w+ \\d{4}, \\d\\d:\\d\\d UTC\\. Send /status`));
+    expect(sent[1]).toMatch(new RegExp(`^Here is your invite link to Paid group: ${escape(fresh!.invite_link)} It is yours alone, works once and expires \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC\\. Send /status`));
     expect(sent.join('\n').split(first!.invite_link)).toHaveLength(2);
   });
 

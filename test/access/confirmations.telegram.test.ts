@@ -4,7 +4,7 @@ import type { TelegramClient } from '../../src/access/telegram/client.js';
 import type { ConfirmationJob } from '../../src/domain/front-desk/confirmations.js';
 import { createConfirmationJob } from '../../src/platform-jobs.js';
 import { createPlan, grant } from '../support/catalogue.js';
-import { notificationRows, unreachableMembers } from '../support/front-desk.js';
+import { messageInstant, notificationRows, unreachableMembers } from '../support/front-desk.js';
 import { useHarness } from '../support/harness.js';
 import { checkout, connectStripe, deliver, deliverAll, membershipOf, pick } from '../support/payments.js';
 import { eventsOf, telegramProject, useTelegramWorkers } from '../support/telegram.js';
@@ -56,7 +56,7 @@ describe('Telegram: confirmations after a payment', () => {
 
     const [message] = await messagesIn(h, botId, member.id, 1);
     const m = await membershipOf(p.t, String(member.id));
-    const until = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', timeZone: 'UTC' }).format(new Date(m!.membership_end_date));
+    const until = messageInstant(m!.membership_end_date);
     expect(message!.text).toBe(`You're in! Your ${p.plan.plan_name} membership is active until ${until}. Send /status to check it any time.`);
 
     const again = await deliver(h, stripe, pick(events, 'checkout.session.completed'));

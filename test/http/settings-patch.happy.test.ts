@@ -38,6 +38,7 @@ describe(`${settingsPatch.name}: happy`, () => {
       page_accent_color: '#3a36c9',
       reminder_offsets: ['7d', '12h'],
       quiet_hours: '22:00-07:30',
+      messages: { welcome: { enabled: false, text: null }, reminder: { enabled: true, text: { en: 'Ends {end_date}', de: 'Endet {end_date}' } } },
     };
     expect((await patch(t, every)).statusCode).toBe(204);
     expect(await all(t)).toStrictEqual(every);

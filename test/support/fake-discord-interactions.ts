@@ -54,6 +54,12 @@ export interface SignedInteraction {
 
 const COMMAND_NAME = /^[-_\p{Ll}\p{Lo}\p{N}]{1,32}$/u;
 
+/** A DM as sent: its text and its link buttons (one list per action row). */
+export interface FakeDmMessage {
+  content: string;
+  buttons: { label: string; url: string }[][];
+}
+
 export class InteractionsDesk {
   private readonly keys = new Map<string, { publicHex: string; privateKey: KeyObject }>();
   /** `${applicationId}:${guildId}` → the guild's commands of that application. */
@@ -63,6 +69,8 @@ export class InteractionsDesk {
   /** DM channels: channel id → `${botId}:${userId}`; the messages sent in each, by `${botId}:${userId}`. */
   readonly dmChannels = new Map<string, string>();
   readonly dms = new Map<string, string[]>();
+  /** The same messages with their components (action rows of link buttons), by `${botId}:${userId}`. */
+  readonly dmMessages = new Map<string, FakeDmMessage[]>();
   /** Users who closed their DMs to a bot (`${botId}:${userId}`): Create Message answers 403 50007. */
   readonly closedDms = new Set<string>();
   private nextChannel = 9_000_000_000_000_000n;

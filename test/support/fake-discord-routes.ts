@@ -47,6 +47,33 @@ export const fail = (status: number, code: number, message: string, errors?: unk
   status,
   body: errors === undefined ? { message, code } : { message, code, errors },
 });
+/**
+ * A message's `components` as Discord's reference has them, for the link buttons tenure sends:
+ * at most 5 action rows (type 1), each of 1 to 5 buttons (type 2); a Link button (style 5) has a
+ * `url` (at most 512 characters, http(s)) and a `label` (at most 80) and no `custom_id`. Anything
+ * else (other styles, selects) is refused here, since tenure's DMs carry link buttons only.
+ * The rows' buttons, or the sentence Discord's 400 would name.
+ */
+function linkButtonRows(components: unknown): { label: string; url: string }[][] | string {
+  if (components === undefined) return [];
+  if (!Array.isArray(components) || components.length > 5) return 'components must be at most 5 action rows';
+  const rows: { label: string; url: string }[][] = [];
+  for (const row of components as unknown[]) {
+    const r = row as { type?: unknown; components?: unknown };
+    if (r?.type !== 1 || !Array.isArray(r.components) || r.components.length === 0 || r.components.length > 5) return 'each row must be an action row (type 1) of 1 to 5 components';
+    const buttons: { label: string; url: string }[] = [];
+    for (const b of r.components as { type?: unknown; style?: unknown; label?: unknown; url?: unknown; custom_id?: unknown }[]) {
+      if (b?.type !== 2 || b.style !== 5) return 'only link buttons (type 2, style 5) are accepted here';
+      if (b.custom_id !== undefined) return 'a link button cannot have a custom_id';
+      if (typeof b.url !== 'string' || b.url.length > 512 || !/^https?:\/\//.test(b.url)) return 'a link button needs a url of at most 512 characters';
+      if (typeof b.label !== 'string' || b.label.length === 0 || b.label.length > 80) return 'a link button needs a label of 1 to 80 characters';
+      buttons.push({ label: b.label, url: b.url });
+    }
+    rows.push(buttons);
+  }
+  return rows;
+}
+
 export const invalidField = (field: string, code: string, message: string) =>
   fail(400, 50035, 'Invalid Form Body', { [field]: { _errors: [{ code, message }] } });
 const unknownGuild = () => fail(404, 10004, 'Unknown Guild');
@@ -105,8 +132,11 @@ export function discordRoutes(world: DiscordWorld, desk: InteractionsDesk, gatew
       const content = (body as { content?: unknown } | undefined)?.content;
       if (typeof content !== 'string' || content.length === 0) return fail(400, 50006, 'Cannot send an empty message');
       if (content.length > 2000) return invalidField('content', 'BASE_TYPE_MAX_LENGTH', 'Must be 2000 or fewer in length.');
+      const rows = linkButtonRows((body as { components?: unknown } | undefined)?.components);
+      if (typeof rows === 'string') return invalidField('components', 'COMPONENT_INVALID', rows);
       if (desk.closedDms.has(key)) return fail(403, 50007, 'Cannot send messages to this user');
       desk.dms.set(key, [...(desk.dms.get(key) ?? []), content]);
+      desk.dmMessages.set(key, [...(desk.dmMessages.get(key) ?? []), { content, buttons: rows }]);
       return { status: 200, body: { id: String(Date.now()), channel_id: params.channel_id, content, type: 0 } };
     }),
     // Get Gateway Bot (docs: Gateway): where the bot's WebSocket connects, and its session start limit.

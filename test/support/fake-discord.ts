@@ -5,7 +5,7 @@ import { DiscordWorld, KICK_MEMBERS, MANAGE_ROLES, type Bot, type FakeBotInput, 
 import { discordRoutes, fail, invalidField, SNOWFLAKE, type Answer, type BucketName } from './fake-discord-routes.js';
 import { FakeGateway, type FakeGatewayOptions } from './fake-discord-gateway.js';
 import { OAuthDesk, type FakeOAuth } from './fake-discord-oauth.js';
-import { InteractionsDesk, type FakeCommand, type FakeOriginalEdit, type SignedInteraction } from './fake-discord-interactions.js';
+import { InteractionsDesk, type FakeCommand, type FakeDmMessage, type FakeOriginalEdit, type SignedInteraction } from './fake-discord-interactions.js';
 
 /**
  * A local fake of Discord's REST API (node:http on 127.0.0.1, port 0) for the endpoints tenure calls:
@@ -30,7 +30,7 @@ import { InteractionsDesk, type FakeCommand, type FakeOriginalEdit, type SignedI
  *   /guilds/{guild.id}/members/{user.id}/roles/{role.id}` (204, idempotent, MANAGE_ROLES);
  *   `DELETE /guilds/{guild.id}/members/{user.id}` (204, KICK_MEMBERS); Create DM `POST
  *   /users/@me/channels` `{recipient_id}` (the DM channel object, type 1) and Create Message `POST
- *   /channels/{channel.id}/messages` `{content}` in it, recorded per user (`dms`); a user who closed
+ *   /channels/{channel.id}/messages` `{content, components?}` in it (link buttons only), recorded per user (`dms`, `dmMessages`); a user who closed
  *   their DMs to the bot (`setDmsClosed`) gets 403 `{"message": "Cannot send messages to this
  *   user", "code": 50007}` (docs: Opcodes and Status Codes, "JSON Error Codes"). `X-Audit-Log-Reason` is
  *   accepted (URI-decoded into the call's `reason`) and changes nothing.
@@ -73,7 +73,7 @@ import { InteractionsDesk, type FakeCommand, type FakeOriginalEdit, type SignedI
 export { fakeSnowflake, type FakeBotInput, type FakeGuildInput, type FakeRoleInput } from './fake-discord-model.js';
 export type { BucketName } from './fake-discord-routes.js';
 export type { BucketLimit, InvalidRequestLimit } from './fake-discord-limits.js';
-export type { FakeCommand, FakeOriginalEdit, SignedInteraction } from './fake-discord-interactions.js';
+export type { FakeCommand, FakeDmMessage, FakeOriginalEdit, SignedInteraction } from './fake-discord-interactions.js';
 export type { FakeGateway, GatewayLogEntry } from './fake-discord-gateway.js';
 
 /** Observed limits (see above); `null` = no per-route limit, the global limit only. */
@@ -180,6 +180,8 @@ export interface FakeDiscord {
   setDmsClosed(botId: string, userId: string, closed: boolean): void;
   /** The messages the bot sent the user in DMs, oldest first. */
   dms(botId: string, userId: string): string[];
+  /** The same messages with their link buttons (one list per action row). */
+  dmMessages(botId: string, userId: string): FakeDmMessage[];
   setLatency(ms: number): void;
   /** The gateway (fake-discord-gateway.ts): bots' WebSocket connections, their identifies, test hooks. */
   gateway: FakeGateway;
@@ -358,6 +360,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       else desk.closedDms.delete(`${botId}:${userId}`);
     },
     dms: (botId, userId) => desk.dms.get(`${botId}:${userId}`) ?? [],
+    dmMessages: (botId, userId) => desk.dmMessages.get(`${botId}:${userId}`) ?? [],
     stats(botId) {
       const list = botId === undefined ? calls : calls.filter((c) => c.botId === botId);
       const byStatus: Record<number, number> = {};

@@ -42,6 +42,9 @@ export function openPage(h: Harness, path: string, o: { method?: 'GET' | 'POST';
 /** The path of a link the app handed out (its URL starts with TENURE_PUBLIC_URL). */
 export const pathOf = (url: string) => new URL(url).pathname;
 
+/** An instant as a message writes it under the default settings (`YYYY-MM-DD`, 24 h, UTC): `2030-01-02 10:00 UTC`. */
+export const messageInstant = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+
 /** The `<h1>` of an HTML page. */
 export const headingOf = (html: string) => /<h1[^>]*>([^<]*)<\/h1>/.exec(html)?.[1] ?? null;
 

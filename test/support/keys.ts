@@ -62,6 +62,7 @@ export const DEFAULTS = {
   page_accent_color: null,
   reminder_offsets: ['3d', '1d'],
   quiet_hours: null,
+  messages: {},
 };
 
 /** For each setting, values it accepts (as stored and shown) and values it refuses, with the message. */
@@ -167,6 +168,23 @@ export const SETTING_CASES: { key: string; valid: unknown[]; invalid: [unknown, 
     invalid: [
       ['22-8', 'quiet_hours must be null or "HH:MM-HH:MM" in timezone_preference, two different times (22:00-08:00 crosses midnight)'],
       ['08:00-08:00', 'quiet_hours must be null or "HH:MM-HH:MM" in timezone_preference, two different times (22:00-08:00 crosses midnight)'],
+    ],
+  },
+  {
+    key: 'messages',
+    valid: [
+      {},
+      { welcome: { enabled: false, text: null }, reminder: { enabled: true, text: 'Hi {name}: {plan} ends {end_date}. {link}' } },
+      { expired: { enabled: true, text: { en: '{plan} ended.', de: '{plan} ist abgelaufen.' } } },
+    ],
+    invalid: [
+      [{ welcome: { text: 'Hi {nmae}' } }, 'messages.welcome.text uses unknown placeholder {nmae}; welcome allows {name}, {plan}, {end_date}, {status_command}'],
+      [{ cancelled: { text: { de: 'Bis {link}' } } }, 'messages.cancelled.text.de uses unknown placeholder {link}; cancelled allows {name}, {plan}, {end_date}, {status_command}'],
+      [{ reminder: { text: 'Ends {End_date}' } }, 'messages.reminder.text has a { or } that is not a placeholder; reminder allows {name}, {plan}, {end_date}, {status_command}, {link}'],
+      [{ goodbye: { enabled: false } }, 'messages has an unknown message: goodbye; the messages are welcome, confirmation, invite, reminder, expired, payment_failed, cancelled'],
+      [{ welcome: { enabled: 'no' } }, 'messages.welcome.enabled must be true or false'],
+      [{ welcome: true }, 'messages.welcome must be an object {"enabled": true|false, "text": null|"…"|{"en": "…"}}'],
+      [[], 'messages must be an object of messages (welcome, confirmation, invite, reminder, expired, payment_failed, cancelled), each {"enabled": true|false, "text": null|"…"|{"en": "…"}}'],
     ],
   },
 ];

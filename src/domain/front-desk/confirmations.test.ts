@@ -1,6 +1,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { backoffMs, ConfirmationJob, confirmationText, inviteText, MAX_ATTEMPTS, type ClaimedConfirmation, type SendOutcome } from './confirmations.js';
+import { backoffMs, ConfirmationJob, MAX_ATTEMPTS, messageOf, type ClaimedConfirmation, type SendOutcome } from './confirmations.js';
+import type { LinkButton, Voice } from '../lifecycle/member-messages.js';
 
 /**
  * The confirmations job on twins (src/domain/front-desk/confirmations.ts): what each platform answer
@@ -8,6 +9,8 @@ import { backoffMs, ConfirmationJob, confirmationText, inviteText, MAX_ATTEMPTS,
  */
 
 const NOW = new Date('2030-01-01T00:00:00.000Z');
+const VOICE: Voice = { language: 'en', timeZone: 'UTC', dateFormat: 'YYYY-MM-DD', timeFormat: '24h', messages: {} };
+const text = (c: ClaimedConfirmation) => messageOf(c, null).text;
 
 function claimed(o: Partial<ClaimedConfirmation> = {}): ClaimedConfirmation {
   return {
@@ -17,14 +20,22 @@ function claimed(o: Partial<ClaimedConfirmation> = {}): ClaimedConfirmation {
     userId: '42',
     platform: 'discord',
     attempt: 1,
+    name: null,
     planName: 'Gold',
+    planId: 'gold',
+    recurring: false,
     endDate: new Date('2026-12-27T10:00:00.000Z'),
     active: true,
+    trial: false,
+    cancelAtPeriodEnd: false,
+    writtenFor: null,
+    createdAt: NOW,
     bot: 'held',
     invites: [],
     carried: [],
     invite: null,
-    reminder: null,
+    voice: VOICE,
+    quietHours: null,
     ...o,
   };
 }
@@ -32,6 +43,7 @@ function claimed(o: Partial<ClaimedConfirmation> = {}): ClaimedConfirmation {
 async function run(row: ClaimedConfirmation, outcome: SendOutcome) {
   const writes: string[] = [];
   const sentTexts: string[] = [];
+  const sentButtons: LinkButton[][] = [];
   let claims = 0;
   const job = new ConfirmationJob(
     {
@@ -51,9 +63,10 @@ async function run(row: ClaimedConfirmation, outcome: SendOutcome) {
       },
       channel: {
         owners: ['worker-1'],
-        send: (to, text) => {
+        send: (to, text, buttons) => {
           expect(to).toMatchObject({ platform: row.platform, projectId: row.projectId, userId: row.userId });
           sentTexts.push(text);
+          if (buttons.length > 0) sentButtons.push([...buttons]);
           return Promise.resolve(outcome);
         },
       },
@@ -69,7 +82,7 @@ async function run(row: ClaimedConfirmation, outcome: SendOutcome) {
   job.wake();
   await job.idle();
   await job.stop();
-  return { writes, sentTexts };
+  return { writes, sentTexts, ...(sentButtons.length > 0 ? { sentButtons } : {}) };
 }
 
 describe('ConfirmationJob', () => {
@@ -130,11 +143,12 @@ describe('ConfirmationJob', () => {
   });
 
   it('says what they got, until when, and what to do next; a Telegram message carries the invite link', () => {
-    expect(confirmationText(claimed())).toBe("You're in! Your Gold membership is active until 27 Dec 2026. Use /memberships to check it any time.");
-    expect(confirmationText(claimed({ platform: 'telegram', invites: ['https://t.me/+abc'] }))).toBe(
-      "You're in! Your Gold membership is active until 27 Dec 2026. Join here (this link is yours alone and works once): https://t.me/+abc Send /status to check it any time.",
+    expect(text(claimed())).toBe("You're in! Your Gold membership is active until 2026-12-27 10:00 UTC. Use /memberships to check it any time.");
+    expect(text(claimed({ platform: 'telegram', invites: ['https://t.me/+abc'] }))).toBe(
+      "You're in! Your Gold membership is active until 2026-12-27 10:00 UTC. Join here (this link is yours alone and works once): https://t.me/+abc Send /status to check it any time.",
     );
-    expect(confirmationText(claimed({ platform: 'telegram' }))).toBe("You're in! Your Gold membership is active until 27 Dec 2026. Send /status to check it any time.");
+    expect(text(claimed({ platform: 'telegram', invites: ['https://t.me/+a', 'https://t.me/+b'] }))).toContain('Join here (these links are yours alone and work once): https://t.me/+a https://t.me/+b Send');
+    expect(text(claimed({ platform: 'telegram' }))).toBe("You're in! Your Gold membership is active until 2026-12-27 10:00 UTC. Send /status to check it any time.");
   });
 
   it('a sent confirmation drops the invite rows it carried; an invite row sends its link alone, or nothing once the link is gone', async () => {
@@ -143,18 +157,18 @@ describe('ConfirmationJob', () => {
     expect((await run(carrying, { kind: 'retry', error: '502' })).writes).toStrictEqual(['retry n1 5000 502']);
     const invite = { link: 'https://t.me/+abc', chatName: 'VIP', expiresAt: new Date('2030-01-02T10:00:00.000Z'), joinRequest: false };
     const alone = await run(claimed({ kind: 'invite', platform: 'telegram', planName: null, invite }), { kind: 'sent' });
-    expect(alone).toStrictEqual({ writes: ['sent n1'], sentTexts: [inviteText(invite)] });
+    expect(alone).toStrictEqual({ writes: ['sent n1'], sentTexts: [text(claimed({ kind: 'invite', platform: 'telegram', invite }))] });
     const gone = await run(claimed({ kind: 'invite', platform: 'telegram', invite: null }), { kind: 'sent' });
     expect(gone).toStrictEqual({ writes: ['dropped n1 the link was used, revoked or expired before it was sent'], sentTexts: [] });
   });
 
   it('an invite link of its own says where it leads, that it is theirs alone, and when it expires', () => {
     const invite = { link: 'https://t.me/+abc', chatName: 'VIP', expiresAt: new Date('2030-01-02T10:00:00.000Z'), joinRequest: false };
-    expect(inviteText(invite)).toBe(
-      'Here is your invite link to VIP: https://t.me/+abc It is yours alone, works once and expires 2 Jan 2030, 10:00 UTC. Send /status to check your membership any time.',
+    expect(text(claimed({ kind: 'invite', platform: 'telegram', invite }))).toBe(
+      'Here is your invite link to VIP: https://t.me/+abc It is yours alone, works once and expires 2030-01-02 10:00 UTC. Send /status to check your membership any time.',
     );
-    expect(inviteText({ ...invite, joinRequest: true })).toBe(
-      'Here is your invite link to VIP: https://t.me/+abc It is yours alone and expires 2 Jan 2030, 10:00 UTC. Send /status to check your membership any time.',
+    expect(text(claimed({ kind: 'invite', platform: 'telegram', invite: { ...invite, joinRequest: true } }))).toBe(
+      'Here is your invite link to VIP: https://t.me/+abc It is yours alone and expires 2030-01-02 10:00 UTC. Send /status to check your membership any time.',
     );
   });
 
@@ -165,46 +179,99 @@ describe('ConfirmationJob', () => {
 
 describe('ConfirmationJob: reminders before the end', () => {
   const END = new Date('2030-01-02T10:00:00.000Z');
-  const reminder = (o: Partial<NonNullable<ClaimedConfirmation['reminder']>> = {}, c: Partial<ClaimedConfirmation> = {}) =>
-    claimed({
-      kind: 'reminder',
-      endDate: END,
-      reminder: { endDate: END, offset: '1d', planId: 'gold', recurring: false, timeZone: 'UTC', quietHours: null, ...o },
-      ...c,
-    });
+  const reminder = (c: Partial<ClaimedConfirmation> = {}) => claimed({ kind: 'reminder', endDate: END, writtenFor: END, ...c });
 
-  it('a one-time plan gets a pay link for the same plan, a recurring one its billing portal', async () => {
+  it('a one-time plan gets a Renew button (a pay link for the same plan), a recurring one Manage billing', async () => {
     expect(await run(reminder(), { kind: 'sent' })).toStrictEqual({
       writes: ['sent n1'],
-      sentTexts: ['Your Gold membership ends on 2 January 2030, 10:00 UTC. Renew here: https://t.example/pay/gold-42'],
+      sentTexts: ['Your Gold membership ends on 2030-01-02 10:00 UTC.'],
+      sentButtons: [[{ label: 'Renew', url: 'https://t.example/pay/gold-42' }]],
     });
-    expect((await run(reminder({ recurring: true, timeZone: 'Europe/Berlin' }), { kind: 'sent' })).sentTexts).toStrictEqual([
-      'Your Gold membership renews on 2 January 2030, 11:00 CET. Manage billing: https://t.example/portal/42',
+    const berlin = { ...VOICE, timeZone: 'Europe/Berlin', dateFormat: 'DD.MM.YYYY' };
+    expect(await run(reminder({ recurring: true, voice: berlin }), { kind: 'sent' })).toMatchObject({
+      sentTexts: ['Your Gold membership renews on 02.01.2030 11:00 CET.'],
+      sentButtons: [[{ label: 'Manage billing', url: 'https://t.example/portal/42' }]],
+    });
+    expect((await run(reminder({ recurring: true, trial: true }), { kind: 'sent' })).sentTexts).toStrictEqual([
+      'Your Gold trial ends on 2030-01-02 10:00 UTC; your subscription starts then unless you cancel it.',
     ]);
   });
 
-  it('drops a reminder of another end date, or of a membership ended or deleted, without a call', async () => {
-    expect(await run(reminder({ endDate: new Date('2029-12-30T10:00:00.000Z') }), { kind: 'sent' })).toStrictEqual({
+  it('in the project\'s language, and in the owner\'s words when they wrote some', async () => {
+    const de = { ...VOICE, language: 'de', timeZone: 'Europe/Berlin', dateFormat: 'DD.MM.YYYY' };
+    expect(await run(reminder({ voice: de }), { kind: 'sent' })).toMatchObject({
+      sentTexts: ['Deine Mitgliedschaft Gold endet am 02.01.2030 11:00 MEZ.'],
+      sentButtons: [[{ label: 'Verlängern', url: 'https://t.example/pay/gold-42' }]],
+    });
+    const own = { ...VOICE, messages: { reminder: { enabled: true, text: { en: 'Hey {name}, {plan} ends {end_date}: {link}' } } } };
+    expect((await run(reminder({ voice: own, name: 'Ana' }), { kind: 'sent' })).sentTexts).toStrictEqual(['Hey Ana, Gold ends 2030-01-02 10:00 UTC: https://t.example/pay/gold-42']);
+  });
+
+  it('drops a reminder of another end date, of a membership ended or deleted, or turned off, without a call', async () => {
+    expect(await run(reminder({ writtenFor: new Date('2029-12-30T10:00:00.000Z') }), { kind: 'sent' })).toStrictEqual({
       writes: ['dropped n1 the membership ends at another date now'],
       sentTexts: [],
     });
-    expect((await run(reminder({}, { active: false }), { kind: 'sent' })).writes).toStrictEqual(['dropped n1 the membership ended or was deleted']);
-    expect((await run(reminder({}, { planName: null, endDate: null }), { kind: 'sent' })).writes).toStrictEqual(['dropped n1 the membership ended or was deleted']);
+    expect((await run(reminder({ active: false }), { kind: 'sent' })).writes).toStrictEqual(['dropped n1 the membership ended or was deleted']);
+    expect((await run(reminder({ planName: null, endDate: null }), { kind: 'sent' })).writes).toStrictEqual(['dropped n1 the membership ended or was deleted']);
+    const off = { ...VOICE, messages: { reminder: { enabled: false, text: null } } };
+    expect(await run(reminder({ voice: off }), { kind: 'sent' })).toStrictEqual({
+      writes: ["dropped n1 the reminder message is turned off in the project's messages setting"],
+      sentTexts: [],
+    });
   });
 
-  it('a membership without a plan is reminded too, without a link (there is no plan to pay for)', async () => {
-    expect(await run(reminder({ planId: null }, { planName: null }), { kind: 'sent' })).toStrictEqual({
+  it('a membership without a plan is reminded too, without a button (there is no plan to pay for)', async () => {
+    expect(await run(reminder({ planId: null, planName: null }), { kind: 'sent' })).toStrictEqual({
       writes: ['sent n1'],
-      sentTexts: ['Your membership ends on 2 January 2030, 10:00 UTC. Use /memberships to check it any time.'],
+      sentTexts: ['Your membership ends on 2030-01-02 10:00 UTC. Use /memberships to check it any time.'],
     });
   });
 
   it('holds a reminder through quiet hours (midnight in the project\'s zone is inside 22:00-08:00)', async () => {
     // NOW is 2030-01-01 00:00 UTC, 01:00 in Berlin: held until 08:00 there, 07:00 UTC.
-    expect(await run(reminder({ quietHours: '22:00-08:00', timeZone: 'Europe/Berlin' }), { kind: 'sent' })).toStrictEqual({
+    const berlin = { ...VOICE, timeZone: 'Europe/Berlin' };
+    expect(await run(reminder({ quietHours: '22:00-08:00', voice: berlin }), { kind: 'sent' })).toStrictEqual({
       writes: ['held n1 until 2030-01-01T07:00:00.000Z quiet hours'],
       sentTexts: [],
     });
-    expect((await run(reminder({ quietHours: '09:00-17:00', timeZone: 'Europe/Berlin' }), { kind: 'sent' })).writes).toStrictEqual(['sent n1']);
+    expect((await run(reminder({ quietHours: '09:00-17:00', voice: berlin }), { kind: 'sent' })).writes).toStrictEqual(['sent n1']);
+  });
+});
+
+describe('ConfirmationJob: the other moments', () => {
+  const END = new Date('2030-01-20T10:00:00.000Z');
+
+  it('welcome: what they got and until when; dropped once the membership ended', async () => {
+    expect((await run(claimed({ kind: 'welcome', endDate: END }), { kind: 'sent' })).sentTexts).toStrictEqual([
+      'Welcome! Your Gold membership is active until 2030-01-20 10:00 UTC. Use /memberships to check it any time.',
+    ]);
+    expect((await run(claimed({ kind: 'welcome', active: false }), { kind: 'sent' })).writes).toStrictEqual(['dropped n1 the membership is no longer active']);
+  });
+
+  it('expired: a Renew button for the same plan; dropped when the membership is active again or was deleted', async () => {
+    const ended = new Date('2029-12-31T10:00:00.000Z');
+    expect(await run(claimed({ kind: 'expired', active: false, endDate: ended, writtenFor: ended }), { kind: 'sent' })).toMatchObject({
+      sentTexts: ['Your Gold membership has ended.'],
+      sentButtons: [[{ label: 'Renew', url: 'https://t.example/pay/gold-42' }]],
+    });
+    expect((await run(claimed({ kind: 'expired', active: true, endDate: END, writtenFor: ended }), { kind: 'sent' })).writes).toStrictEqual(['dropped n1 the membership is active again']);
+    expect((await run(claimed({ kind: 'expired', active: false, endDate: null, writtenFor: ended }), { kind: 'sent' })).writes).toStrictEqual(['dropped n1 the membership was deleted']);
+  });
+
+  it('payment failed: Manage billing, and access kept until the later of the end date and the grace period', async () => {
+    const failedAt = new Date('2029-12-31T12:00:00.000Z');
+    const c = claimed({ kind: 'payment_failed', endDate: new Date('2030-01-01T10:00:00.000Z'), createdAt: failedAt, recurring: true });
+    expect(messageOf(c, 'https://t.example/billing', 3 * 86_400_000)).toStrictEqual({
+      text: 'The payment renewing your Gold membership failed. You keep access until 2030-01-03 12:00 UTC while it is tried again: update your card to keep it.',
+      buttons: [{ label: 'Manage billing', url: 'https://t.example/billing' }],
+    });
+  });
+
+  it('cancelled: access until the end; dropped once the renewal is resumed', async () => {
+    expect((await run(claimed({ kind: 'cancelled', endDate: END, cancelAtPeriodEnd: true, recurring: true }), { kind: 'sent' })).sentTexts).toStrictEqual([
+      'Your Gold membership will not renew. You keep access until 2030-01-20 10:00 UTC. Use /memberships to check it any time.',
+    ]);
+    expect((await run(claimed({ kind: 'cancelled', endDate: END, cancelAtPeriodEnd: false }), { kind: 'sent' })).writes).toStrictEqual(['dropped n1 the renewal was resumed']);
   });
 });

@@ -2,7 +2,8 @@ import type { Logger } from 'pino';
 import { LoopJob, WakeLoop } from '../../wake-loop.js';
 import type { Clock } from '../clock.js';
 import type { Platform } from '../targets/target.view.js';
-import { parseQuietHours, quietHoursEnd, reminderText } from '../lifecycle/reminder-rules.js';
+import { parseQuietHours, quietHoursEnd } from '../lifecycle/reminder-rules.js';
+import { composeMessage, type ComposedMessage, type LinkButton, type MessageKind, type Voice } from '../lifecycle/member-messages.js';
 
 /**
  * Confirmations (docs/front-desk.md, "Confirmations"): after a payment grants or extends a
@@ -29,20 +30,33 @@ import { parseQuietHours, quietHoursEnd, reminderText } from '../lifecycle/remin
  *   counted, for the process that holds the bot now.
  */
 
-/** A claimed message with what it says: a confirmation, or a Telegram invite link of its own. */
+/** A claimed message with what it says: a confirmation, an invite link of its own, a reminder, or another moment of the membership (docs/lifecycle.md). */
 export interface ClaimedConfirmation {
   id: string;
-  kind: 'confirmation' | 'invite' | 'reminder';
+  kind: MessageKind;
   projectId: string;
   userId: string;
   platform: Platform;
   /** This attempt's number, from 1. */
   attempt: number;
+  /** The member's first name or username, when known. */
+  name: string | null;
   /** The membership's plan (null once the plan or the membership is gone). */
   planName: string | null;
+  planId: string | null;
+  recurring: boolean;
+  /** The membership's end date now (null once it is deleted). */
   endDate: Date | null;
   /** The membership is still active. */
   active: boolean;
+  /** The membership is in a trial (docs/payments.md, "Trials"). */
+  trial: boolean;
+  /** Its renewal is cancelled (it ends at the end of the paid period). */
+  cancelAtPeriodEnd: boolean;
+  /** The end date the message was written for (reminder, expired): another end date on the membership now drops it unsent. */
+  writtenFor: Date | null;
+  /** When the message was queued (a failed payment's grace counts from then). */
+  createdAt: Date;
   /**
    * The project's bot on `platform`: `held` (by this process: rows of a healthy bot are claimed
    * only by its lease holder), `unhealthy` (its token was refused; nobody holds it), null once
@@ -55,26 +69,17 @@ export interface ClaimedConfirmation {
   carried: string[];
   /** An invite row's link while it is current (not used, revoked or expired), else null. */
   invite: { link: string; chatName: string; expiresAt: Date; joinRequest: boolean } | null;
-  /** A reminder's own facts (null for other kinds). */
-  reminder: ClaimedReminder | null;
-}
-
-export interface ClaimedReminder {
-  /** The end date it was written for: another end date on the membership now drops it unsent. */
-  endDate: Date;
-  offset: string;
-  planId: string | null;
-  recurring: boolean;
-  /** The project's `timezone_preference` and `quiet_hours` settings. */
-  timeZone: string;
+  /** How the project speaks (settings `default_language`, `timezone_preference`, `date_format_preference`, `time_format_preference`, `messages`). */
+  voice: Voice;
+  /** The project's `quiet_hours` (reminders wait through them). */
   quietHours: string | null;
 }
 
-/** The links a reminder points to, made when it is sent (null when none can be made: no price, no public URL). */
+/** The links a message points to, made when it is sent (null when none can be made: no price, no public URL). */
 export interface ReminderLinks {
-  /** A pay link for the same plan and member (a one-time plan). */
+  /** A pay link for the same plan and member (a one-time plan's reminder, an expired membership). */
   renew(projectId: string, userId: string, planId: string): Promise<string | null>;
-  /** A portal link (a recurring plan: billing is managed there). */
+  /** Where the member manages billing, still working days later (a recurring plan's reminder, a failed payment). */
   billing(projectId: string, userId: string): Promise<string | null>;
 }
 
@@ -114,7 +119,8 @@ export type SendOutcome =
 export interface MessageChannel {
   /** The lease owners of this process's access workers: the bots whose messages it may send. */
   readonly owners: readonly string[];
-  send(to: Pick<ClaimedConfirmation, 'platform' | 'projectId' | 'userId'>, text: string): Promise<SendOutcome>;
+  /** `buttons`: link buttons under the text (Discord: a link button; Telegram: an inline keyboard URL button). */
+  send(to: Pick<ClaimedConfirmation, 'platform' | 'projectId' | 'userId'>, text: string, buttons: readonly LinkButton[]): Promise<SendOutcome>;
 }
 
 export interface ConfirmationJobDeps {
@@ -125,6 +131,8 @@ export interface ConfirmationJobDeps {
   logger: Logger;
   /** Without them a reminder says how to check the membership instead of carrying a link. */
   links?: ReminderLinks;
+  /** TENURE_PAYMENTS_GRACE_PERIOD: a failed renewal keeps access this long after it failed. */
+  graceMs?: number;
 }
 
 export interface ConfirmationJobOptions {
@@ -147,24 +155,41 @@ export function backoffMs(attempt: number): number {
   return BACKOFF_MS[Math.min(attempt, BACKOFF_MS.length) - 1]!;
 }
 
-const DATE = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', timeZone: 'UTC' });
-
-/** The message: short, what they got, until when, and what to do next. */
-export function confirmationText(c: Pick<ClaimedConfirmation, 'platform' | 'planName' | 'endDate' | 'invites'>): string {
-  const plan = c.planName ?? 'your';
-  const until = c.endDate ? ` until ${DATE.format(c.endDate)}` : '';
-  const head = `You're in! Your ${plan} membership is active${until}.`;
-  if (c.platform === 'discord') return `${head} Use /memberships to check it any time.`;
-  const links = c.invites.length === 0 ? '' : c.invites.length === 1 ? ` Join here (this link is yours alone and works once): ${c.invites[0]}` : ` Join here (these links are yours alone and work once): ${c.invites.join(' ')}`;
-  return `${head}${links} Send /status to check it any time.`;
+/** The message's words and buttons (src/domain/lifecycle/member-messages.ts), with the link made for it now. */
+export function messageOf(c: ClaimedConfirmation, link: string | null, graceMs = 0): ComposedMessage {
+  // A failed renewal keeps access through the grace period, counted from the failure (docs/payments.md).
+  const endDate =
+    c.kind === 'payment_failed' && c.endDate !== null ? new Date(Math.max(c.endDate.getTime(), c.createdAt.getTime() + graceMs)) : c.kind === 'reminder' || c.kind === 'expired' ? c.writtenFor ?? c.endDate : c.endDate;
+  return composeMessage(
+    { kind: c.kind, platform: c.platform, name: c.name, planName: c.planName, endDate, recurring: c.recurring, trial: c.trial, link, invites: c.invites, invite: c.invite },
+    c.voice,
+  );
 }
 
-const INSTANT = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', hour12: false, timeZone: 'UTC' });
-
-/** A link made after the confirmation went (or without one): where it leads, and that it is theirs alone. */
-export function inviteText(invite: NonNullable<ClaimedConfirmation['invite']>): string {
-  const works = invite.joinRequest ? 'It is yours alone' : 'It is yours alone, works once';
-  return `Here is your invite link to ${invite.chatName}: ${invite.link} ${works} and expires ${INSTANT.format(invite.expiresAt)} UTC. Send /status to check your membership any time.`;
+/**
+ * Why a message is not to be sent (any more), or null: each moment goes only while what it says
+ * is still true when it is picked up, and only while the owner has it on.
+ */
+export function whyNotSent(c: ClaimedConfirmation, now: Date): string | null {
+  if (c.voice.messages[c.kind]?.enabled === false) return `the ${c.kind} message is turned off in the project's messages setting`;
+  switch (c.kind) {
+    case 'reminder':
+      return reminderGone(c, now);
+    case 'invite':
+      return c.invite === null ? 'the link was used, revoked or expired before it was sent' : null;
+    case 'expired':
+      if (c.endDate === null) return 'the membership was deleted';
+      if (c.active) return 'the membership is active again';
+      return c.writtenFor !== null && c.endDate.getTime() !== c.writtenFor.getTime() ? 'the membership ended at another date since' : null;
+    case 'cancelled':
+      if (!c.active) return 'the membership is no longer active';
+      return c.cancelAtPeriodEnd ? null : 'the renewal was resumed';
+    case 'confirmation':
+      return !c.active || c.planName === null ? 'the membership is no longer active' : null;
+    case 'welcome':
+    case 'payment_failed':
+      return c.active ? null : 'the membership is no longer active';
+  }
 }
 
 export class ConfirmationJob extends LoopJob {
@@ -195,39 +220,38 @@ export class ConfirmationJob extends LoopJob {
     }
   }
 
-  /** The reminder's text, with a link made now (a pay link lives a day, a portal link 15 minutes from its making). */
-  private async reminderMessage(c: ClaimedConfirmation): Promise<string> {
-    const r = c.reminder!;
-    let link: string | null = null;
+  /** The link a message's button leads to, made now (a pay link lives a day; the billing page does not expire). */
+  private async linkOf(c: ClaimedConfirmation): Promise<string | null> {
+    const { links } = this.deps;
+    if (!links) return null;
+    const billing = c.kind === 'payment_failed' || (c.kind === 'reminder' && c.recurring);
+    const renew = (c.kind === 'reminder' && !c.recurring) || c.kind === 'expired';
     try {
-      const { links } = this.deps;
-      if (links && r.recurring) link = await links.billing(c.projectId, c.userId);
-      else if (links && r.planId !== null) link = await links.renew(c.projectId, c.userId, r.planId);
+      if (billing) return await links.billing(c.projectId, c.userId);
+      if (renew && c.planId !== null) return await links.renew(c.projectId, c.userId, c.planId);
     } catch (err) {
-      // The reminder still says when, and how to check: better than no reminder.
-      this.deps.logger.warn({ err, project_id: c.projectId, notification_id: c.id }, 'confirmations: no link for the reminder');
+      // The message still says when, and how to check: better than no message.
+      this.deps.logger.warn({ err, project_id: c.projectId, notification_id: c.id }, 'confirmations: no link for the message');
     }
-    return reminderText({ planName: c.planName, endDate: r.endDate, recurring: r.recurring, timeZone: r.timeZone, link, platform: c.platform });
+    return null;
   }
 
   private async sendOne(c: ClaimedConfirmation): Promise<void> {
     const { outcomes, clock, logger } = this.deps;
+    const gone = whyNotSent(c, clock.now());
+    if (gone) return outcomes.finish(c.id, 'dropped', gone);
     if (c.kind === 'reminder') {
-      const gone = reminderGone(c, clock.now());
-      if (gone) return outcomes.finish(c.id, 'dropped', gone);
-      const quiet = c.reminder!.quietHours === null ? null : parseQuietHours(c.reminder!.quietHours);
-      const until = quiet === null ? null : quietHoursEnd(clock.now(), quiet, c.reminder!.timeZone);
+      const quiet = c.quietHours === null ? null : parseQuietHours(c.quietHours);
+      const until = quiet === null ? null : quietHoursEnd(clock.now(), quiet, c.voice.timeZone);
       if (until !== null) return outcomes.hold(c.id, until, 'quiet hours');
     }
-    if (!c.active || (c.kind === 'confirmation' && c.planName === null)) return outcomes.finish(c.id, 'dropped', 'the membership is no longer active');
-    if (c.kind === 'invite' && c.invite === null) return outcomes.finish(c.id, 'dropped', 'the link was used, revoked or expired before it was sent');
     if (c.bot === null) return outcomes.finish(c.id, 'dropped', `no ${c.platform} bot is connected`);
     if (c.bot === 'unhealthy') {
       logger.warn({ project_id: c.projectId, notification_id: c.id, platform: c.platform }, 'confirmations: the bot token was refused; the message is not sent');
       return outcomes.finish(c.id, 'failed', `the ${c.platform} bot token was refused: connect the bot again`);
     }
-    const text = c.kind === 'invite' ? inviteText(c.invite!) : c.kind === 'reminder' ? await this.reminderMessage(c) : confirmationText(c);
-    const outcome = await this.deps.channel.send(c, text);
+    const message = messageOf(c, await this.linkOf(c), this.deps.graceMs);
+    const outcome = await this.deps.channel.send(c, message.text, message.buttons);
     const now = clock.now();
     const where = { project_id: c.projectId, notification_id: c.id, kind: c.kind, user_id: c.userId, platform: c.platform, attempt: c.attempt };
     switch (outcome.kind) {
@@ -255,9 +279,9 @@ export class ConfirmationJob extends LoopJob {
 }
 
 /** Why a reminder is not to be sent any more, or null: it is sent only while its membership is active with the end date it names. */
-export function reminderGone(c: Pick<ClaimedConfirmation, 'active' | 'endDate' | 'reminder'>, now: Date): string | null {
+export function reminderGone(c: Pick<ClaimedConfirmation, 'active' | 'endDate' | 'writtenFor'>, now: Date): string | null {
   if (!c.active || c.endDate === null) return 'the membership ended or was deleted';
-  if (c.endDate.getTime() !== c.reminder!.endDate.getTime()) return 'the membership ends at another date now';
+  if (c.writtenFor !== null && c.endDate.getTime() !== c.writtenFor.getTime()) return 'the membership ends at another date now';
   if (c.endDate.getTime() <= now.getTime()) return 'the membership ended';
   return null;
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { endDateText, instantOfWall, offsetSeconds, parseOffsets, parseQuietHours, quietHoursEnd, reminderText } from './reminder-rules.js';
+import { instantOfWall, offsetSeconds, parseOffsets, parseQuietHours, quietHoursEnd } from './reminder-rules.js';
 
-/** The pure rules of reminders (src/domain/lifecycle/reminder-rules.ts): offsets, quiet hours across midnight and daylight saving, the words. */
+/** The pure rules of reminders (src/domain/lifecycle/reminder-rules.ts): offsets, quiet hours across midnight and daylight saving. */
 
 const at = (s: string) => new Date(s);
 const quiet = (v: string) => parseQuietHours(v)!;
@@ -56,15 +56,5 @@ describe('quiet hours', () => {
   it('across the date line (Pacific/Auckland) and in a zone without changes (Asia/Kolkata, +05:30)', () => {
     expect(quietHoursEnd(at('2030-01-01T17:00:00Z'), quiet('21:00-07:00'), 'Asia/Kolkata')).toStrictEqual(at('2030-01-02T01:30:00Z'));
     expect(quietHoursEnd(at('2030-01-01T10:00:00Z'), quiet('22:00-07:00'), 'Pacific/Auckland')).toStrictEqual(at('2030-01-01T18:00:00Z'));
-  });
-});
-
-describe('the message', () => {
-  it('says when in the project\'s zone and what to do next', () => {
-    expect(endDateText(at('2030-01-02T10:00:00Z'), 'UTC')).toBe('2 January 2030, 10:00 UTC');
-    const base = { planName: 'Gold', endDate: at('2030-01-02T10:00:00Z'), timeZone: 'UTC', platform: 'telegram' as const };
-    expect(reminderText({ ...base, recurring: false, link: 'https://x/pay' })).toBe('Your Gold membership ends on 2 January 2030, 10:00 UTC. Renew here: https://x/pay');
-    expect(reminderText({ ...base, recurring: true, link: 'https://x/portal' })).toBe('Your Gold membership renews on 2 January 2030, 10:00 UTC. Manage billing: https://x/portal');
-    expect(reminderText({ ...base, recurring: false, link: null })).toBe('Your Gold membership ends on 2 January 2030, 10:00 UTC. Send /status to check it any time.');
   });
 });

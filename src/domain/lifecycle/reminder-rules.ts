@@ -1,6 +1,6 @@
 /**
  * The pure rules of reminders before a membership ends (docs/lifecycle.md): what an offset is, when
- * quiet hours end in the project's time zone, and what the message says. The SQL side of "due"
+ * quiet hours end in the project's time zone (what the message says: member-messages.ts). The SQL side of "due"
  * (src/store/reminders.store.ts) reads offsets through `offsetSecondsSql`, the twin of `offsetSeconds`.
  */
 
@@ -103,34 +103,4 @@ export function quietHoursEnd(now: Date, quiet: QuietHours, timeZone: string): D
   if (!inside) return null;
   const endDay = crosses && minute >= quiet.start ? day + 86_400_000 : day;
   return new Date(instantOfWall(endDay + quiet.end * 60_000, timeZone));
-}
-
-/** What a reminder says and where it points. */
-export interface ReminderMessage {
-  /** Null for a membership without a plan (made through the API). */
-  planName: string | null;
-  endDate: Date;
-  recurring: boolean;
-  timeZone: string;
-  /** A pay link for the same plan (one-time) or a portal link (recurring); null when none could be made. */
-  link: string | null;
-  platform: 'discord' | 'telegram';
-}
-
-/** `2 January 2030, 10:00 UTC` in the project's zone. */
-export function endDateText(endDate: Date, timeZone: string): string {
-  const f = new Intl.DateTimeFormat('en-GB', { timeZone, day: 'numeric', month: 'long', year: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'short' });
-  const p = Object.fromEntries(f.formatToParts(endDate).map((x) => [x.type, x.value]));
-  return `${p.day} ${p.month} ${p.year}, ${p.hour}:${p.minute} ${p.timeZoneName}`;
-}
-
-/** Short, when, and what to do next. */
-export function reminderText(m: ReminderMessage): string {
-  const when = endDateText(m.endDate, m.timeZone);
-  const your = m.planName === null ? 'Your membership' : `Your ${m.planName} membership`;
-  const check = m.platform === 'discord' ? 'Use /memberships to check it any time.' : 'Send /status to check it any time.';
-  if (m.recurring) {
-    return m.link ? `${your} renews on ${when}. Manage billing: ${m.link}` : `${your} renews on ${when}. ${check}`;
-  }
-  return m.link ? `${your} ends on ${when}. Renew here: ${m.link}` : `${your} ends on ${when}. ${check}`;
 }

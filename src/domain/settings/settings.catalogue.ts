@@ -5,6 +5,7 @@
  */
 
 import { parseOffsets, parseQuietHours } from '../lifecycle/reminder-rules.js';
+import { parseMessages, type MessagesSetting } from '../lifecycle/member-messages.js';
 
 export interface Policy {
   type: 'url';
@@ -35,6 +36,8 @@ export interface Settings {
   reminder_offsets: string[];
   /** `HH:MM-HH:MM` in `timezone_preference` when reminders wait (docs/lifecycle.md), or null for none. */
   quiet_hours: string | null;
+  /** The bot's messages to members (docs/lifecycle.md, "Changing or turning off a message"): per message, on or off and the owner's text. */
+  messages: MessagesSetting;
 }
 
 export type SettingKey = keyof Settings;
@@ -56,6 +59,7 @@ export const DEFAULT_SETTINGS: Settings = {
   page_accent_color: null,
   reminder_offsets: ['3d', '1d'],
   quiet_hours: null,
+  messages: {},
 };
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; message: string };
@@ -161,6 +165,7 @@ export const SETTING_VALIDATORS: { [K in SettingKey]: (value: unknown) => Checke
   page_accent_color: accentColor,
   reminder_offsets: (v) => parseOffsets('reminder_offsets', v),
   quiet_hours: quietHours,
+  messages: parseMessages,
 };
 
 export const SETTING_KEYS = Object.keys(DEFAULT_SETTINGS) as SettingKey[];

@@ -1,6 +1,12 @@
 import Type from 'typebox';
 import { DATE_FORMATS, TIME_FORMATS } from '../../../domain/settings/settings.catalogue.js';
+import { MESSAGE_KINDS } from '../../../domain/lifecycle/member-messages.js';
 import { Envelope, errorResponses, ProjectParams } from '../../schemas.js';
+
+const MessageSetting = Type.Object({
+  enabled: Type.Boolean(),
+  text: Type.Union([Type.String(), Type.Record(Type.String(), Type.String()), Type.Null()], { description: "The owner's text (one for every language, or by language code); null for tenure's" }),
+});
 
 const Policy = Type.Union([Type.Object({ type: Type.Literal('url'), value: Type.String({ format: 'uri' }) }), Type.Null()]);
 
@@ -23,6 +29,10 @@ export const Settings = Type.Object({
   page_accent_color: Type.Union([Type.String({ pattern: '^#[0-9a-f]{6}$', description: 'The public pages\' accent colour, #rrggbb; the text on it is picked for WCAG AA contrast' }), Type.Null()]),
   reminder_offsets: Type.Array(Type.String({ pattern: '^[1-9][0-9]{0,3}[dh]$' }), { description: 'Reminders before a membership ends: durations before the end (7d, 1d, 12h), furthest first; [] for none' }),
   quiet_hours: Type.Union([Type.String({ pattern: '^[0-2][0-9]:[0-5][0-9]-[0-2][0-9]:[0-5][0-9]$', description: 'HH:MM-HH:MM in timezone_preference when reminders wait (may cross midnight)' }), Type.Null()]),
+  messages: Type.Object(
+    Object.fromEntries(MESSAGE_KINDS.map((k) => [k, Type.Optional(MessageSetting)])),
+    { additionalProperties: false, description: "The bot's messages to members, each on or off and with the owner's text (docs/lifecycle.md); {} for tenure's words, all on" },
+  ),
 });
 
 const KeyParams = Type.Object({ project_id: Type.String(), key: Type.String({ description: 'A setting name, e.g. default_currency' }) });
