@@ -43,12 +43,18 @@ TENURE_WORKER_METRICS_PORT set it serves GET /metrics (its delivery attempts by 
 process metrics) on HOST at that port.
 ${examples('DATABASE_URL=postgres://tenure@db/tenure npx tenure worker', 'HOST=0.0.0.0 TENURE_WORKER_METRICS_PORT=9464 npx tenure worker')}`,
   membershipImport: `
-The CSV holds user_id,end_date rows (an optional header line is skipped); end_date is a 13-digit
-Unix timestamp in milliseconds or YYYY-MM-DDTHH:MM:SS.mmmZ. Bad rows are reported with their line
-numbers and never stop the import. Progress (rows/s, percentage, ETA) goes to stderr when stderr
-is a terminal, or always with --progress; the JSON report alone goes to stdout.
+The CSV holds user_id,end_date rows, one a line (an optional header line names the columns, a
+UTF-8 BOM allowed); end_date is a 13-digit Unix timestamp in milliseconds or
+YYYY-MM-DDTHH:MM:SS.mmmZ. Every data row is inserted or rejected with its line number and reason;
+a line that is not readable CSV (an unclosed quote) is rejected alone and the import goes on.
+Exit 0 when every row was inserted, 2 when any was rejected, 1 on an error; the last line on
+stderr says which. --dry-run checks the file against the database and keeps nothing; --rejects
+writes the rejected rows (line, reason, the row as it was) to a CSV file. Progress (rows/s,
+percentage, ETA) goes to stderr when stderr is a terminal, or always with --progress; the JSON
+report alone goes to stdout.
 ${examples(
-  'npx tenure membership import --project <project-id> --file members.csv',
+  'npx tenure membership import --project <project-id> --file members.csv --dry-run',
+  'npx tenure membership import --project <project-id> --file members.csv --rejects rejected.csv',
   'npx tenure membership import --project <project-id> --file members.csv --progress 2> progress.log > report.json',
 )}`,
   doctor: `

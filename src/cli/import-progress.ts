@@ -54,25 +54,28 @@ export class ImportProgress {
     this.print(rows, inserted, false);
   }
 
-  /** Once at the end, whatever the interval: the final count and the whole run's rate. */
-  finish(rows: number, inserted: number): void {
-    this.print(rows, inserted, true);
+  /** Once at the end, whatever the interval: the final count, the rows rejected, and the whole run's rate. */
+  finish(rows: number, inserted: number, rejected = 0): void {
+    this.print(rows, inserted, true, rejected);
   }
 
-  line(rows: number, inserted: number, done: boolean): string {
+  line(rows: number, inserted: number, done: boolean, rejected = 0): string {
     const elapsed = Math.max(0.001, (this.now() - this.started) / 1000);
     const read = done ? this.o.totalBytes : Math.min(this.o.bytesRead(), this.o.totalBytes);
     const fraction = this.o.totalBytes === 0 ? 1 : read / this.o.totalBytes;
     const rate = Math.round(rows / elapsed);
     const head = `import: ${number.format(rows)} rows read, ${number.format(inserted)} inserted, ${number.format(rate)} rows/s`;
     const where = `${Math.floor(fraction * 100)}% of ${size(this.o.totalBytes)}`;
-    const tail = done ? `done in ${duration(elapsed)}` : `ETA ${duration(fraction > 0 ? (elapsed * (1 - fraction)) / fraction : Infinity)}`;
+    // Done says what became of the rows, so a run that rejected some never reads as a clean 100%.
+    const tail = done
+      ? `${rejected > 0 ? `${number.format(rejected)} rejected, ` : ''}done in ${duration(elapsed)}`
+      : `ETA ${duration(fraction > 0 ? (elapsed * (1 - fraction)) / fraction : Infinity)}`;
     return `${head}, ${where}, ${tail}`;
   }
 
-  private print(rows: number, inserted: number, done: boolean): void {
+  private print(rows: number, inserted: number, done: boolean, rejected = 0): void {
     this.lastPrint = this.now();
-    const text = this.line(rows, inserted, done);
+    const text = this.line(rows, inserted, done, rejected);
     // \r and "erase to end of line" redraw the same terminal line.
     this.o.sink.write(this.o.inPlace ? `\r${text}\x1b[K${done ? '\n' : ''}` : `${text}\n`);
   }

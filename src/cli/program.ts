@@ -1,11 +1,11 @@
 import { createReadStream } from 'node:fs';
-import { access, stat } from 'node:fs/promises';
+import { access, stat, writeFile } from 'node:fs/promises';
 import { Command, CommanderError, type OutputConfiguration } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import type { Container } from '../container.js';
 import { AppError, type Result } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
-import { DEFAULT_BATCH, importMemberships } from '../domain/memberships/membership-import.js';
+import { DEFAULT_BATCH, ImportFormatError, importMemberships, type ImportReport } from '../domain/memberships/membership-import.js';
 import { DataDirLockedError } from '../database/data-dir-lock.js';
 import { COMMAND_HELP, PROGRAM_HELP } from './help.js';
 import { ImportProgress } from './import-progress.js';
@@ -158,14 +158,16 @@ function buildProgram(io: Pick<CliIo, 'env'> & Required<Pick<CliIo, 'stdout' | '
   const membership = program.command('membership').description('Manage memberships');
   membership
     .command('import')
-    .description('Import user_id,end_date rows from a CSV file; prints what was inserted and each rejected line')
+    .description('Import user_id,end_date rows from a CSV file; prints what was inserted and each rejected line; exits 2 when a row was rejected')
     .requiredOption('--project <id>', 'the project id')
     .requiredOption('--file <path>', 'the CSV file (an optional header line user_id,end_date is skipped)')
     .option('--batch-size <n>', 'rows per chunk (one transaction: COPY, then one insert statement)', String(DEFAULT_BATCH))
+    .option('--dry-run', 'check the file against the database and report, keeping nothing')
+    .option('--rejects <path>', 'write the rejected rows to this CSV file: line, reason and the row as it was')
     .option('--progress', 'print progress on stderr even when it is not a terminal')
     .option('--no-progress', 'print no progress, even on a terminal')
     .addHelpText('after', COMMAND_HELP.membershipImport)
-    .action(async (opts: { project: string; file: string; batchSize: string; progress?: boolean }) => {
+    .action(async (opts: { project: string; file: string; batchSize: string; dryRun?: boolean; rejects?: string; progress?: boolean }) => {
       const batchSize = Number(opts.batchSize);
       if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 50_000) {
         throw new CliError('--batch-size must be a whole number from 1 to 50000');
@@ -173,34 +175,35 @@ function buildProgram(io: Pick<CliIo, 'env'> & Required<Pick<CliIo, 'stdout' | '
       await access(opts.file).catch(() => {
         throw new CliError(`Cannot read ${opts.file}`);
       });
-      print(
-        await withContainer(async ({ services, stores, clock }) => {
-          if (!isUuid(opts.project) || (await services.projects.get(opts.project)) === null) {
-            throw new CliError(`Project not found: ${opts.project}`);
-          }
-          const input = createReadStream(opts.file);
-          const show = opts.progress ?? stderr.isTTY === true;
-          const progress = show
-            ? new ImportProgress({
-                totalBytes: (await stat(opts.file)).size,
-                bytesRead: () => input.bytesRead,
-                sink: stderr,
-                inPlace: stderr.isTTY === true,
-              })
-            : null;
-          let last = { rows: 0, inserted: 0 };
-          const report = await importMemberships({ chunks: stores.membershipImport, clock }, opts.project, input, {
-            batchSize,
-            onProgress: (rows, inserted) => {
-              last = { rows, inserted };
-              progress?.update(rows, inserted);
-            },
-          });
-          // Rows rejected after the last batch were read too.
-          progress?.finish(Math.max(last.rows, report.inserted + report.rejected), report.inserted);
-          return report;
-        }),
-      );
+      const report = await withContainer(async ({ services, stores, clock }) => {
+        if (!isUuid(opts.project) || (await services.projects.get(opts.project)) === null) {
+          throw new CliError(`Project not found: ${opts.project}`);
+        }
+        const input = createReadStream(opts.file);
+        const show = opts.progress ?? stderr.isTTY === true;
+        const progress = show
+          ? new ImportProgress({
+              totalBytes: (await stat(opts.file)).size,
+              bytesRead: () => input.bytesRead,
+              sink: stderr,
+              inPlace: stderr.isTTY === true,
+            })
+          : null;
+        const done = await importMemberships({ chunks: stores.membershipImport, clock }, opts.project, input, {
+          batchSize,
+          dryRun: opts.dryRun === true,
+          onProgress: (rows, inserted) => progress?.update(rows, inserted),
+        }).catch((err: unknown) => {
+          if (err instanceof ImportFormatError) throw new CliError(`${opts.file}: ${err.message}`);
+          throw err;
+        });
+        progress?.finish(done.rows, done.inserted, done.rejected);
+        return done;
+      });
+      if (opts.rejects !== undefined) await writeFile(opts.rejects, rejectsCsv(report));
+      print(report);
+      stderr.write(`${importSummary(report)}\n`);
+      if (report.rejected > 0) exit.code = 2;
     });
 
   program
@@ -218,6 +221,22 @@ function buildProgram(io: Pick<CliIo, 'env'> & Required<Pick<CliIo, 'stdout' | '
     });
 
   return program;
+}
+
+/** A CSV field, quoted when it must be. */
+const csvField = (value: string) => (/[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
+
+/** The rejected rows as CSV: the line number, the reason and the row as it was in the file. */
+function rejectsCsv(report: ImportReport): string {
+  return ['line,reason,row', ...report.rejections.map((r) => [String(r.line), r.reason, r.text].map(csvField).join(','))].join('\n') + '\n';
+}
+
+/** The import's last line on stderr: what happened to every data row, and why the exit code is what it is. */
+function importSummary(report: ImportReport): string {
+  const n = (x: number) => x.toLocaleString('en-US');
+  const what = report.dry_run ? 'would be inserted (dry run: nothing was written)' : 'inserted';
+  const head = `import: ${n(report.rows)} data rows: ${n(report.inserted)} ${what}, ${n(report.rejected)} rejected`;
+  return report.rejected > 0 ? `${head}; exit code 2: rows were rejected (each listed with its line and reason)` : `${head}; every row ${report.dry_run ? 'would be' : 'was'} imported`;
 }
 
 /** Runs one command (`argv` as `process.argv`: node, script, then the arguments); resolves to the exit code. */

@@ -72,9 +72,11 @@ describe('tenure CLI', () => {
     const file = path.join(dir, 'members.csv');
     await writeFile(file, lines.join('\n') + '\n');
     const res = await tenure('membership', 'import', '--project', projectId, '--file', file, '--batch-size', '2');
-    expect(res.code, res.stderr).toBe(0);
+    // Rows were rejected: exit 2, and the last line says so.
+    expect(res.code, res.stderr).toBe(2);
+    expect(res.stderr.trimEnd().split('\n').at(-1)).toBe('import: 9 data rows: 4 inserted, 5 rejected; exit code 2: rows were rejected (each listed with its line and reason)');
     const report = JSON.parse(res.stdout);
-    expect(report).toMatchObject({ project_id: projectId, inserted: 4, rejected: 5 });
+    expect(report).toMatchObject({ project_id: projectId, dry_run: false, rows: 9, inserted: 4, rejected: 5 });
     expect(report.rejections.map((r: { line: number }) => r.line)).toEqual([4, 5, 6, 7, 9]);
     expect(report.rejections[2].reason).toMatch(/duplicate user_id \(first on line 2\)/);
 

@@ -88,17 +88,20 @@ describe('membership import progress', () => {
 
   it('--progress reports on stderr while stdout holds the JSON report alone', async () => {
     const res = await cliOn(h)('membership', 'import', '--project', projectId, '--file', file, '--batch-size', '500', '--progress');
-    expect(res.code, res.stderr).toBe(0);
+    expect(res.code, res.stderr).toBe(2);
     expect(JSON.parse(res.stdout)).toMatchObject({ project_id: projectId, inserted: 3000, rejected: 1 });
     const lines = res.stderr.trimEnd().split('\n');
-    expect(lines.at(-1)).toMatch(/^import: 3,00[12] rows read, 3,000 inserted, [\d,]+ rows\/s, 100% of \d+\.\d KiB, done in \d+s$/);
-    for (const line of lines) expect(line).toMatch(/^import: [\d,]+ rows read, [\d,]+ inserted, [\d,]+ rows\/s, \d+% of .*, (ETA|done in) /);
+    expect(lines.pop()).toMatch(/^import: 3,001 data rows: 3,000 inserted, 1 rejected; exit code 2/);
+    // The header is not a row; the one rejected row is said beside the 100%.
+    expect(lines.at(-1)).toMatch(/^import: 3,001 rows read, 3,000 inserted, [\d,]+ rows\/s, 100% of \d+\.\d KiB, 1 rejected, done in \d+s$/);
+    for (const line of lines) expect(line).toMatch(/^import: [\d,]+ rows read, [\d,]+ inserted, [\d,]+ rows\/s, \d+% of .*, (ETA|1 rejected, done in) /);
   });
 
   it('prints no progress when stderr is not a terminal, unless asked', async () => {
     const again = await cliOn(h)('membership', 'import', '--project', projectId, '--file', file);
-    expect(again.code, again.stderr).toBe(0);
-    expect(again.stderr).toBe('');
+    // Every row is already a member now: all rejected. No progress, only the summary line.
+    expect(again.code, again.stderr).toBe(2);
+    expect(again.stderr).toMatch(/^import: 3,001 data rows: 0 inserted, 3,001 rejected; exit code 2[^\n]*\n$/);
     expect(JSON.parse(again.stdout)).toMatchObject({ inserted: 0 });
   });
 });

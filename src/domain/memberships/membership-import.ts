@@ -1,34 +1,46 @@
 import type { Readable } from 'node:stream';
-import { Parser } from 'csv-parse';
 import type { Clock } from '../clock.js';
 import { isUserId } from '../ids.js';
 import { parseInstant } from '../instant.js';
 import type { Transactor } from '../transactions.js';
 import { statusAt } from './active.js';
+import { csvLines } from './csv-lines.js';
 import type { MembershipView } from './membership.view.js';
 
 /**
  * Bulk import of `user_id,end_date` rows (the CLI's `membership import`). Rows are validated one
  * by one as the file streams in and written in chunks, each one transaction opened here (the rows
  * staged with COPY, then one statement for the memberships, their users and their
- * `membership.created` events: src/store/membership-import.store.ts); a bad row is reported with
- * its line number and never stops the import, nor does a row the statement refuses (the user is
- * banned or already a member). End dates may lie in the past: such members are imported as
- * `expired` (statusAt, against the app's clock when the chunk is written), as they would be in the
- * system they come from. While the database writes one chunk, the next is parsed (on
- * PostgreSQL two chunks may be written at once): memory holds at most that many chunks, plus the
- * first line of every user id seen (duplicates within the file are reported as such). A failure
- * stops the import: the chunks committed before it stay (docs/configuration.md).
+ * `membership.created` events: src/store/membership-import.store.ts). Every data row ends up
+ * either inserted or rejected with its line number and the reason: a bad row, a line that is not
+ * readable CSV (csv-lines.ts: one record a line, so a broken one costs that line alone), a row the
+ * statement refuses (the user is banned or already a member). End dates may lie in the past: such
+ * members are imported as `expired` (statusAt, against the app's clock when the chunk is
+ * written), as they would be in the system they come from. A dry run writes each chunk and rolls
+ * it back, so its report is the real one's and nothing stays. While the database writes one
+ * chunk, the next is parsed (on PostgreSQL two chunks may be written at once): memory holds at
+ * most that many chunks, the rejections, and the first line of every user id seen (duplicates
+ * within the file are reported as such). A failure stops the import: the chunks committed before
+ * it stay (docs/configuration.md, "Importing memberships").
  */
+
+/** The file cannot be imported at all (its header names a column the import does not know). */
+export class ImportFormatError extends Error {}
 
 export interface Rejection {
   line: number;
   user_id: string | null;
   reason: string;
+  /** The line as it is in the file. */
+  text: string;
 }
 
 export interface ImportReport {
   project_id: string;
+  /** Nothing was kept: each chunk was rolled back. */
+  dry_run: boolean;
+  /** Data rows read: every non-blank line but the header. */
+  rows: number;
   inserted: number;
   rejected: number;
   rejections: Rejection[];
@@ -37,8 +49,10 @@ export interface ImportReport {
 export interface ImportOptions {
   /** Rows per chunk (one transaction). */
   batchSize?: number;
-  /** Called after each chunk is committed, with the rows read so far. */
+  /** Called after each chunk is committed, with the data rows read so far. */
   onProgress?: (rowsRead: number, inserted: number) => void;
+  /** Check the file against the database without keeping anything. */
+  dryRun?: boolean;
 }
 
 /** A validated row, with the status it is imported with. */
@@ -83,22 +97,29 @@ function parseCsvInstant(cell: string): Date | null {
 }
 
 const SKIPPED = 'user already has a membership in this project, or is banned from it';
-
-/**
- * csv-parse's parser, each record pushed with the line it ends on: `{ record, line }`. Its own
- * `info: true` gives the same number (`info.lines`, read at the same moment) inside an object of
- * some fifteen fields copied per record, which was half of the parse's CPU (9 µs a row of 17).
- */
-class LineNumberedParser extends Parser {
-  override push(record: unknown): boolean {
-    return super.push(record === null ? null : { record, line: this.info.lines });
-  }
-}
+const COLUMNS = ['user_id', 'end_date'] as const;
 
 interface ParsedRow {
   line: number;
   userId: string;
   endDate: Date;
+  text: string;
+}
+
+/** Thrown inside a dry run's chunk transaction so it rolls back, carrying what the chunk did. */
+class RolledBack {
+  constructor(readonly outcome: MergeOutcome) {}
+}
+
+/** The columns' positions from a header line, or why the file cannot be imported. */
+function columnsOf(fields: readonly string[]): { userId: number; endDate: number } {
+  const names = fields.map((f) => f.toLowerCase());
+  const unknown = names.filter((n) => !(COLUMNS as readonly string[]).includes(n));
+  if (unknown.length > 0) throw new ImportFormatError(`unknown column ${unknown.map((u) => `"${u}"`).join(', ')} in the header (the columns are ${COLUMNS.join(', ')})`);
+  for (const c of COLUMNS) if (!names.includes(c)) throw new ImportFormatError(`the header has no ${c} column`);
+  const seen = new Set(names);
+  if (seen.size !== names.length) throw new ImportFormatError('the header names a column twice');
+  return { userId: names.indexOf('user_id'), endDate: names.indexOf('end_date') };
 }
 
 export async function importMemberships(
@@ -108,6 +129,7 @@ export async function importMemberships(
   options: ImportOptions = {},
 ): Promise<ImportReport> {
   const batchSize = options.batchSize ?? DEFAULT_BATCH;
+  const dryRun = options.dryRun ?? false;
   const rejections: Rejection[] = [];
   const firstLineOf = new Map<string, number>();
   let batch: ParsedRow[] = [];
@@ -117,28 +139,39 @@ export async function importMemberships(
   // Chunks being written; at most chunks.concurrency at once, so parsing runs ahead by that much.
   const inFlight = new Set<Promise<void>>();
   let failure: { error: unknown } | null = null;
-  const settle = (rows: readonly StagedMembership[], outcome: MergeOutcome) => {
+  const settle = (rows: readonly ParsedRow[], outcome: MergeOutcome) => {
     inserted += outcome.inserted;
-    const userOf = new Map(rows.map((r) => [r.line, r.userId]));
-    for (const line of outcome.refusedLines) rejections.push({ line, user_id: userOf.get(line) ?? null, reason: SKIPPED });
+    const rowOf = new Map(rows.map((r) => [r.line, r]));
+    for (const line of outcome.refusedLines) {
+      const row = rowOf.get(line);
+      rejections.push({ line, user_id: row?.userId ?? null, reason: SKIPPED, text: row?.text ?? '' });
+    }
     options.onProgress?.(rowsRead, inserted);
   };
   // One chunk, one transaction: committed whole or not at all (a failure stops the import, the
-  // chunks committed before it stay).
+  // chunks committed before it stay). A dry run's is rolled back once it has its outcome.
   const write = (rows: readonly StagedMembership[]) =>
-    chunks.run(async (chunk) => {
-      await chunk.stage(rows);
-      return chunk.merge(projectId);
-    });
+    chunks
+      .run(async (chunk) => {
+        await chunk.stage(rows);
+        const outcome = await chunk.merge(projectId);
+        if (dryRun) throw new RolledBack(outcome);
+        return outcome;
+      })
+      .catch((err: unknown) => {
+        if (err instanceof RolledBack) return err.outcome;
+        throw err;
+      });
   const flush = async () => {
     if (batch.length === 0) return;
     const now = clock.now();
-    const rows = batch.map((r): StagedMembership => ({ ...r, status: statusAt(r.endDate, now) }));
+    const parsed = batch;
+    const rows = parsed.map((r): StagedMembership => ({ line: r.line, userId: r.userId, endDate: r.endDate, status: statusAt(r.endDate, now) }));
     batch = [];
     while (inFlight.size >= chunks.concurrency) await Promise.race(inFlight);
     if (failure) throw failure.error;
     const written: Promise<void> = write(rows)
-      .then((outcome) => settle(rows, outcome))
+      .then((outcome) => settle(parsed, outcome))
       .catch((error: unknown) => {
         failure ??= { error };
       })
@@ -150,40 +183,44 @@ export async function importMemberships(
     if (failure) throw failure.error;
   };
 
-  const parser = input.pipe(
-    new LineNumberedParser({ trim: true, skip_empty_lines: true, relax_column_count: true, skip_records_with_error: true }),
-  );
-  parser.on('skip', (err: Error & { lines?: number }) => {
-    rejections.push({ line: err.lines ?? 0, user_id: null, reason: `unreadable CSV: ${err.message}` });
-  });
-
+  let columns: { userId: number; endDate: number } | null = null;
+  let width: number = COLUMNS.length;
   try {
-    for await (const { record, line } of parser as AsyncIterable<{ record: string[]; line: number }>) {
-      const [userId = '', endDate = ''] = record;
-      if (rowsRead === 0 && userId.toLowerCase() === 'user_id') {
-        rowsRead++;
-        continue; // header
+    for await (const { line, text, fields, error } of csvLines(input)) {
+      if (columns === null) {
+        columns = { userId: 0, endDate: 1 };
+        if (fields?.[0]?.toLowerCase() === 'user_id') {
+          columns = columnsOf(fields);
+          width = fields.length;
+          continue; // the header is not a data row
+        }
       }
       rowsRead++;
+      if (error !== null) {
+        rejections.push({ line, user_id: null, reason: `unreadable CSV: ${error}`, text });
+        continue;
+      }
+      const userId = fields[columns.userId] ?? '';
+      const endDate = fields[columns.endDate] ?? '';
       const reason =
-        record.length !== 2
-          ? `expected 2 columns (user_id,end_date), found ${record.length}`
+        fields.length !== width
+          ? `expected ${width} columns (${width === 2 ? 'user_id,end_date' : 'as the header'}), found ${fields.length}`
           : !isUserId(userId)
             ? 'user_id must be a string of digits'
             : firstLineOf.has(userId)
               ? `duplicate user_id (first on line ${firstLineOf.get(userId)})`
               : null;
       if (reason) {
-        rejections.push({ line, user_id: userId || null, reason });
+        rejections.push({ line, user_id: userId || null, reason, text });
         continue;
       }
       const date = parseCsvInstant(endDate);
       if (!date) {
-        rejections.push({ line, user_id: userId, reason: DATE_HINT });
+        rejections.push({ line, user_id: userId, reason: DATE_HINT, text });
         continue;
       }
       firstLineOf.set(userId, line);
-      batch.push({ userId, endDate: date, line });
+      batch.push({ userId, endDate: date, line, text });
       if (batch.length >= batchSize) await flush();
     }
     await flush();
@@ -193,5 +230,5 @@ export async function importMemberships(
   }
   await drain();
   rejections.sort((a, b) => a.line - b.line);
-  return { project_id: projectId, inserted, rejected: rejections.length, rejections };
+  return { project_id: projectId, dry_run: dryRun, rows: rowsRead, inserted, rejected: rejections.length, rejections };
 }
