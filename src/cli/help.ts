@@ -44,7 +44,7 @@ process metrics) on HOST at that port.
 ${examples('DATABASE_URL=postgres://tenure@db/tenure npx tenure worker', 'HOST=0.0.0.0 TENURE_WORKER_METRICS_PORT=9464 npx tenure worker')}`,
   membershipImport: `
 The CSV holds user_id,end_date rows, one a line (an optional header line names the columns, a
-UTF-8 BOM allowed); end_date is a 13-digit Unix timestamp in milliseconds or
+UTF-8 BOM allowed; an optional plan_id column puts members on a plan); end_date is a 13-digit Unix timestamp in milliseconds or
 YYYY-MM-DDTHH:MM:SS.mmmZ. Every data row is inserted or rejected with its line number and reason;
 a line that is not readable CSV (an unclosed quote) is rejected alone and the import goes on.
 Exit 0 when every row was inserted, 2 when any was rejected, 1 on an error; the last line on

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { queueMessage } from './notifications.store.js';
 import { pipeline } from 'node:stream/promises';
 import type { PGlite, Transaction } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
@@ -50,7 +51,7 @@ export function copyBuffer(rows: readonly StagedMembership[]): Buffer {
   let buffer = Buffer.allocUnsafe(rows.length * ROW_BYTES);
   let length = 0;
   for (const r of rows) {
-    const row = `${r.line}\t${r.userId}\t${r.endDate.getTime()}\t${r.endDate.toISOString()}\t${r.status}\t${orderedId()}\t${orderedId()}\n`;
+    const row = `${r.line}\t${r.userId}\t${r.endDate.getTime()}\t${r.endDate.toISOString()}\t${r.status}\t${orderedId()}\t${orderedId()}\t${r.planId ?? '\\N'}\n`;
     if (length + row.length > buffer.length) {
       const larger = Buffer.allocUnsafe(2 * (length + row.length));
       buffer.copy(larger, 0, 0, length);
@@ -64,7 +65,7 @@ export function copyBuffer(rows: readonly StagedMembership[]): Buffer {
 const STAGE = sql.raw('tenure_import_stage');
 // ON COMMIT DROP: nothing outlives the chunk, on a pooled connection the app reuses afterwards.
 const CREATE_STAGE =
-  'CREATE TEMP TABLE tenure_import_stage (line int NOT NULL, user_id text NOT NULL, end_ms bigint NOT NULL, end_iso text NOT NULL, status text NOT NULL, membership_id uuid NOT NULL, event_id uuid NOT NULL) ON COMMIT DROP';
+  'CREATE TEMP TABLE tenure_import_stage (line int NOT NULL, user_id text NOT NULL, end_ms bigint NOT NULL, end_iso text NOT NULL, status text NOT NULL, membership_id uuid NOT NULL, event_id uuid NOT NULL, plan_id uuid) ON COMMIT DROP';
 
 /**
  * The chunk's statement. The event's object is membershipJson's (memberships.store.ts), with its
@@ -79,21 +80,22 @@ const CREATE_STAGE =
  */
 function mergeStatement(projectId: string) {
   const json = sql<MembershipView>`jsonb_build_object(
-    'membership_id', f.id, 'user_id', f.user_id, 'plan_id', NULL,
+    'membership_id', f.id, 'user_id', f.user_id, 'plan_id', f.plan_id,
     'membership_start_date', f.start_iso, 'membership_end_date', f.end_iso,
     'user_name', CASE WHEN f.first_name IS NULL AND f.username IS NULL THEN NULL
                  ELSE jsonb_build_object('first_name', f.first_name, 'username', f.username) END,
-    'plan_name', NULL, 'plan_duration', NULL,
+    'plan_name', f.plan_name, 'plan_duration', f.plan_duration,
     'subscription_id', NULL, 'subscription_status', NULL,
     'status', f.status)`;
   return sql`
     WITH clock AS (SELECT ${iso(sql`now()::timestamptz(3)`)} AS start_iso),
     stage AS (SELECT t.*, to_timestamp(t.end_ms::float8 / 1000) AS end_date FROM ${STAGE} t),
     ins AS (
-      INSERT INTO memberships (id, project_id, user_id, end_date, status)
-      SELECT t.membership_id, ${projectId}::uuid, t.user_id, t.end_date, t.status
+      INSERT INTO memberships (id, project_id, user_id, end_date, status, plan_id)
+      SELECT t.membership_id, ${projectId}::uuid, t.user_id, t.end_date, t.status, t.plan_id
       FROM stage t
       WHERE NOT EXISTS (SELECT 1 FROM bans b WHERE b.project_id = ${projectId}::uuid AND b.user_id = t.user_id)
+        AND (t.plan_id IS NULL OR EXISTS (SELECT 1 FROM plans p WHERE p.id = t.plan_id AND p.project_id = ${projectId}::uuid))
       ON CONFLICT (project_id, user_id) DO NOTHING
       RETURNING id, project_id, user_id
     ), usr AS (
@@ -104,30 +106,40 @@ function mergeStatement(projectId: string) {
       -- the whole users table for that join, every chunk (1 s a chunk at 600,000 users).
       RETURNING user_id, first_name, username
     ), full_row AS (
-      SELECT i.id, i.project_id, i.user_id, t.end_ms, t.end_iso, t.status, t.event_id, clock.start_iso, u.first_name, u.username
+      SELECT i.id, i.project_id, i.user_id, t.end_ms, t.end_iso, t.status, t.event_id, clock.start_iso, u.first_name, u.username,
+             t.plan_id, p.name AS plan_name, p.duration AS plan_duration
       FROM ins i JOIN ${STAGE} t ON t.user_id = i.user_id JOIN usr u ON u.user_id = i.user_id CROSS JOIN clock
+      LEFT JOIN plans p ON p.id = t.plan_id
     ), ev AS (${insertEvent('membership.created', {
       id: sql`f.event_id`,
       projectId: sql`f.project_id`,
       data: { membership: json },
       from: sql`FROM full_row f`,
-    })})
+    })}),
+    -- Each active imported member's welcome (docs/lifecycle.md): once per member and project, for life.
+    welcomed AS (SELECT i.id, i.project_id, i.user_id, NULL::uuid AS plan_id FROM ins i JOIN stage t ON t.user_id = i.user_id WHERE t.status = 'active'),
+    welcome AS (${queueMessage('welcome', 'welcomed', sql`now()`, sql`'welcome:' || d.user_id`)})
     SELECT (SELECT count(*)::int FROM ins) AS inserted,
            coalesce((SELECT array_agg(t.line ORDER BY t.line) FROM ${STAGE} t
-                     WHERE NOT EXISTS (SELECT 1 FROM ins i WHERE i.user_id = t.user_id)), '{}') AS refused`;
+                     WHERE NOT EXISTS (SELECT 1 FROM ins i WHERE i.user_id = t.user_id)), '{}') AS refused,
+           coalesce((SELECT array_agg(t.line ORDER BY t.line) FROM ${STAGE} t
+                     WHERE t.plan_id IS NOT NULL
+                       AND NOT EXISTS (SELECT 1 FROM plans p WHERE p.id = t.plan_id AND p.project_id = ${projectId}::uuid)), '{}') AS unknown_plan`;
 }
 
 // The chunk's joins hash in memory (the default 4 MB spills 20,000 rows to disk); JIT compiles
 // for longer than the statement runs at this size.
 const CHUNK_SETTINGS = ["SET LOCAL work_mem = '64MB'", 'SET LOCAL jit = off'];
 
-type Outcome = { inserted: number; refused: number[] | string };
+type Outcome = { inserted: number; refused: number[] | string; unknown_plan: number[] | string };
+
+// node-postgres parses int[]; PGlite does too, but keep the text form working.
+const lines = (value: number[] | string) =>
+  (typeof value === 'string' ? value.replace(/[{}]/g, '').split(',').filter(Boolean) : value).map(Number);
 
 function outcomeOf(row: Outcome | undefined): MergeOutcome {
   if (!row) throw new Error('import merge returned no row');
-  // node-postgres parses int[]; PGlite does too, but keep the text form working.
-  const refused = typeof row.refused === 'string' ? row.refused.replace(/[{}]/g, '').split(',').filter(Boolean).map(Number) : row.refused;
-  return { inserted: row.inserted, refusedLines: refused.map(Number) };
+  return { inserted: row.inserted, refusedLines: lines(row.refused), unknownPlanLines: lines(row.unknown_plan) };
 }
 
 /** The statements of one chunk's transaction, on the driver's client that `run` holds. */

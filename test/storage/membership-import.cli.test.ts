@@ -1,7 +1,11 @@
+import { randomInt } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rowsOf } from '../../src/database/db.js';
+import { createPlan, createTarget, grant } from '../support/catalogue.js';
 import { cliOn } from '../support/cli.js';
 import { eventRows, membershipRows } from '../support/api.js';
 import { future, onPostgres, useHarness } from '../support/harness.js';
@@ -95,6 +99,46 @@ describe(`membership import, the CLI on ${onPostgres ? 'PostgreSQL' : 'PGlite'}`
       `6,unreadable CSV: unclosed quote (opened at column 1; a quoted field must end on its line),"""50000003,${ms}"`,
       '',
     ]);
+  });
+
+  it('plan_id: an imported member on a plan gets the access rows an API-created one gets; an unknown plan is a rejected row', async () => {
+    const t = await h.tenant();
+    // A connected bot (an integration row as the connection route writes it; nothing calls Discord here).
+    await h.database.db.execute(sql`
+      INSERT INTO integrations (project_id, platform, bot_token_sealed, bot_id, bot_name)
+      VALUES (${t.projectId}, 'discord', 'v1.dummy.sealed', ${String(randomInt(1, 2 ** 47))}, 'tenure-bot')`);
+    const guild = await createTarget(t, { kind: 'guild', target_name: 'Server' });
+    const role = await createTarget(t, { kind: 'role', parent_target_id: guild.target_id });
+    const plan = await createPlan(t);
+    await grant(t, plan.plan_id, role.target_id);
+    const { ms } = future(10);
+    const elsewhere = '00000000-0000-4000-8000-0000000000aa';
+    const lines = ['user_id,end_date,plan_id', `70000001,${ms},${plan.plan_id}`, `70000002,${ms},`, `70000003,${ms},${elsewhere}`, `70000004,${ms},not-a-plan`];
+    const res = await tenure('membership', 'import', '--project', t.projectId, '--file', await file('plans.csv', lines.join('\n')));
+    expect(res.code, res.stderr).toBe(2);
+    const report = JSON.parse(res.stdout);
+    expect(report).toMatchObject({ rows: 4, inserted: 2, rejected: 2 });
+    expect(report.rejections.map((r: { line: number; reason: string }) => [r.line, r.reason])).toStrictEqual([
+      [4, 'plan_id names no plan of this project'],
+      [5, 'plan_id must be a plan id (a UUID) or empty'],
+    ]);
+    const members = rowsOf<{ user_id: string; plan_id: string | null }>(
+      await h.database.db.execute(sql`SELECT user_id, plan_id::text FROM memberships WHERE project_id = ${t.projectId} ORDER BY user_id`),
+    );
+    expect(members.map((m) => [m.user_id, m.plan_id])).toStrictEqual([
+      ['70000001', plan.plan_id],
+      ['70000002', null],
+    ]);
+    const created = (await eventRows(h, t.projectId)).filter((e) => e.type === 'membership.created');
+    const onPlan = created.map((e) => e.data.membership as { user_id: string; plan_id: string | null; plan_name: string | null }).find((m) => m.user_id === '70000001');
+    expect(onPlan).toMatchObject({ plan_id: plan.plan_id, plan_name: plan.plan_name });
+    // The access planner plans the imported events as any others.
+    const planner = h.container.stores.accessPlan;
+    while ((await planner.planBatch(500)).events === 500);
+    const access = rowsOf<{ user_id: string; target_id: string; desired: string }>(
+      await h.database.db.execute(sql`SELECT user_id, target_id::text, desired FROM access WHERE project_id = ${t.projectId}`),
+    );
+    expect(access).toStrictEqual([{ user_id: '70000001', target_id: role.target_id, desired: 'granted' }]);
   });
 
   it('refuses a header naming a column it does not know, writing nothing', async () => {

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { Clock } from '../clock.js';
-import { isUserId } from '../ids.js';
+import { isUserId, isUuid } from '../ids.js';
 import { parseInstant } from '../instant.js';
 import type { Transactor } from '../transactions.js';
 import { statusAt } from './active.js';
@@ -60,13 +60,17 @@ export interface StagedMembership {
   line: number;
   userId: string;
   endDate: Date;
+  /** The plan the membership is on, or null (then it grants nothing until it is given one). */
+  planId: string | null;
   status: MembershipView['status'];
 }
 
 export interface MergeOutcome {
   inserted: number;
-  /** Lines of the staged rows not inserted: the user already has a membership in the project, or is banned from it. */
+  /** Lines of the staged rows not inserted: the user already has a membership in the project, or is banned from it, or the plan is unknown. */
   refusedLines: number[];
+  /** Of those, the lines whose plan_id names no plan of the project. */
+  unknownPlanLines: number[];
 }
 
 /** The statements of one chunk's transaction. */
@@ -98,11 +102,14 @@ function parseCsvInstant(cell: string): Date | null {
 
 const SKIPPED = 'user already has a membership in this project, or is banned from it';
 const COLUMNS = ['user_id', 'end_date'] as const;
+const OPTIONAL = ['plan_id'] as const;
+const UNKNOWN_PLAN = 'plan_id names no plan of this project';
 
 interface ParsedRow {
   line: number;
   userId: string;
   endDate: Date;
+  planId: string | null;
   text: string;
 }
 
@@ -112,14 +119,15 @@ class RolledBack {
 }
 
 /** The columns' positions from a header line, or why the file cannot be imported. */
-function columnsOf(fields: readonly string[]): { userId: number; endDate: number } {
+function columnsOf(fields: readonly string[]): { userId: number; endDate: number; planId: number } {
   const names = fields.map((f) => f.toLowerCase());
-  const unknown = names.filter((n) => !(COLUMNS as readonly string[]).includes(n));
-  if (unknown.length > 0) throw new ImportFormatError(`unknown column ${unknown.map((u) => `"${u}"`).join(', ')} in the header (the columns are ${COLUMNS.join(', ')})`);
+  const known: readonly string[] = [...COLUMNS, ...OPTIONAL];
+  const unknown = names.filter((n) => !known.includes(n));
+  if (unknown.length > 0) throw new ImportFormatError(`unknown column ${unknown.map((u) => `"${u}"`).join(', ')} in the header (the columns are ${known.join(', ')})`);
   for (const c of COLUMNS) if (!names.includes(c)) throw new ImportFormatError(`the header has no ${c} column`);
   const seen = new Set(names);
   if (seen.size !== names.length) throw new ImportFormatError('the header names a column twice');
-  return { userId: names.indexOf('user_id'), endDate: names.indexOf('end_date') };
+  return { userId: names.indexOf('user_id'), endDate: names.indexOf('end_date'), planId: names.indexOf('plan_id') };
 }
 
 export async function importMemberships(
@@ -142,9 +150,10 @@ export async function importMemberships(
   const settle = (rows: readonly ParsedRow[], outcome: MergeOutcome) => {
     inserted += outcome.inserted;
     const rowOf = new Map(rows.map((r) => [r.line, r]));
+    const unknownPlan = new Set(outcome.unknownPlanLines);
     for (const line of outcome.refusedLines) {
       const row = rowOf.get(line);
-      rejections.push({ line, user_id: row?.userId ?? null, reason: SKIPPED, text: row?.text ?? '' });
+      rejections.push({ line, user_id: row?.userId ?? null, reason: unknownPlan.has(line) ? UNKNOWN_PLAN : SKIPPED, text: row?.text ?? '' });
     }
     options.onProgress?.(rowsRead, inserted);
   };
@@ -166,7 +175,7 @@ export async function importMemberships(
     if (batch.length === 0) return;
     const now = clock.now();
     const parsed = batch;
-    const rows = parsed.map((r): StagedMembership => ({ line: r.line, userId: r.userId, endDate: r.endDate, status: statusAt(r.endDate, now) }));
+    const rows = parsed.map((r): StagedMembership => ({ line: r.line, userId: r.userId, endDate: r.endDate, planId: r.planId, status: statusAt(r.endDate, now) }));
     batch = [];
     while (inFlight.size >= chunks.concurrency) await Promise.race(inFlight);
     if (failure) throw failure.error;
@@ -183,12 +192,12 @@ export async function importMemberships(
     if (failure) throw failure.error;
   };
 
-  let columns: { userId: number; endDate: number } | null = null;
+  let columns: { userId: number; endDate: number; planId: number } | null = null;
   let width: number = COLUMNS.length;
   try {
     for await (const { line, text, fields, error } of csvLines(input)) {
       if (columns === null) {
-        columns = { userId: 0, endDate: 1 };
+        columns = { userId: 0, endDate: 1, planId: -1 };
         if (fields?.[0]?.toLowerCase() === 'user_id') {
           columns = columnsOf(fields);
           width = fields.length;
@@ -202,14 +211,17 @@ export async function importMemberships(
       }
       const userId = fields[columns.userId] ?? '';
       const endDate = fields[columns.endDate] ?? '';
+      const planId = columns.planId < 0 ? '' : (fields[columns.planId] ?? '');
       const reason =
         fields.length !== width
           ? `expected ${width} columns (${width === 2 ? 'user_id,end_date' : 'as the header'}), found ${fields.length}`
           : !isUserId(userId)
             ? 'user_id must be a string of digits'
-            : firstLineOf.has(userId)
-              ? `duplicate user_id (first on line ${firstLineOf.get(userId)})`
-              : null;
+            : planId !== '' && !isUuid(planId)
+              ? 'plan_id must be a plan id (a UUID) or empty'
+              : firstLineOf.has(userId)
+                ? `duplicate user_id (first on line ${firstLineOf.get(userId)})`
+                : null;
       if (reason) {
         rejections.push({ line, user_id: userId || null, reason, text });
         continue;
@@ -220,7 +232,7 @@ export async function importMemberships(
         continue;
       }
       firstLineOf.set(userId, line);
-      batch.push({ userId, endDate: date, line, text });
+      batch.push({ userId, endDate: date, planId: planId === '' ? null : planId.toLowerCase(), line, text });
       if (batch.length >= batchSize) await flush();
     }
     await flush();
