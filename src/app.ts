@@ -35,7 +35,7 @@ import { memberNotificationsRoutes } from './http/routes/users/notifications.rou
 import { webhooksRoutes } from './http/routes/webhooks/webhooks.routes.js';
 import { trustProxy } from './http/trust-proxy.js';
 import { buildSerializer } from './http/serialization.js';
-import { validatorCompiler } from './http/validation.js';
+import { registerStrictQueries, validatorCompiler } from './http/validation.js';
 import { registerDraining } from './observability/draining.hook.js';
 import { registerHttpMetrics } from './observability/http-metrics.hook.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
@@ -84,6 +84,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
+  registerStrictQueries(app);
   registerJsonParser(app);
   registerErrorHandling(app);
   registerDraining(app);

@@ -1,5 +1,6 @@
 import Type, { type TSchema } from 'typebox';
 import { USER_ID_PATTERN, UUID_PATTERN } from '../domain/ids.js';
+import { parseInstant } from '../domain/instant.js';
 
 /** Shared pieces of the route schemas: identifiers, instants, the envelope and the error shapes. */
 
@@ -17,6 +18,20 @@ export const Instant = Type.Union(
   ],
   { description: 'A future instant: 13-digit Unix milliseconds, or an ISO 8601 UTC string with exactly three millisecond digits' },
 );
+
+/**
+ * An instant in a query string: the same two forms as `Instant` (13-digit Unix milliseconds, or
+ * `YYYY-MM-DDTHH:MM:SS.mmmZ`), as text; the route reads it with parseInstant (calendar checks).
+ */
+export const QueryInstant = (name: string) =>
+  Type.String({
+    pattern: '^(\\d{13}|\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z)$',
+    'x-message': `${name} must be 13-digit Unix milliseconds or YYYY-MM-DDTHH:MM:SS.mmmZ`,
+    examples: ['2026-01-12T10:32:27.560Z'],
+  });
+
+/** An instant of the query (QueryInstant's forms) as a Date; null when it names no real calendar instant. */
+export const queryInstant = (value: string): Date | null => parseInstant(/^\d{13}$/.test(value) ? Number(value) : value);
 
 /** The largest `offset` a list takes: past it no list has rows, and a larger number is not a database integer. */
 export const MAX_OFFSET = 1_000_000_000;

@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormats from 'ajv-formats';
-import type { FastifySchemaCompiler } from 'fastify';
+import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
 
 /**
  * Request validation. Bodies are checked as sent: no type coercion ("30", true and [30] are not
@@ -77,11 +77,35 @@ function nonFiniteError(instancePath: string): ErrorObject {
 type Validate = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
 
 /**
+ * A query string takes only the parameters its route names (docs/idempotency-and-lists.md,
+ * "Query parameters"): an unknown one is a 422 naming it, never ignored (`?status=active` on a
+ * list without that filter would look like a working filter). Bodies keep ignoring unknown keys.
+ */
+function strictQuery(schema: object, httpPart: string | undefined): object {
+  if (httpPart !== 'querystring') return schema;
+  const s = schema as { type?: unknown; additionalProperties?: unknown };
+  return s.type === 'object' && s.additionalProperties === undefined ? { ...schema, additionalProperties: false } : schema;
+}
+
+/**
+ * Every API route (under /v2/) validates its query string, so one without parameters refuses any
+ * (strictQuery): a route with no querystring schema gets an empty one. The pages (Telegram's and
+ * Discord's redirects carry their own fields) and the probes are left as they are.
+ */
+export function registerStrictQueries(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    if (!route.url.startsWith('/v2/')) return;
+    const schema = (route.schema ?? {}) as Record<string, unknown>;
+    if (schema.querystring === undefined) route.schema = { ...schema, querystring: { type: 'object', properties: {} } };
+  });
+}
+
+/**
  * Every part of every request is checked for unstorable text first (a 422 naming the field), then
  * against its route's schema; a route needs nothing of its own for it.
  */
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
-  const validate = (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema as object) as Validate;
+  const validate = (httpPart === 'body' ? bodyAjv : paramAjv).compile(strictQuery(schema as object, httpPart)) as Validate;
   const checked: Validate = (data) => {
     const at = unstorableTextAt(data);
     if (at !== null) {
@@ -110,6 +134,10 @@ export function validationMessage(error: ErrorObject, part: string | undefined):
       ? (error.params as { missingProperty: string }).missingProperty
       : error.instancePath.replace(/^\//, '').replaceAll('/', '.');
   if (error.keyword === 'required') return `${field} is required`;
+  if (error.keyword === 'additionalProperties') {
+    const name = (error.params as { additionalProperty: string }).additionalProperty;
+    return part === 'querystring' ? `${name} is not a query parameter of this route` : `${field ? `${field}.` : ''}${name} is not allowed`;
+  }
   return `${field || part || 'body'} ${error.message ?? 'is invalid'}`;
 }
 

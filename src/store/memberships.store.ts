@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { systemClock, type Clock } from '../domain/clock.js';
 import type { MembershipView } from '../domain/memberships/membership.view.js';
-import { statusAt } from './rule-twins.js';
+import { activeAt, statusAt } from './rule-twins.js';
 import { rowsOf, type Db } from '../database/db.js';
 import { insertEvent } from './outbox.js';
 import { preparedStatement } from '../database/prepared.js';
@@ -46,6 +46,76 @@ export const membershipJson = (alias: string, now: Date | SQL) => {
          'trial_ends_at', ${iso(c('trial_ends_at'))},
          'in_trial', ${statusAt(c('end_date'), now)} = 'active' AND ${c('end_date')} <= ${c('trial_ends_at')}) END`;
 };
+
+/** What `GET /memberships` may ask for (docs/memberships.md, "Listing and filtering"). */
+export const MEMBERSHIP_QUERY_STATUSES = ['active', 'expired', 'in_trial', 'in_grace', 'cancelling'] as const;
+export type MembershipQueryStatus = (typeof MEMBERSHIP_QUERY_STATUSES)[number];
+export const MEMBERSHIP_SORTS = ['-created_at', 'created_at', 'end_date', '-end_date'] as const;
+export type MembershipSort = (typeof MEMBERSHIP_SORTS)[number];
+
+export interface MembershipFilter {
+  userId?: string;
+  status?: MembershipQueryStatus;
+  planId?: string;
+  /** end_date strictly before this instant. */
+  endsBefore?: Date;
+  /** end_date strictly after this instant. */
+  endsAfter?: Date;
+  /** Default `-created_at`: newest first. */
+  sort?: MembershipSort;
+  limit: number;
+  offset: number;
+}
+
+/** Column and direction of each sort; the id follows in the same direction. */
+const SORTS: Record<MembershipSort, [string, 'ASC' | 'DESC']> = {
+  '-created_at': ['created_at', 'DESC'],
+  created_at: ['created_at', 'ASC'],
+  end_date: ['end_date', 'ASC'],
+  '-end_date': ['end_date', 'DESC'],
+};
+
+/**
+ * A renewal that failed (Stripe retrying, access kept), and the statuses of a subscription that
+ * still bills: the SQL twins of FAILING and BILLING in src/domain/front-desk/portal-view.ts, so a
+ * filter and the portal's state of a membership agree.
+ */
+const FAILING = sql.raw(`('past_due', 'unpaid')`);
+const STILL_BILLING = sql.raw(`('active', 'trialing')`);
+
+/**
+ * The WHERE of a membership list over `m` (docs/memberships.md, "Listing and filtering"): each
+ * status as the portal derives its state. in_trial, in_grace and cancelling are kinds of active.
+ */
+function membershipWhere(projectId: string, f: Omit<MembershipFilter, 'limit' | 'offset' | 'sort'>, now: Date): SQL {
+  const active = activeAt(sql.raw('m.end_date'), now);
+  const parts: SQL[] = [sql`m.project_id = ${projectId}`];
+  if (f.userId !== undefined) parts.push(sql`m.user_id = ${f.userId}`);
+  if (f.planId !== undefined) parts.push(sql`m.plan_id = ${f.planId}`);
+  if (f.endsBefore !== undefined) parts.push(sql`m.end_date < ${f.endsBefore.toISOString()}::timestamptz`);
+  if (f.endsAfter !== undefined) parts.push(sql`m.end_date > ${f.endsAfter.toISOString()}::timestamptz`);
+  switch (f.status) {
+    case undefined:
+      break;
+    case 'active':
+      parts.push(active);
+      break;
+    case 'expired':
+      parts.push(sql`NOT ${active}`);
+      break;
+    case 'in_trial':
+      parts.push(sql`${active} AND m.trial_ends_at IS NOT NULL AND m.end_date <= m.trial_ends_at`);
+      break;
+    case 'in_grace':
+      parts.push(sql`${active} AND m.subscription_status IN ${FAILING}`);
+      break;
+    case 'cancelling':
+      parts.push(sql`${active} AND m.subscription_id IS NOT NULL AND m.subscription_status IS DISTINCT FROM 'past_due' AND m.subscription_status IS DISTINCT FROM 'unpaid'
+        AND (m.subscription_status IS NULL OR m.subscription_status NOT IN ${STILL_BILLING} OR m.subscription_cancel_at_period_end)`);
+      break;
+  }
+  return sql.join(parts, sql` AND `);
+}
 
 /**
  * Joins the plan and user columns the view copies onto rows of the CTE `source`. `users` names the
@@ -224,24 +294,25 @@ export class MembershipsStore {
     return rowsOf<{ membership: MembershipView }>(result)[0]?.membership ?? null;
   }
 
-  /** Newest first, ties broken by id so pages are stable. */
-  async list(
-    projectId: string,
-    filter: { userId?: string; limit: number; offset: number },
-  ): Promise<{ items: MembershipView[]; total: number }> {
-    const where = filter.userId
-      ? sql`m.project_id = ${projectId} AND m.user_id = ${filter.userId}`
-      : sql`m.project_id = ${projectId}`;
+  /**
+   * A page of the project's memberships matching `filter` (docs/memberships.md, "Listing and
+   * filtering"), in `filter.sort` order (newest first by default), ties broken by id so pages are
+   * stable, with the count of all that match. Every filter and order is served by an index:
+   * memberships_project_created_idx, memberships_project_end_idx and memberships_project_plan_end_idx.
+   */
+  async list(projectId: string, filter: MembershipFilter): Promise<{ items: MembershipView[]; total: number }> {
+    const now = this.clock.now();
+    const where = membershipWhere(projectId, filter, now);
+    const [column, direction] = SORTS[filter.sort ?? '-created_at'];
+    const order = sql.raw(`${column} ${direction}, id ${direction}`);
     const [page, count] = await Promise.all([
       this.db.execute(sql`
-        SELECT ${membershipJson('full_row', this.clock.now())} AS membership FROM (
+        SELECT ${membershipJson('full_row', now)} AS membership FROM (
           SELECT m.*, p.name AS plan_name, p.duration AS plan_duration, u.first_name AS user_first_name, u.username AS user_username
-          FROM memberships m LEFT JOIN plans p ON p.id = m.plan_id
-          LEFT JOIN users u ON u.project_id = m.project_id AND u.user_id = m.user_id
-          WHERE ${where}
-          ORDER BY m.created_at DESC, m.id DESC
-          LIMIT ${filter.limit} OFFSET ${filter.offset}) full_row
-        ORDER BY full_row.created_at DESC, full_row.id DESC`),
+          FROM (SELECT * FROM memberships m WHERE ${where} ORDER BY ${order} LIMIT ${filter.limit} OFFSET ${filter.offset}) m
+          LEFT JOIN plans p ON p.id = m.plan_id
+          LEFT JOIN users u ON u.project_id = m.project_id AND u.user_id = m.user_id) full_row
+        ORDER BY ${order}`),
       this.db.execute(sql`SELECT count(*)::int AS total FROM memberships m WHERE ${where}`),
     ]);
     return {

@@ -116,7 +116,12 @@ describe(`${extendAll.name}: happy`, () => {
     await createMembership(t);
     const target = future(20).iso;
     const path = pathFor(t);
-    const res = await t.request({ method: 'PATCH', url: `${path}?user_id=1`, payload: { extend: target, user_id: '1', only: 'some' } });
+    // A query parameter is not a body field: `?user_id=` would look like it scopes the extend to one
+    // member, and the route takes none, so it is a 422 and nothing changes (docs/idempotency-and-lists.md).
+    const scoped = await t.request({ method: 'PATCH', url: `${path}?user_id=1`, payload: { extend: target } });
+    expect(scoped.statusCode, scoped.body).toBe(422);
+    expect(scoped.json().error.message).toBe('user_id is not a query parameter of this route');
+    const res = await t.request({ method: 'PATCH', url: path, payload: { extend: target, user_id: '1', only: 'some' } });
     expectSuccess(res, { method: 'PATCH', path, total: 1, message: END_DATES_SET, data: { new_end_date: target } });
   });
 });

@@ -406,7 +406,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List memberships, newest first */
+        /**
+         * List memberships, newest first unless sorted; filtered by user, status, plan or end date
+         * @description docs/memberships.md, "Listing and filtering". Every parameter is optional; an unknown one is a 422.
+         */
         get: operations["getMemberships"];
         put?: never;
         /** Create a membership */
@@ -7273,8 +7276,16 @@ export interface operations {
     getMemberships: {
         parameters: {
             query?: {
+                /** @example 2026-01-12T10:32:27.560Z */
+                ends_after?: string;
+                /** @example 2026-01-12T10:32:27.560Z */
+                ends_before?: string;
                 limit?: number;
                 offset?: number;
+                plan_id?: string;
+                sort?: "-created_at" | "created_at" | "end_date" | "-end_date";
+                /** @description active (end date ahead), expired, or a kind of active: in_trial, in_grace (a failed renewal Stripe retries), cancelling (renewal off) */
+                status?: "active" | "expired" | "in_trial" | "in_grace" | "cancelling";
                 user_id?: string;
             };
             header?: never;
@@ -11508,6 +11519,58 @@ export interface operations {
                              * @example pt-BR
                              */
                             default_language: string;
+                            /** @description The bot's messages to members, each on or off and with the owner's text (docs/lifecycle.md); {} for tenure's words, all on */
+                            messages: {
+                                cancelled?: {
+                                    enabled: boolean;
+                                    /** @description The owner's text (one for every language, or by language code); null for tenure's */
+                                    text: string | {
+                                        [key: string]: string;
+                                    } | null;
+                                };
+                                confirmation?: {
+                                    enabled: boolean;
+                                    /** @description The owner's text (one for every language, or by language code); null for tenure's */
+                                    text: string | {
+                                        [key: string]: string;
+                                    } | null;
+                                };
+                                expired?: {
+                                    enabled: boolean;
+                                    /** @description The owner's text (one for every language, or by language code); null for tenure's */
+                                    text: string | {
+                                        [key: string]: string;
+                                    } | null;
+                                };
+                                invite?: {
+                                    enabled: boolean;
+                                    /** @description The owner's text (one for every language, or by language code); null for tenure's */
+                                    text: string | {
+                                        [key: string]: string;
+                                    } | null;
+                                };
+                                payment_failed?: {
+                                    enabled: boolean;
+                                    /** @description The owner's text (one for every language, or by language code); null for tenure's */
+                                    text: string | {
+                                        [key: string]: string;
+                                    } | null;
+                                };
+                                reminder?: {
+                                    enabled: boolean;
+                                    /** @description The owner's text (one for every language, or by language code); null for tenure's */
+                                    text: string | {
+                                        [key: string]: string;
+                                    } | null;
+                                };
+                                welcome?: {
+                                    enabled: boolean;
+                                    /** @description The owner's text (one for every language, or by language code); null for tenure's */
+                                    text: string | {
+                                        [key: string]: string;
+                                    } | null;
+                                };
+                            };
                             page_accent_color: string | null;
                             page_logo_url: string | null;
                             policies: {
@@ -11854,6 +11917,58 @@ export interface operations {
                              * @example pt-BR
                              */
                             default_language?: string;
+                            /** @description The bot's messages to members, each on or off and with the owner's text (docs/lifecycle.md); {} for tenure's words, all on */
+                            messages?: {
+                                cancelled?: {
+                                    enabled: boolean;
+                                    /** @description The owner's text (one for every language, or by language code); null for tenure's */
+                                    text: string | {
+                                        [key: string]: string;
+                                    } | null;
+                                };
+                                confirmation?: {
+                                    enabled: boolean;
+                                    /** @description The owner's text (one for every language, or by language code); null for tenure's */
+                                    text: string | {
+                                        [key: string]: string;
+                                    } | null;
+                                };
+                                expired?: {
+                                    enabled: boolean;
+                                    /** @description The owner's text (one for every language, or by language code); null for tenure's */
+                                    text: string | {
+                                        [key: string]: string;
+                                    } | null;
+                                };
+                                invite?: {
+                                    enabled: boolean;
+                                    /** @description The owner's text (one for every language, or by language code); null for tenure's */
+                                    text: string | {
+                                        [key: string]: string;
+                                    } | null;
+                                };
+                                payment_failed?: {
+                                    enabled: boolean;
+                                    /** @description The owner's text (one for every language, or by language code); null for tenure's */
+                                    text: string | {
+                                        [key: string]: string;
+                                    } | null;
+                                };
+                                reminder?: {
+                                    enabled: boolean;
+                                    /** @description The owner's text (one for every language, or by language code); null for tenure's */
+                                    text: string | {
+                                        [key: string]: string;
+                                    } | null;
+                                };
+                                welcome?: {
+                                    enabled: boolean;
+                                    /** @description The owner's text (one for every language, or by language code); null for tenure's */
+                                    text: string | {
+                                        [key: string]: string;
+                                    } | null;
+                                };
+                            };
                             page_accent_color?: string | null;
                             page_logo_url?: string | null;
                             policies?: {

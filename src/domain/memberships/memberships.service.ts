@@ -1,4 +1,4 @@
-import type { MembershipsStore } from '../../store/memberships.store.js';
+import type { MembershipFilter, MembershipsStore } from '../../store/memberships.store.js';
 import type { Clock } from '../clock.js';
 import { AppError, fail, ok, type Result } from '../errors.js';
 import { parseFutureInstant } from '../instant.js';
@@ -158,7 +158,7 @@ export class MembershipsService {
     return found ? ok(found) : fail('NOT_FOUND', 'Membership not found');
   }
 
-  list(projectId: string, filter: { userId?: string; limit: number; offset: number }) {
+  list(projectId: string, filter: MembershipFilter) {
     return this.store.list(projectId, filter);
   }
 

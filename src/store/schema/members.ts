@@ -80,6 +80,10 @@ export const memberships = pgTable(
   (t) => [
     uniqueIndex('memberships_project_user_key').on(t.projectId, t.userId),
     index('memberships_project_created_idx').on(t.projectId, t.createdAt, t.id),
+    // The list's end-date filters, statuses and sorts (docs/memberships.md, "Listing and filtering"),
+    // and the same with a plan: each a range of one index, read in its order.
+    index('memberships_project_end_idx').on(t.projectId, t.endDate, t.id),
+    index('memberships_project_plan_end_idx').on(t.projectId, t.planId, t.endDate, t.id),
     // The expiry sweeper's scan: only active rows, by end date; the id orders the reminders' scan
     // through memberships sharing one end date (src/store/reminders.store.ts).
     index('memberships_active_end_idx').on(t.endDate, t.id).where(sql`status = 'active'`),

@@ -1,7 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { formatInstant } from '../../../domain/instant.js';
 import type { MembershipsService } from '../../../domain/memberships/memberships.service.js';
+import { AppError } from '../../../domain/errors.js';
 import { sendSuccess } from '../../envelope.js';
+import { queryInstant } from '../../schemas.js';
 import { unwrap } from '../../result.js';
 import {
   createMembershipSchema,
@@ -38,8 +40,21 @@ export const membershipsRoutes: FastifyPluginAsyncTypebox<{ memberships: Members
   });
 
   app.get(base, { schema: listMembershipsSchema }, async (request, reply) => {
-    const { user_id, limit, offset } = request.query;
-    const page = await memberships.list(request.params.project_id, { userId: user_id, limit, offset });
+    const { user_id, status, plan_id, ends_before, ends_after, sort, limit, offset } = request.query;
+    const endsBefore = ends_before === undefined ? undefined : queryInstant(ends_before);
+    const endsAfter = ends_after === undefined ? undefined : queryInstant(ends_after);
+    if (endsBefore === null) throw new AppError('VALIDATION_ERROR', 'ends_before is not a real calendar instant');
+    if (endsAfter === null) throw new AppError('VALIDATION_ERROR', 'ends_after is not a real calendar instant');
+    const page = await memberships.list(request.params.project_id, {
+      ...(user_id === undefined ? {} : { userId: user_id }),
+      ...(status === undefined ? {} : { status }),
+      ...(plan_id === undefined ? {} : { planId: plan_id.toLowerCase() }),
+      ...(endsBefore === undefined ? {} : { endsBefore }),
+      ...(endsAfter === undefined ? {} : { endsAfter }),
+      ...(sort === undefined ? {} : { sort }),
+      limit,
+      offset,
+    });
     return sendSuccess(reply, 200, { total: page.total, message: 'All memberships retrieved successfully', data: page.items });
   });
 

@@ -1,5 +1,6 @@
 import Type from 'typebox';
-import { Envelope, errorResponses, Instant, InstantString, Page, ProjectParams, UserId, Uuid } from '../../schemas.js';
+import { MEMBERSHIP_QUERY_STATUSES, MEMBERSHIP_SORTS } from '../../../store/memberships.store.js';
+import { Envelope, errorResponses, Instant, InstantString, Page, ProjectParams, QueryInstant, UserId, Uuid } from '../../schemas.js';
 
 export const Membership = Type.Object({
   membership_id: Type.String({ format: 'uuid' }),
@@ -69,10 +70,21 @@ export const createMembershipSchema = {
 };
 
 export const listMembershipsSchema = {
-  summary: 'List memberships, newest first',
+  summary: 'List memberships, newest first unless sorted; filtered by user, status, plan or end date',
+  description: 'docs/memberships.md, "Listing and filtering". Every parameter is optional; an unknown one is a 422.',
   params: ProjectParams,
   querystring: Type.Object({
     user_id: Type.Optional(UserId),
+    status: Type.Optional(
+      Type.Enum([...MEMBERSHIP_QUERY_STATUSES], {
+        'x-message': `status must be one of: ${MEMBERSHIP_QUERY_STATUSES.join(', ')}`,
+        description: 'active (end date ahead), expired, or a kind of active: in_trial, in_grace (a failed renewal Stripe retries), cancelling (renewal off)',
+      }),
+    ),
+    plan_id: Type.Optional(Uuid('plan_id')),
+    ends_before: Type.Optional(QueryInstant('ends_before')),
+    ends_after: Type.Optional(QueryInstant('ends_after')),
+    sort: Type.Optional(Type.Enum([...MEMBERSHIP_SORTS], { 'x-message': `sort must be one of: ${MEMBERSHIP_SORTS.join(', ')}`, default: '-created_at' })),
     ...Page(),
   }),
   response: { 200: Envelope(Type.Array(Membership), true), ...errorResponses(422) },

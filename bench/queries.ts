@@ -1,0 +1,160 @@
+/**
+ * Membership queries benchmark (docs/memberships.md, "Listing and filtering"): how long a
+ * filtered, sorted page of `GET /memberships` takes at 1,000,000 memberships of one project
+ * (target: p99 under 50 ms on PostgreSQL).
+ *
+ *   npx tsx bench/queries.ts      # PostgreSQL at BENCH_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test, and PGlite
+ *
+ * Each storage is seeded through seededStorage (bench/lib/context.ts): one project, 10 plans and
+ * BENCH_QUERIES_MEMBERS (1,000,000) memberships in one INSERT … SELECT generate_series, end dates
+ * spread over a year around now (so about half are active), created over the last two years, one
+ * in five backed by a subscription (some in a trial, some past_due, some with their renewal
+ * cancelled), then ANALYZEd. The database is then opened again and each query below runs through
+ * the real MembershipsStore.list (the statement the route runs: the page and its total), 20 times
+ * to warm up, then BENCH_QUERIES_RUNS (300) times one after another; p50, p99 and max of each, in ms.
+ * Run as a script it writes the queries section of bench/RESULTS.md (between its markers).
+ */
+import os from 'node:os';
+import { mkdtemp, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { sql } from 'drizzle-orm';
+import { openDatabase, rowsOf, type Database } from '../src/database/db.js';
+import { MembershipsStore, type MembershipFilter } from '../src/store/memberships.store.js';
+import { seededStorage, type BenchContext } from './lib/context.js';
+import { seedTenant } from './lib/seed.js';
+import { writeSection } from './lib/report.js';
+
+const MEMBERS = Number(process.env.BENCH_QUERIES_MEMBERS ?? 1_000_000);
+const RUNS = Number(process.env.BENCH_QUERIES_RUNS ?? 300);
+const WARMUP = 20;
+const TARGET_MS = 50;
+const COMMAND = 'npx tsx bench/queries.ts';
+
+interface Seeded {
+  projectId: string;
+  planId: string;
+}
+
+/** The project's memberships replaced by MEMBERS spread ones (seedTenant's own are half active, half expired, no plan). */
+async function seed(database: Database): Promise<Seeded> {
+  const tenant = await seedTenant(database, 'queries bench', 0);
+  const plans = rowsOf<{ id: string }>(
+    await database.db.execute(sql`
+      INSERT INTO plans (project_id, name, price, currency, duration, price_formatted)
+      SELECT ${tenant.projectId}, 'Plan ' || g, 10, 'USD', '30 days', '$10.00' FROM generate_series(1, 10) AS g RETURNING id`),
+  );
+  const ids = plans.map((p) => p.id);
+  await database.db.execute(sql`
+    INSERT INTO memberships (project_id, user_id, plan_id, end_date, status, created_at,
+                             subscription_id, subscription_status, subscription_cancel_at_period_end, trial_ends_at)
+    SELECT ${tenant.projectId}, g::text, (${ids}::uuid[])[1 + g % 10],
+           now() + make_interval(secs => ((g * 7919) % 31536000) - 15768000),
+           CASE WHEN ((g * 7919) % 31536000) - 15768000 > 0 THEN 'active' ELSE 'expired' END,
+           now() - make_interval(secs => (g * 104729) % 63072000),
+           CASE WHEN g % 5 = 0 THEN 'sub_' || g END,
+           CASE WHEN g % 5 <> 0 THEN NULL WHEN g % 100 = 0 THEN 'past_due' WHEN g % 35 = 0 THEN 'trialing' ELSE 'active' END,
+           g % 5 = 0 AND g % 45 = 0,
+           CASE WHEN g % 35 = 0 AND g % 5 = 0 THEN now() + make_interval(secs => ((g * 7919) % 31536000) - 15768000) END
+    FROM generate_series(1, ${MEMBERS}::int) AS g`);
+  await database.db.execute(sql`ANALYZE memberships`);
+  return { projectId: tenant.projectId, planId: ids[3]! };
+}
+
+interface Query {
+  name: string;
+  filter: (s: Seeded, now: Date) => Omit<MembershipFilter, 'limit' | 'offset'>;
+  offset?: number;
+}
+
+const DAY = 86_400_000;
+const QUERIES: Query[] = [
+  { name: '`status=active&ends_before=+7d&sort=end_date` (who expires this week)', filter: (_s, now) => ({ status: 'active', endsBefore: new Date(now.getTime() + 7 * DAY), sort: 'end_date' }) },
+  { name: '`plan_id&status=active&sort=-end_date`', filter: (s) => ({ planId: s.planId, status: 'active', sort: '-end_date' }) },
+  { name: '`ends_after=-30d&ends_before=now&sort=-end_date` (ended this month)', filter: (_s, now) => ({ endsAfter: new Date(now.getTime() - 30 * DAY), endsBefore: now, sort: '-end_date' }) },
+  { name: '`status=in_grace&sort=end_date`', filter: () => ({ status: 'in_grace', sort: 'end_date' }) },
+  { name: '`status=expired` (newest first), offset 10,000', filter: () => ({ status: 'expired' }), offset: 10_000 },
+];
+
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+interface Row {
+  storage: string;
+  query: string;
+  total: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+async function measure(storage: 'PostgreSQL' | 'PGlite', database: Database, seeded: Seeded, log: (l: string) => void): Promise<Row[]> {
+  const store = new MembershipsStore(database.db);
+  const rows: Row[] = [];
+  for (const q of QUERIES) {
+    const filter = { ...q.filter(seeded, new Date()), limit: 20, offset: q.offset ?? 0 };
+    let total = 0;
+    for (let i = 0; i < WARMUP; i++) total = (await store.list(seeded.projectId, filter)).total;
+    const times: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const start = performance.now();
+      const page = await store.list(seeded.projectId, filter);
+      times.push(performance.now() - start);
+      if (page.items.length === 0) throw new Error(`${q.name}: an empty page`);
+    }
+    times.sort((a, b) => a - b);
+    const row = { storage, query: q.name, total, p50: percentile(times, 50), p99: percentile(times, 99), max: times[times.length - 1]! };
+    log(`${storage} ${q.name}: total ${total}, p50 ${row.p50.toFixed(1)} ms, p99 ${row.p99.toFixed(1)} ms`);
+    rows.push(row);
+  }
+  return rows;
+}
+
+export async function runQueriesBench(ctx: BenchContext, storages: ('PostgreSQL' | 'PGlite')[] = ['PostgreSQL', 'PGlite']): Promise<string> {
+  const rows: Row[] = [];
+  for (const storage of storages) {
+    const started = Date.now();
+    const { env, seeded } = await seededStorage(ctx, storage, 'queries', seed);
+    ctx.log(`${storage}: seeded ${MEMBERS} memberships in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    const database = await openDatabase(env.DATABASE_URL ? { kind: 'postgres', url: env.DATABASE_URL, poolSize: 4 } : { kind: 'pglite', dataDir: env.DATA_DIR! });
+    try {
+      rows.push(...(await measure(storage, database, seeded, ctx.log)));
+    } finally {
+      await database.close();
+    }
+  }
+  const ms = (n: number) => n.toFixed(1);
+  return [
+    '## Membership queries (GET /memberships filters and sorts)',
+    '',
+    `${MEMBERS.toLocaleString('en-US')} memberships of one project (10 plans, end dates over a year around now, one in five with a subscription), ` +
+      `a page of 20 through MembershipsStore.list (the page and its total, as the route runs them), ${RUNS} runs after ${WARMUP} to warm up, one at a time. ` +
+      `Machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? 'unknown CPU'}. Target: p99 under ${TARGET_MS} ms on PostgreSQL.`,
+    '',
+    '| Storage | Query | total | p50 (ms) | p99 (ms) | max (ms) | p99 < 50 ms |',
+    '|---|---|---:|---:|---:|---:|---|',
+    ...rows.map((r) => `| ${r.storage} | ${r.query} | ${r.total.toLocaleString('en-US')} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${r.p99 < TARGET_MS ? 'yes' : 'no'} |`),
+  ].join('\n');
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'tenure-queries-'));
+  const cleanups: (() => Promise<unknown>)[] = [];
+  const ctx: BenchContext = {
+    tmp,
+    adminUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+    logLevel: 'info',
+    log: (line) => process.stderr.write(`${line}\n`),
+    onCleanup: (step) => cleanups.push(step),
+  };
+  const only = process.env.BENCH_QUERIES_STORAGE;
+  try {
+    const markdown = await runQueriesBench(ctx, only === 'pg' ? ['PostgreSQL'] : only === 'pglite' ? ['PGlite'] : ['PostgreSQL', 'PGlite']);
+    await writeSection('queries', COMMAND, markdown);
+    process.stdout.write(`${markdown}\n`);
+  } finally {
+    for (const step of cleanups) await step().catch(() => undefined);
+    await rm(tmp, { recursive: true, force: true });
+  }
+}

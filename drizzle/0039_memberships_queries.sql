@@ -1,0 +1,2 @@
+CREATE INDEX "memberships_project_end_idx" ON "memberships" USING btree ("project_id","end_date","id");--> statement-breakpoint
+CREATE INDEX "memberships_project_plan_end_idx" ON "memberships" USING btree ("project_id","plan_id","end_date","id");
