@@ -15,6 +15,8 @@ export interface EventPayloads {
   'membership.deleted': { membership: MembershipView };
   /** A reminder before the end (docs/lifecycle.md): `offset` as the settings say it (`3d`), `end_date` the end it is about. */
   'membership.expiring': { membership: MembershipView; offset: string; end_date: string };
+  /** A subscription's renewal was cancelled, by any path (the portal, Stripe's own): access stays until `access_until` (docs/lifecycle.md). */
+  'membership.renewal-cancelled': { membership: MembershipView; access_until: string };
   /** Sent by `POST …/webhooks/{id}/test` to that one webhook. */
   'webhook.test': { message: string; webhook_id: string };
   // Plans and targets: the API's plan and target objects, as they are after the change
@@ -98,6 +100,7 @@ const CATALOGUED = {
   'membership.expired': true,
   'membership.deleted': true,
   'membership.expiring': true,
+  'membership.renewal-cancelled': true,
   'webhook.test': true,
   'plan.created': true,
   'plan.updated': true,

@@ -1,4 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
+import { perEndDate, queueMessage } from './notifications.store.js';
 import { activeAt } from './rule-twins.js';
 import { rowsOf, type Db } from '../database/db.js';
 import { membershipEvent, withPlanPerRow } from './memberships.store.js';
@@ -41,7 +42,9 @@ export class ExpiryStore {
         UPDATE memberships m SET status = 'expired', updated_at = now()
         WHERE m.ctid = ANY (ARRAY(SELECT ctid FROM due)) AND m.status = 'active' AND ${ended(sql`m.end_date`)}
         RETURNING m.*
-      ), full_row AS (${withPlanPerRow('upd')}), ev AS (${membershipEvent('membership.expired', now)})
+      ), full_row AS (${withPlanPerRow('upd')}), ev AS (${membershipEvent('membership.expired', now)}),
+      -- The member's "it has ended" message with a Renew button (docs/lifecycle.md), once per end date.
+      told AS (${queueMessage('expired', 'upd', now, perEndDate('expired'), sql`d.end_date`)})
       SELECT count(*)::int AS n FROM full_row`);
     return rowsOf<{ n: number }>(result)[0]?.n ?? 0;
   }

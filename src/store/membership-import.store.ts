@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { queueMessage } from './notifications.store.js';
 import { pipeline } from 'node:stream/promises';
 import type { PGlite, Transaction } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
@@ -114,7 +115,10 @@ function mergeStatement(projectId: string) {
       projectId: sql`f.project_id`,
       data: { membership: json },
       from: sql`FROM full_row f`,
-    })})
+    })}),
+    -- Each active imported member's welcome (docs/lifecycle.md): once per member and project, for life.
+    welcomed AS (SELECT i.id, i.project_id, i.user_id, t.plan_id FROM ins i JOIN stage t ON t.user_id = i.user_id WHERE t.status = 'active'),
+    welcome AS (${queueMessage('welcome', 'welcomed', sql`now()`, sql`'welcome:' || d.user_id`)})
     SELECT (SELECT count(*)::int FROM ins) AS inserted,
            coalesce((SELECT array_agg(t.line ORDER BY t.line) FROM ${STAGE} t
                      WHERE NOT EXISTS (SELECT 1 FROM ins i WHERE i.user_id = t.user_id)), '{}') AS refused,

@@ -1,4 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
+import { queueMessage } from './notifications.store.js';
 import { systemClock, type Clock } from '../domain/clock.js';
 import type { MembershipView } from '../domain/memberships/membership.view.js';
 import { activeAt, statusAt } from './rule-twins.js';
@@ -280,7 +281,9 @@ export class MembershipsStore {
           username = CASE WHEN ${'username' in name}::boolean THEN excluded.username ELSE users.username END,
           last_seen = now()
         RETURNING project_id, user_id, first_name, username
-      ), full_row AS (${withPlan('ins', 'usr')}), ev AS (${membershipEvent('membership.created', now)})
+      ), full_row AS (${withPlan('ins', 'usr')}), ev AS (${membershipEvent('membership.created', now)}),
+      -- The member's welcome (docs/lifecycle.md): once per member and project, for life.
+      welcome AS (${queueMessage('welcome', 'ins', now, sql`'welcome:' || d.user_id`)})
       SELECT (SELECT ${membershipJson('full_row', now)} FROM full_row) AS membership, (SELECT yes FROM banned) AS banned`);
     const row = rowsOf<{ membership: MembershipView | null; banned: boolean }>(result)[0]!;
     if (row.membership) return row.membership;

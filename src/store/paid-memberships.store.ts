@@ -2,7 +2,10 @@ import { sql } from 'drizzle-orm';
 import type { Grant, PaidMembershipStatements } from '../domain/payments/payment-statements.js';
 import type { Db } from '../database/db.js';
 import { rowsOf } from '../database/db.js';
-import { extendedEvent, membershipEvent, withPlan } from './memberships.store.js';
+import { extendedEvent, membershipEvent, membershipJson, withPlan } from './memberships.store.js';
+import { perEndDate, queueMessage } from './notifications.store.js';
+import { insertEvent } from './outbox.js';
+import { iso } from '../database/sql.js';
 import { at } from '../database/sql.js';
 import { activeAt } from './rule-twins.js';
 
@@ -138,14 +141,30 @@ export class PaidMembershipsStore implements PaidMembershipStatements {
     now: Date,
   ): Promise<string[]> {
     const eventAt = sql`${at(s.eventAt)}`;
+    // A renewal cancelled by this change (the flag off before, on after, the membership active) writes
+    // its membership.renewal-cancelled and queues the member's message (docs/lifecycle.md): whichever
+    // path cancelled it, the portal's or Stripe's, it comes here once, since the next change finds it on.
     const rows = rowsOf<{ id: string }>(
       await this.db.execute(sql`
-        UPDATE memberships SET subscription_id = ${s.subscriptionId}, subscription_status = ${s.status}, subscription_status_at = ${eventAt},
-          subscription_cancel_at_period_end = COALESCE(${s.cancelAtPeriodEnd}::boolean, subscription_cancel_at_period_end), updated_at = ${at(now)}
-        WHERE project_id = ${s.projectId}
-          AND (subscription_id = ${s.subscriptionId} OR (subscription_id IS NULL AND user_id = ${s.userId}::text))
-          AND (subscription_status_at IS NULL OR subscription_status_at <= ${eventAt})
-        RETURNING id`),
+        WITH old AS (
+          SELECT id, subscription_cancel_at_period_end AS was_cancelling FROM memberships
+          WHERE project_id = ${s.projectId}
+            AND (subscription_id = ${s.subscriptionId} OR (subscription_id IS NULL AND user_id = ${s.userId}::text))
+            AND (subscription_status_at IS NULL OR subscription_status_at <= ${eventAt})
+          FOR UPDATE
+        ), upd AS (
+          UPDATE memberships m SET subscription_id = ${s.subscriptionId}, subscription_status = ${s.status}, subscription_status_at = ${eventAt},
+            subscription_cancel_at_period_end = COALESCE(${s.cancelAtPeriodEnd}::boolean, m.subscription_cancel_at_period_end), updated_at = ${at(now)}
+          FROM old WHERE m.id = old.id
+          RETURNING m.*, old.was_cancelling
+        ), cancelled AS (
+          SELECT * FROM upd WHERE subscription_cancel_at_period_end AND NOT was_cancelling AND ${activeAt(sql`end_date`, now)}
+        ), full_row AS (${withPlan('cancelled')}), ev AS (${insertEvent('membership.renewal-cancelled', {
+          projectId: sql`project_id`,
+          data: { membership: membershipJson('full_row', now), access_until: iso(sql`full_row.end_date`) },
+          from: sql`FROM full_row`,
+        })}), told AS (${queueMessage('cancelled', 'cancelled', now, perEndDate('cancelled'), sql`d.end_date`)})
+        SELECT id FROM upd`),
     );
     return rows.map((r) => r.id);
   }

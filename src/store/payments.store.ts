@@ -1,4 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
+import { queueMessage } from './notifications.store.js';
 import { fractionDigits } from '../domain/payments/checkout-rules.js';
 import type { Failed, Paid, PaymentOf, PaymentStatements } from '../domain/payments/payment-statements.js';
 import type { PaymentView } from '../domain/payments/payment.view.js';
@@ -107,7 +108,13 @@ export class PaymentsStore implements PaymentStatements {
             ${f.invoiceId}, ${f.subscriptionId}, ${f.customerId}, ${nowAt}, ${nowAt}
           ON CONFLICT (project_id, provider, payment_key) DO NOTHING
           RETURNING *
-        ), ev AS (${paymentEvent('payment.failed', 'ins')})
+        ), ev AS (${paymentEvent('payment.failed', 'ins')}),
+        -- A renewal's invoice failed: its member is told, with their billing and until when access is kept (docs/lifecycle.md).
+        renewing AS (
+          SELECT m.id, m.project_id, m.user_id, m.plan_id, i.payment_key FROM ins i
+          JOIN memberships m ON m.project_id = i.project_id AND m.user_id = i.user_id AND m.subscription_id = i.subscription_id
+          WHERE m.status = 'active'
+        ), told AS (${queueMessage('payment_failed', 'renewing', now, sql`'payment-failed:' || d.payment_key`)})
         SELECT id FROM ins`),
     );
     return rows.length > 0;

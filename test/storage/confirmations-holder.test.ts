@@ -25,7 +25,13 @@ const MESSAGE_ROUTE = '/channels/{channel.id}/messages';
 /** Create Message, one per 2 s per bot: a second message in the window gets a 429 unless the client knows the bucket. */
 const MESSAGE_BUCKET = { limit: 1, windowMs: 2_000 };
 
-const shop = (h: Harness) => discordBotShop(h);
+/** Members made through the API here stand for paid ones: their welcome is off, so the one message is the confirmation. */
+async function shop(h: Harness): Promise<BotShop> {
+  const s = await discordBotShop(h);
+  const off = await s.t.request({ method: 'PATCH', url: `${s.t.base}/settings`, payload: { messages: { welcome: { enabled: false } } } });
+  expect(off.statusCode, off.body).toBe(204);
+  return s;
+}
 
 /** A member of the plan whose payment queued its confirmation (as the payment's transaction does). */
 async function paid(h: Harness, s: BotShop): Promise<string> {

@@ -24,7 +24,13 @@ import { ManualClock } from '../support/webhook-harness.js';
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
-const shop = (h: Harness) => discordBotShop(h, { plan_price: '10', plan_duration: '30 days', plan_data: { plan_recurring: false, plan_one_time: true } });
+/** A shop whose members are not welcomed (a welcome is the other moments' test's), so the DMs here are the reminders. */
+async function shop(h: Harness): Promise<BotShop> {
+  const s = await discordBotShop(h, { plan_price: '10', plan_duration: '30 days', plan_data: { plan_recurring: false, plan_one_time: true } });
+  const off = await s.t.request({ method: 'PATCH', url: `${s.t.base}/settings`, payload: { messages: { welcome: { enabled: false } } } });
+  expect(off.statusCode, off.body).toBe(204);
+  return s;
+}
 
 describe(`reminders before the end (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
   const clock = new ManualClock(new Date(Date.now() + 10 * 60_000));

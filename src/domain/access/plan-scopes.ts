@@ -30,6 +30,8 @@ const SCOPES: Record<EventType, PlanScope> = {
   'target.added': null,
   // A reminder before the end changes nothing yet.
   'membership.expiring': null,
+  // A cancelled renewal keeps access to the end date.
+  'membership.renewal-cancelled': null,
   'webhook.test': null,
   'webhook.delivery-succeeded': null,
   'webhook.delivery-failed': null,
