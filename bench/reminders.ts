@@ -20,7 +20,8 @@
  *    ratio = achieved ÷ 25 (target ≥ 0.9).
  *
  * Writes the `reminders` section of bench/RESULTS.md. Knobs: BENCH_REMINDERS_MEMBERS (200000),
- * BENCH_REMINDERS_MESSAGES (1000), BENCH_REMINDERS_STORAGES (pg,pglite), BENCH_REMINDERS_PARTS (events,messages).
+ * BENCH_REMINDERS_MESSAGES (1000), BENCH_REMINDERS_STORAGES (pg,pglite), BENCH_REMINDERS_PARTS (events,messages),
+ * BENCH_REMINDERS_BOT=0 (part 1 without the bot row: events only, no messages queued, no planner queue rows).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -83,7 +84,7 @@ interface EventsMeasured {
 async function measureEvents(ctx: BenchContext, storage: Storage, members: number): Promise<EventsMeasured> {
   const t0 = new Date();
   const end = new Date(t0.getTime() + DAY + 3_600_000);
-  const { env, seeded } = await seededStorage(ctx, storage, 'reminders', (database) => seed(database, members, end, true));
+  const { env, seeded } = await seededStorage(ctx, storage, 'reminders', (database) => seed(database, members, end, process.env.BENCH_REMINDERS_BOT !== '0'));
   const database =
     storage === 'PGlite' ? await openDatabase({ kind: 'pglite', dataDir: env.DATA_DIR! }) : await openDatabase({ kind: 'postgres', url: env.DATABASE_URL!, poolSize: 2 });
   try {
