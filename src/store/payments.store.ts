@@ -45,10 +45,16 @@ export class PaymentsStore implements PaymentStatements {
   }
 
   /** The project's payments, newest first, ties broken by id so pages are stable. */
-  async list(projectId: string, filter: { userId?: string; status?: string; limit: number; offset: number }): Promise<{ items: PaymentView[]; total: number }> {
+  async list(
+    projectId: string,
+    filter: { userId?: string; status?: string; createdBefore?: Date; createdAfter?: Date; limit: number; offset: number },
+  ): Promise<{ items: PaymentView[]; total: number }> {
     const conditions: SQL[] = [sql`p.project_id = ${projectId}`];
     if (filter.userId) conditions.push(sql`p.user_id = ${filter.userId}`);
     if (filter.status) conditions.push(sql`p.status = ${filter.status}`);
+    // Strict bounds, read from payments_project_created_idx (or payments_member_created_idx with a user).
+    if (filter.createdBefore) conditions.push(sql`p.created_at < ${filter.createdBefore.toISOString()}::timestamptz`);
+    if (filter.createdAfter) conditions.push(sql`p.created_at > ${filter.createdAfter.toISOString()}::timestamptz`);
     const where = sql.join(conditions, sql` AND `);
     const [page, count] = await Promise.all([
       this.db.execute(sql`SELECT ${paymentJson('p')} AS payment FROM payments p WHERE ${where} ORDER BY p.created_at DESC, p.id DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`),

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { expectSuccess, ISO_MS } from '../support/api.js';
 import { createPlan } from '../support/catalogue.js';
@@ -56,6 +57,15 @@ describe('GET /v2/projects/{project_id}/payments', () => {
     expect(byUser.json()).toMatchObject({ total: 1, data: [{ user_id: alice }] });
     const refunded = await t.request({ method: 'GET', url: `${path}?status=refunded` });
     expect(refunded.json()).toMatchObject({ total: 1, data: [{ status: 'refunded' }] });
+    // created_before / created_after: strict bounds on created_at, in either instant form.
+    const between = new Date((Date.parse(data[0].created_at) + Date.parse(data[1].created_at)) / 2);
+    await h.database.db.execute(sql`UPDATE payments SET created_at = created_at - interval '1 hour' WHERE project_id = ${t.projectId} AND user_id = ${alice}`);
+    const cut = new Date(Date.parse(data[1].created_at) - 30 * 60_000).toISOString();
+    const before = await t.request({ method: 'GET', url: `${path}?created_before=${cut}` });
+    expect(before.json()).toMatchObject({ total: 1, data: [{ user_id: alice }] });
+    const after = await t.request({ method: 'GET', url: `${path}?created_after=${Date.parse(cut)}&status=succeeded` });
+    expect(after.json()).toMatchObject({ total: 1, data: [{ user_id: bob }] });
+    expect((await t.request({ method: 'GET', url: `${path}?created_after=${between.toISOString()}&created_before=${cut}` })).json()).toMatchObject({ total: 0, data: [] });
     const page = await t.request({ method: 'GET', url: `${path}?limit=1&offset=1` });
     expect(page.json()).toMatchObject({ total: 2, data: [{ user_id: alice }] });
     // Another project sees none of them.
@@ -65,7 +75,7 @@ describe('GET /v2/projects/{project_id}/payments', () => {
 
   it('refuses a status, user_id or limit it does not know with 422', async () => {
     const t = await h.tenant();
-    for (const query of ['status=paid', 'user_id=bob', 'limit=0', 'limit=101', 'offset=-1']) {
+    for (const query of ['status=paid', 'user_id=bob', 'limit=0', 'limit=101', 'offset=-1', 'created_before=yesterday', 'created_after=2026-02-30T00:00:00.000Z', 'sort=amount']) {
       const res = await t.request({ method: 'GET', url: `${t.base}/payments?${query}` });
       expect(res.statusCode, `${query}: ${res.body}`).toBe(422);
     }

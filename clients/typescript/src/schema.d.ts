@@ -9705,6 +9705,10 @@ export interface operations {
     getPayments: {
         parameters: {
             query?: {
+                /** @example 2026-01-12T10:32:27.560Z */
+                created_after?: string;
+                /** @example 2026-01-12T10:32:27.560Z */
+                created_before?: string;
                 limit?: number;
                 offset?: number;
                 status?: "succeeded" | "refunded" | "disputed" | "failed";

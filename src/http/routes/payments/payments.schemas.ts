@@ -1,6 +1,6 @@
 import Type from 'typebox';
 import { PAYMENT_STATUSES } from '../../../domain/payments/payments.service.js';
-import { Envelope, errorResponses, InstantString, Page, ProjectParams, UserId } from '../../schemas.js';
+import { Envelope, errorResponses, InstantString, Page, ProjectParams, QueryInstant, UserId } from '../../schemas.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
@@ -30,6 +30,8 @@ export const listPaymentsSchema = {
     ...Page(),
     user_id: Type.Optional(UserId),
     status: Type.Optional(Type.Enum([...PAYMENT_STATUSES], { 'x-message': `status must be one of: ${PAYMENT_STATUSES.join(', ')}` })),
+    created_before: Type.Optional(QueryInstant('created_before')),
+    created_after: Type.Optional(QueryInstant('created_after')),
   }),
   response: { 200: Envelope(Type.Array(Payment), true), ...errorResponses(422) },
 };
