@@ -48,14 +48,14 @@ async function seed(database: Database): Promise<Seeded> {
   await database.db.execute(sql`
     INSERT INTO memberships (project_id, user_id, plan_id, end_date, status, created_at,
                              subscription_id, subscription_status, subscription_cancel_at_period_end, trial_ends_at)
-    SELECT ${tenant.projectId}, g::text, (${ids}::uuid[])[1 + g % 10],
-           now() + make_interval(secs => ((g * 7919) % 31536000) - 15768000),
-           CASE WHEN ((g * 7919) % 31536000) - 15768000 > 0 THEN 'active' ELSE 'expired' END,
-           now() - make_interval(secs => (g * 104729) % 63072000),
+    SELECT ${tenant.projectId}, g::text, (${`{${ids.join(",")}}`}::uuid[])[1 + g % 10],
+           now() + make_interval(secs => ((g::bigint * 7919) % 31536000) - 15768000),
+           CASE WHEN ((g::bigint * 7919) % 31536000) - 15768000 > 0 THEN 'active' ELSE 'expired' END,
+           now() - make_interval(secs => (g::bigint * 104729) % 63072000),
            CASE WHEN g % 5 = 0 THEN 'sub_' || g END,
            CASE WHEN g % 5 <> 0 THEN NULL WHEN g % 100 = 0 THEN 'past_due' WHEN g % 35 = 0 THEN 'trialing' ELSE 'active' END,
            g % 5 = 0 AND g % 45 = 0,
-           CASE WHEN g % 35 = 0 AND g % 5 = 0 THEN now() + make_interval(secs => ((g * 7919) % 31536000) - 15768000) END
+           CASE WHEN g % 35 = 0 AND g % 5 = 0 THEN now() + make_interval(secs => ((g::bigint * 7919) % 31536000) - 15768000) END
     FROM generate_series(1, ${MEMBERS}::int) AS g`);
   await database.db.execute(sql`ANALYZE memberships`);
   return { projectId: tenant.projectId, planId: ids[3]! };
