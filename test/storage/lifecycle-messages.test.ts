@@ -7,6 +7,7 @@ import type { ConfirmationJob } from '../../src/domain/front-desk/confirmations.
 import { createAccessWorker, createConfirmationJob } from '../../src/platform-jobs.js';
 import { createMembership } from '../support/api.js';
 import { discordBotShop, messageInstant } from '../support/front-desk.js';
+import { connectStripe } from '../support/payments.js';
 import { onPostgres, useHarness } from '../support/harness.js';
 import { ManualClock } from '../support/webhook-harness.js';
 
@@ -87,6 +88,24 @@ describe(`messages at the other moments (${onPostgres ? 'PostgreSQL' : 'PGlite'}
     expect(h.discord.dms(s.bot.id, m.user_id)[1]).toBe(
       `Your Gold membership will not renew. You keep access until ${messageInstant(m.membership_end_date)}. Use /memberships to check it any time.`,
     );
+  });
+
+  it('payment failed: a renewal\'s failed invoice queues one message with Manage billing and until when access is kept', async () => {
+    const s = await shop();
+    const m = await createMembership(s.t, { planId: s.planId, endDate: new Date(clock.now().getTime() + DAY).toISOString() });
+    await h.container.database.db.execute(sql`UPDATE memberships SET subscription_id = 'sub_2', subscription_status = 'active' WHERE id = ${m.membership_id}`);
+    const stripe = await connectStripe(h, s.t);
+    const of = { projectId: s.t.projectId, merchantAccountId: stripe.view.merchant_account_id, buyer: { projectId: s.t.projectId, planId: s.planId, userId: m.user_id } };
+    const failed = { kind: 'failed' as const, key: 'in_1', buyer: null, amountMinor: 1000, currency: 'usd', invoiceId: 'in_1', subscriptionId: 'sub_2', customerId: 'cus_1' };
+    expect(await h.container.stores.payments.recordFailed(of, failed, clock.now())).toBe(true);
+    expect(await h.container.stores.payments.recordFailed(of, failed, clock.now())).toBe(false);
+    await send();
+    const [, told] = h.discord.dmMessages(s.bot.id, m.user_id);
+    // The grace period (TENURE_PAYMENTS_GRACE_PERIOD, 3 days by default) counts from the failure, past the end date.
+    const kept = new Date(clock.now().getTime() + h.container.config.payments.gracePeriodMs).toISOString();
+    expect(told!.content).toBe(`The payment renewing your Gold membership failed. You keep access until ${messageInstant(kept)} while it is tried again: update your card to keep it.`);
+    expect(told!.buttons).toStrictEqual([[{ label: 'Manage billing', url: expect.stringMatching(new RegExp(`/p/${s.t.projectId}/portal$`)) }]]);
+    expect(h.discord.dmMessages(s.bot.id, m.user_id)).toHaveLength(2);
   });
 
   it('a message the owner turned off is not queued; its event is written all the same', async () => {
