@@ -14,7 +14,9 @@ import { composeMessage, type ComposedMessage, type LinkButton, type MessageKind
  * statement that records it (kind `invite`, by the link): a confirmation still to be sent carries
  * the link and drops that row, otherwise the link goes in a short message of its own, so each link
  * reaches the member once. Reminders before a membership ends are queued the same way (kind
- * `reminder`, docs/lifecycle.md) and sent here too, held through the project's quiet hours. This job claims due rows (`FOR UPDATE SKIP LOCKED`, each pushed past a
+ * `reminder`, docs/lifecycle.md) and sent here too, held through the project's quiet hours; so are
+ * the other moments (welcome, expired, payment_failed, cancelled), each dropped once it is no longer
+ * true (whyNotSent) and worded in the project's language (src/domain/lifecycle/member-messages.ts). This job claims due rows (`FOR UPDATE SKIP LOCKED`, each pushed past a
  * lease while it is sent) of the bots this process holds (only the holder of a bot's lease calls
  * its API: src/access/bot-leases.ts), sends each through that bot's client and records the answer:
  *
