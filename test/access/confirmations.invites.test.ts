@@ -8,6 +8,7 @@ import { createConfirmationJob } from '../../src/platform-jobs.js';
 import { useHarness, type Harness } from '../support/harness.js';
 import { checkout, connectStripe, deliverAll } from '../support/payments.js';
 import { telegramProject, useTelegramWorkers, type TelegramProject } from '../support/telegram.js';
+import { turnOffMessages } from '../support/front-desk.js';
 
 /**
  * Every Telegram invite link made for a paid member reaches them once (docs/front-desk.md,
@@ -106,7 +107,7 @@ describe('Telegram: every invite link of a paid member reaches them once', () =>
   it('a member who never paid (a membership made through the API) is not messaged their link', async () => {
     const p = await telegramProject(h);
     // Welcomes are off here (a welcome carries no link either: test/storage/lifecycle-messages.test.ts).
-    expect((await p.t.request({ method: 'PATCH', url: `${p.t.base}/settings`, payload: { messages: { welcome: { enabled: false } } } })).statusCode).toBe(204);
+    await turnOffMessages(p.t, 'welcome');
     const member = h.telegram.addUser();
     h.telegram.say(member.id, Number(p.bot.id), '/start');
     const res = await p.t.request({ method: 'POST', url: `${p.t.base}/memberships`, payload: { user_id: String(member.id), plan_id: p.plan.plan_id, end_date: '2099-01-01T00:00:00.000Z' } });

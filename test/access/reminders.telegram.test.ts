@@ -10,7 +10,7 @@ import { createPlan } from '../support/catalogue.js';
 import { useHarness } from '../support/harness.js';
 import { eventsOf, telegramProject, useTelegramWorkers } from '../support/telegram.js';
 import { messagesIn } from '../support/telegram-conversation.js';
-import { messageInstant } from '../support/front-desk.js';
+import { messageInstant, turnOffMessages } from '../support/front-desk.js';
 import { ManualClock } from '../support/webhook-harness.js';
 
 /**
@@ -44,7 +44,7 @@ describe('Telegram: reminders before the end', () => {
   it('a recurring plan: one message that it renews, with a portal link, sent late after an outage; a membership.expiring for each offset passed', async () => {
     const p = await telegramProject(h);
     // Not welcomed (the other moments' test's): the one message here is the reminder.
-    expect((await p.t.request({ method: 'PATCH', url: `${p.t.base}/settings`, payload: { messages: { welcome: { enabled: false } } } })).statusCode).toBe(204);
+    await turnOffMessages(p.t, 'welcome');
     const botId = Number(p.bot.id);
     const plan = await createPlan(p.t, { plan_name: 'Gold', plan_price: '10', plan_duration: '30 days', plan_data: { plan_recurring: true, plan_one_time: false } });
     const member = h.telegram.addUser();

@@ -7,7 +7,7 @@ import type { NotificationView } from '../../src/domain/users/notification.view.
 import { createLogger } from '../../src/logger.js';
 import { createAccessWorker, createConfirmationJob } from '../../src/platform-jobs.js';
 import { createMembership } from '../support/api.js';
-import { discordBotShop, unreachableMembers, type BotShop } from '../support/front-desk.js';
+import { discordBotShop, turnOffMessages, unreachableMembers, type BotShop } from '../support/front-desk.js';
 import { userId, type Tenant } from '../support/harness.js';
 import { createKey } from '../support/keys.js';
 import { eventsOf } from '../support/telegram.js';
@@ -45,6 +45,12 @@ describe('GET /v2/projects/{project_id}/users/{user_id}/notifications', () => {
   });
 
   const shop = () => discordBotShop(w.h, { plan_price: '10', plan_duration: '30 days', plan_data: { plan_recurring: false, plan_one_time: true } });
+  /** A shop whose members are not welcomed, so the messages listed are the reminders. */
+  const quietShop = async () => {
+    const s = await shop();
+    await turnOffMessages(s.t, 'welcome');
+    return s;
+  };
   const remind = () => new RemindersJob(w.h.container.stores.reminders, w.clock, createLogger('silent'), { intervalMs: 60_000, batchSize: 1000 }).passOnce();
   const send = async () => {
     holder ??= createAccessWorker(w.h.container)!;
@@ -63,7 +69,7 @@ describe('GET /v2/projects/{project_id}/users/{user_id}/notifications', () => {
   const hhmm = (d: Date) => d.toISOString().slice(11, 16);
 
   it('each message and its outcome, newest first: sent, held through quiet hours, then dropped after an extension; no text', async () => {
-    const s = await shop();
+    const s = await quietShop();
     const m = await endingIn(s, 5 * DAY);
     await remind();
     w.advance(2 * DAY);
@@ -121,7 +127,7 @@ describe('GET /v2/projects/{project_id}/users/{user_id}/notifications', () => {
   });
 
   it('a member the bot cannot reach: recorded once, one notification.failed, every membership.expiring at the webhook; skipped shown', async () => {
-    const s = await shop();
+    const s = await quietShop();
     await createHook(s.t, `${receiver.url}/owner`);
     const user = userId();
     w.h.discord.setDmsClosed(s.bot.id, user, true);
@@ -182,7 +188,7 @@ describe('GET /v2/projects/{project_id}/users/{user_id}/notifications', () => {
       expect(bad.res.statusCode, query).toBe(422);
       expect(bad.res.body, query).toContain(`${field} must be an integer`);
     }
-    // Known, nothing queued yet.
-    expect((await list(s.t, m.user_id)).body).toMatchObject({ total: 0, data: [] });
+    // Known: made through the API, so welcomed (docs/lifecycle.md), the welcome queued for the bot.
+    expect((await list(s.t, m.user_id)).body).toMatchObject({ total: 1, data: [{ kind: 'welcome', platform: 'discord', state: 'queued', attempts: 0, reminder: null, sent_at: null }] });
   });
 });

@@ -8,7 +8,7 @@ import type { ConfirmationJob } from '../../src/domain/front-desk/confirmations.
 import { createAccessWorker, createConfirmationJob } from '../../src/platform-jobs.js';
 import { startWorkerRuntime, type WorkerRuntime } from '../../src/worker-runtime.js';
 import { createMembership } from '../support/api.js';
-import { discordBotShop, type BotShop } from '../support/front-desk.js';
+import { discordBotShop, turnOffMessages, type BotShop } from '../support/front-desk.js';
 import { onPostgres, useHarness, type Harness } from '../support/harness.js';
 import { eventually } from '../support/webhook-harness.js';
 
@@ -28,8 +28,7 @@ const MESSAGE_BUCKET = { limit: 1, windowMs: 2_000 };
 /** Members made through the API here stand for paid ones: their welcome is off, so the one message is the confirmation. */
 async function shop(h: Harness): Promise<BotShop> {
   const s = await discordBotShop(h);
-  const off = await s.t.request({ method: 'PATCH', url: `${s.t.base}/settings`, payload: { messages: { welcome: { enabled: false } } } });
-  expect(off.statusCode, off.body).toBe(204);
+  await turnOffMessages(s.t, 'welcome');
   return s;
 }
 

@@ -6,7 +6,7 @@ import { rowsOf } from '../../src/database/db.js';
 import type { ConfirmationJob } from '../../src/domain/front-desk/confirmations.js';
 import { createAccessWorker, createConfirmationJob } from '../../src/platform-jobs.js';
 import { createMembership } from '../support/api.js';
-import { discordBotShop, messageInstant } from '../support/front-desk.js';
+import { discordBotShop, messageInstant, turnOffMessages } from '../support/front-desk.js';
 import { connectStripe } from '../support/payments.js';
 import { onPostgres, useHarness } from '../support/harness.js';
 import { ManualClock } from '../support/webhook-harness.js';
@@ -110,8 +110,7 @@ describe(`messages at the other moments (${onPostgres ? 'PostgreSQL' : 'PGlite'}
 
   it('a message the owner turned off is not queued; its event is written all the same', async () => {
     const s = await shop();
-    const off = await s.t.request({ method: 'PATCH', url: `${s.t.base}/settings`, payload: { messages: { welcome: { enabled: false }, expired: { enabled: false } } } });
-    expect(off.statusCode, off.body).toBe(204);
+    await turnOffMessages(s.t, 'welcome', 'expired');
     const m = await createMembership(s.t, { planId: s.planId, endDate: new Date(clock.now().getTime() + DAY).toISOString() });
     clock.advance(DAY + 1000);
     await h.container.stores.expiry.expireDue(clock.now(), 100);

@@ -9,7 +9,7 @@ import { createLogger } from '../../src/logger.js';
 import { createAccessWorker, createConfirmationJob } from '../../src/platform-jobs.js';
 import { RemindersStore } from '../../src/store/reminders.store.js';
 import { createMembership } from '../support/api.js';
-import { discordBotShop, messageInstant, type BotShop } from '../support/front-desk.js';
+import { discordBotShop, messageInstant, turnOffMessages, type BotShop } from '../support/front-desk.js';
 import { onPostgres, useHarness, type Harness, type Tenant } from '../support/harness.js';
 import { ManualClock } from '../support/webhook-harness.js';
 
@@ -27,8 +27,7 @@ const DAY = 24 * HOUR;
 /** A shop whose members are not welcomed (a welcome is the other moments' test's), so the DMs here are the reminders. */
 async function shop(h: Harness): Promise<BotShop> {
   const s = await discordBotShop(h, { plan_price: '10', plan_duration: '30 days', plan_data: { plan_recurring: false, plan_one_time: true } });
-  const off = await s.t.request({ method: 'PATCH', url: `${s.t.base}/settings`, payload: { messages: { welcome: { enabled: false } } } });
-  expect(off.statusCode, off.body).toBe(204);
+  await turnOffMessages(s.t, 'welcome');
   return s;
 }
 

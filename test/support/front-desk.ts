@@ -65,6 +65,13 @@ export interface BotShop {
 }
 
 /** A project with its Discord bot connected and one plan (`plan`'s fields, Gold by default): its messages go by that bot. */
+/** Turns the project's messages of these kinds off (setting `messages`, docs/lifecycle.md). */
+export async function turnOffMessages(t: Tenant, ...kinds: string[]): Promise<void> {
+  const payload = { messages: Object.fromEntries(kinds.map((k) => [k, { enabled: false }])) };
+  const off = await t.request({ method: 'PATCH', url: `${t.base}/settings`, payload });
+  expect(off.statusCode, off.body).toBe(204);
+}
+
 export async function discordBotShop(h: Harness, plan: Record<string, unknown> = {}): Promise<BotShop> {
   const t = await h.tenant();
   const bot = addBot(h.discord);

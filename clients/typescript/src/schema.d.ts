@@ -759,7 +759,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The messages queued for a member (confirmations, invite links, reminders) and what became of each, newest first */
+        /** The messages queued for a member (welcome, confirmations, invite links, reminders, expired, payment failed, cancelled) and what became of each, newest first */
         get: operations["getUsersByUserIdNotifications"];
         put?: never;
         post?: never;
@@ -14365,7 +14365,8 @@ export interface operations {
                              * @example 2026-01-12T10:32:27.560Z
                              */
                             created_at: string;
-                            kind: "confirmation" | "invite" | "reminder";
+                            /** @description Which message: docs/lifecycle.md lists each and when it is sent */
+                            kind: "welcome" | "confirmation" | "invite" | "reminder" | "expired" | "payment_failed" | "cancelled";
                             last_error: string | null;
                             next_attempt_at: string | null;
                             notification_id: string | null;

@@ -1,3 +1,4 @@
+import type { MessageKind } from '../lifecycle/member-messages.js';
 import type { Platform } from '../targets/target.view.js';
 
 /**
@@ -8,7 +9,7 @@ import type { Platform } from '../targets/target.view.js';
 export interface NotificationView {
   /** Null for a reminder that was never queued (`skipped`: a nearer offset's went instead). */
   notification_id: string | null;
-  kind: 'confirmation' | 'invite' | 'reminder';
+  kind: MessageKind;
   /** The platform of the bot that sends it; null for a `skipped` reminder. */
   platform: Platform | null;
   state: NotificationState;
