@@ -78,21 +78,37 @@ export class RemindersStore {
           AND (m.end_date, m.id) > (cur.end_date, cur.membership_id)
         ORDER BY m.end_date, m.id
         LIMIT ${limit}
-      ), judged AS (
-        SELECT c.id, c.end_date, c.project_id, o.offsets FROM cand c
+      ), conf AS (
+        -- What every row of one project and plan shares, looked up once per (project, plan) of the
+        -- batch instead of once per row: the offsets that apply (the plan's own, else the project's
+        -- setting, else the default), the nearest of them before this one (a row already inside that
+        -- nearer window is 'skipped'), and the platform of the bot that sends the message.
+        SELECT k.project_id, k.plan_key, o.offsets,
+               (SELECT max(${offsetSecondsSql(sql`x`)}) FROM jsonb_array_elements_text(o.offsets) x
+                WHERE ${offsetSecondsSql(sql`x`)} < ${seconds}) AS nearer_seconds,
+               pf.platform
+        FROM (SELECT DISTINCT project_id, plan_id, COALESCE(plan_id, ${NO_ID}::uuid) AS plan_key FROM cand) k
         CROSS JOIN LATERAL (
           SELECT COALESCE(
-            (SELECT p.reminder_offsets FROM plans p WHERE p.id = c.plan_id),
-            (SELECT s.value FROM settings s WHERE s.project_id = c.project_id AND s.key = 'reminder_offsets'),
+            (SELECT p.reminder_offsets FROM plans p WHERE p.id = k.plan_id),
+            (SELECT s.value FROM settings s WHERE s.project_id = k.project_id AND s.key = 'reminder_offsets'),
             ${DEFAULT_OFFSETS}::jsonb) AS offsets
         ) o
+        CROSS JOIN LATERAL (
+          SELECT (SELECT i.platform FROM integrations i
+                  WHERE i.project_id = k.project_id
+                    AND i.platform = COALESCE(
+                      (SELECT t.platform FROM plan_targets pt JOIN targets t ON t.id = pt.target_id WHERE pt.plan_id = k.plan_id ORDER BY t.platform LIMIT 1),
+                      (SELECT i2.platform FROM integrations i2 WHERE i2.project_id = k.project_id ORDER BY i2.platform LIMIT 1))) AS platform
+        ) pf
         WHERE o.offsets @> to_jsonb(${offset}::text)
+      ), judged AS (
+        SELECT c.id, c.end_date, c.project_id, f.nearer_seconds FROM cand c
+        JOIN conf f ON f.project_id = c.project_id AND f.plan_key = COALESCE(c.plan_id, ${NO_ID}::uuid)
       ), ins AS (
         INSERT INTO reminders (membership_id, end_date, reminder_offset, project_id, state, created_at)
         SELECT j.id, j.end_date, ${offset}, j.project_id,
-               CASE WHEN EXISTS (SELECT 1 FROM jsonb_array_elements_text(j.offsets) x
-                                 WHERE ${offsetSecondsSql(sql`x`)} < ${seconds}
-                                   AND j.end_date <= ${at(now)}::timestamptz + ${offsetSecondsSql(sql`x`)} * interval '1 second')
+               CASE WHEN j.end_date <= ${at(now)}::timestamptz + j.nearer_seconds * interval '1 second'
                     THEN 'skipped' ELSE 'sent' END,
                ${at(now)}
         FROM judged j
@@ -112,15 +128,10 @@ export class RemindersStore {
         INSERT INTO notifications (project_id, user_id, membership_id, kind, dedupe_key, platform, next_attempt_at, created_at, end_date, reminder_offset)
         SELECT d.project_id, d.user_id, d.id, 'reminder',
                'reminder:' || d.id::text || ':' || (extract(epoch FROM d.end_date) * 1000)::bigint::text || ':' || ${offset},
-               pf.platform, ${at(now)}, ${at(now)}, d.end_date, ${offset}
+               f.platform, ${at(now)}, ${at(now)}, d.end_date, ${offset}
         FROM due d
-        CROSS JOIN LATERAL (
-          SELECT COALESCE(
-            (SELECT t.platform FROM plan_targets pt JOIN targets t ON t.id = pt.target_id WHERE pt.plan_id = d.plan_id ORDER BY t.platform LIMIT 1),
-            (SELECT i.platform FROM integrations i WHERE i.project_id = d.project_id ORDER BY i.platform LIMIT 1)
-          ) AS platform
-        ) pf
-        WHERE EXISTS (SELECT 1 FROM integrations i WHERE i.project_id = d.project_id AND i.platform = pf.platform)
+        JOIN conf f ON f.project_id = d.project_id AND f.plan_key = COALESCE(d.plan_id, ${NO_ID}::uuid)
+        WHERE f.platform IS NOT NULL
         ON CONFLICT (project_id, dedupe_key) DO NOTHING
       ), moved AS (
         UPDATE reminder_cursors r SET end_date = last.end_date, membership_id = last.id
