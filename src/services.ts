@@ -149,6 +149,7 @@ export function createServices(
     clock,
     { publicUrl, ttlMs: PAY_LINK_TTL_MS },
     stores.guildJoins,
+    stores.web,
   );
   // Only the error's class and message: a Discord error never carries the bot token, but its request might.
   const logDiscord = (what: string) => (err: unknown) =>

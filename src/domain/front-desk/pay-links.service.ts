@@ -1,7 +1,7 @@
 import type { MerchantAccountsStore } from '../../store/merchant-accounts.store.js';
 import type { MembershipsStore } from '../../store/memberships.store.js';
 import type { Clock } from '../clock.js';
-import { fail, ok, type AppError, type Result } from '../errors.js';
+import { AppError, fail, ok, type Result } from '../errors.js';
 import { openOrNull, type SecretBox } from '../integrations/secret-box.js';
 import { chargeOf, type BanCheck, type CheckoutInput, type CheckoutView, type PlanReader } from '../payments/checkout.service.js';
 import type { EventSource } from '../payments/payment-statements.js';
@@ -9,6 +9,7 @@ import type { StripeApi, StripeEventLike } from '../payments/stripe-api.js';
 import type { Receipt } from '../payments/stripe-events.service.js';
 import type { Transactor } from '../transactions.js';
 import { joinStandingOf, type GuildJoinReader, type JoinStanding } from '../web/guild-joins.js';
+import { blockedOf, CANNOT_BE_BOUGHT, type PlanReadinessStatements } from '../web/plan-readiness.js';
 import { digestOf, isLinkToken, newLinkToken } from './link-tokens.js';
 import type { PayLinkRecord, PayLinkStatements } from './pay-link-statements.js';
 
@@ -97,6 +98,8 @@ export class PayLinksService {
     private readonly options: PayLinkOptions,
     /** A buyer who logged in with Discord is added to the server after paying: the page says how that went (docs/web.md). */
     private readonly joins: GuildJoinReader | null = null,
+    /** Whether the plan's access can be given now: no session is made for access the bot cannot give (docs/web.md). */
+    private readonly readiness: PlanReadinessStatements | null = null,
   ) {}
 
   /** A new link for `userId` to buy `planId`; the plan must exist, and the member not be banned. */
@@ -149,6 +152,8 @@ export class PayLinksService {
     // The return addresses are the link's own, so the checkout's idempotency key is the link's:
     // two opens at once get one session from Stripe.
     const done = `${this.urlOf(token)}/done`;
+    const facts = await this.readiness?.planAccessFacts(link.projectId, link.planId);
+    if (facts && blockedOf(facts) !== null) return { kind: 'refused', error: new AppError('CONFLICT', CANNOT_BE_BOUGHT) };
     const session = await this.checkout.create(link.projectId, {
       plan_id: link.planId,
       user_id: link.userId,
