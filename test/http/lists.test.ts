@@ -186,6 +186,29 @@ const CASES: ListCase[] = [
     idColumn: 'user_id',
   },
   {
+    name: 'GET /v2/projects/{project_id}/users/{user_id}/notifications',
+    async seed(h, t, n) {
+      // One member's messages: n confirmations of their membership (no bot here, so no welcome of its own).
+      const m = await createMembership(t, {});
+      const ids: string[] = [];
+      for (let i = 0; i < n; i++) {
+        const [row] = rowsOf<{ id: string }>(
+          await h.database.db.execute(sql`
+            INSERT INTO notifications (project_id, user_id, membership_id, kind, dedupe_key, platform)
+            SELECT project_id, user_id, id, 'confirmation', ${`list-${i}`}, 'discord' FROM memberships
+            WHERE project_id = ${t.projectId} AND user_id = ${m.user_id} RETURNING id`),
+        );
+        ids.push(row!.id);
+      }
+      return { url: `${t.base}/users/${m.user_id}/notifications`, ids };
+    },
+    items: dataArray,
+    id: 'notification_id',
+    table: 'notifications',
+    column: 'created_at',
+    idColumn: 'id',
+  },
+  {
     name: 'GET /v2/projects/{project_id}/payments',
     async seed(h, t, n) {
       const stripe = await connectStripe(h, t);

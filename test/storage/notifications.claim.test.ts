@@ -6,6 +6,7 @@ import { RetentionStore } from '../../src/store/retention.store.js';
 import { createMembership, eventRows } from '../support/api.js';
 import { createPlan, createTarget, grant } from '../support/catalogue.js';
 import { onPostgres, useHarness, type Tenant } from '../support/harness.js';
+import { turnOffMessages } from '../support/front-desk.js';
 
 /**
  * The confirmations' SQL (src/store/notifications.store.ts) on both storages: one row per payment
@@ -34,6 +35,8 @@ describe(`notifications store (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => 
     await h.database.db.execute(sql`
       INSERT INTO integrations (project_id, platform, bot_token_sealed, bot_id, bot_name, lease_owner, lease_expires_at)
       VALUES (${t.projectId}, ${platform}, 'v1.dummy.sealed', ${String(Date.now()) + String(Math.floor(Math.random() * 1000))}, 'bot', ${OWNER}, ${LEASED_UNTIL}::timestamptz)`);
+    // Members made through the API here stand for paid ones: no welcome, the messages are the store's own.
+    await turnOffMessages(t, 'welcome');
   }
 
   async function paidMember(t: Tenant, planId: string, key: string) {

@@ -7,6 +7,7 @@ import { TelegramInvitesStore } from '../../src/store/telegram-invites.store.js'
 import { createMembership } from '../support/api.js';
 import { createPlan, createTarget, grant } from '../support/catalogue.js';
 import { onPostgres, useHarness, type Tenant } from '../support/harness.js';
+import { turnOffMessages } from '../support/front-desk.js';
 
 /**
  * Telegram invite links reach a paid member once (src/store/notifications.store.ts,
@@ -37,6 +38,8 @@ describe(`Telegram invite links in the notifications (${onPostgres ? 'PostgreSQL
     await h.database.db.execute(sql`
       INSERT INTO integrations (project_id, platform, bot_token_sealed, bot_id, bot_name, lease_owner, lease_expires_at)
       VALUES (${t.projectId}, 'telegram', 'v1.dummy.sealed', ${String(Date.now()) + String(Math.floor(Math.random() * 1000))}, 'bot', ${OWNER}, ${LEASED_UNTIL}::timestamptz)`);
+    // Members made through the API here stand for paid ones: no welcome, the messages are the store's own.
+    await turnOffMessages(t, 'welcome');
     const target = await createTarget(t, { platform: 'telegram', kind: 'group', external_id: CHAT, target_name: 'VIP lounge' });
     const plan = await createPlan(t, { plan_name: 'Gold' });
     await grant(t, plan.plan_id, target.target_id);

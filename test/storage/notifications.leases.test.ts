@@ -6,6 +6,7 @@ import { NotificationsStore } from '../../src/store/notifications.store.js';
 import { createMembership } from '../support/api.js';
 import { createPlan } from '../support/catalogue.js';
 import { onPostgres, useHarness, type Tenant } from '../support/harness.js';
+import { turnOffMessages } from '../support/front-desk.js';
 
 /**
  * Confirmations go through the holder of the project's bot (src/store/notifications.store.ts,
@@ -36,6 +37,8 @@ describe(`confirmations by bot lease (${onPostgres ? 'PostgreSQL' : 'PGlite'})`,
       INSERT INTO integrations (project_id, platform, bot_token_sealed, bot_id, bot_name, lease_owner, lease_expires_at, health)
       VALUES (${t.projectId}, 'discord', 'v1.dummy.sealed', ${String(Date.now()) + String(Math.floor(Math.random() * 1000))}, 'bot',
               ${lease.owner}, ${lease.owner === null ? null : (lease.until ?? HELD_UNTIL)}::timestamptz, ${lease.health ?? 'ok'})`);
+    // Members made through the API here stand for paid ones: no welcome, the messages are the store's own.
+    await turnOffMessages(t, 'welcome');
     const plan = await createPlan(t);
     const m = await createMembership(t, { planId: plan.plan_id });
     expect(await store().queueConfirmation({ projectId: t.projectId, userId: m.user_id, planId: plan.plan_id, paymentKey: `pi_${m.user_id}` }, T0)).toBe(true);
