@@ -1,12 +1,8 @@
-import type { REST } from '@discordjs/rest';
 import { sql } from 'drizzle-orm';
-import { afterEach, describe, expect, it } from 'vitest';
-import type { AccessWorker } from '../../src/access/access.worker.js';
+import { describe, expect, it } from 'vitest';
 import { rowsOf } from '../../src/database/db.js';
-import type { ConfirmationJob } from '../../src/domain/front-desk/confirmations.js';
-import { createAccessWorker, createConfirmationJob } from '../../src/platform-jobs.js';
 import { createMembership } from '../support/api.js';
-import { discordBotShop, messageInstant, turnOffMessages } from '../support/front-desk.js';
+import { discordBotShop, messageInstant, turnOffMessages, useDiscordSender } from '../support/front-desk.js';
 import { connectStripe } from '../support/payments.js';
 import { onPostgres, useHarness } from '../support/harness.js';
 import { ManualClock } from '../support/webhook-harness.js';
@@ -24,21 +20,8 @@ const DAY = 86_400_000;
 describe(`messages at the other moments (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
   const clock = new ManualClock(new Date(Date.now() + 10 * 60_000));
   const h = useHarness({ clock });
-  const jobs: ConfirmationJob[] = [];
-  let holder: AccessWorker<REST> | null = null;
-  afterEach(async () => {
-    for (const j of jobs.splice(0)) await j.stop();
-    await holder?.stop(0);
-    holder = null;
-  });
+  const send = useDiscordSender(h);
 
-  const send = async () => {
-    holder ??= createAccessWorker(h.container)!;
-    if (jobs.length === 0) jobs.push(createConfirmationJob(h.container, { discord: holder, telegram: null }, { pollMs: 60_000 })!);
-    await holder.leases.acquire();
-    jobs[0]!.wake();
-    await jobs[0]!.idle();
-  };
   const shop = () => discordBotShop(h, { plan_price: '10', plan_duration: '30 days', plan_data: { plan_recurring: false, plan_one_time: true } });
   const rows = async (projectId: string) =>
     rowsOf<{ kind: string; state: string; last_error: string | null }>(

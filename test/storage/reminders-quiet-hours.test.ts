@@ -1,12 +1,8 @@
-import type { REST } from '@discordjs/rest';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AccessWorker } from '../../src/access/access.worker.js';
-import type { ConfirmationJob } from '../../src/domain/front-desk/confirmations.js';
 import { RemindersJob } from '../../src/domain/lifecycle/reminders.job.js';
 import { createLogger } from '../../src/logger.js';
-import { createAccessWorker, createConfirmationJob } from '../../src/platform-jobs.js';
 import { createMembership } from '../support/api.js';
-import { discordBotShop } from '../support/front-desk.js';
+import { discordBotShop, useDiscordSender } from '../support/front-desk.js';
 import { onPostgres, useHarness } from '../support/harness.js';
 import { ManualClock } from '../support/webhook-harness.js';
 
@@ -24,23 +20,11 @@ const HOUR = 3_600_000;
 describe(`reminders held through quiet hours in Berlin (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
   const clock = new ManualClock(new Date('2027-01-01T00:00:00.000Z'));
   const h = useHarness({ clock });
-  const jobs: ConfirmationJob[] = [];
-  let holder: AccessWorker<REST> | null = null;
-  afterEach(async () => {
-    for (const j of jobs.splice(0)) await j.stop();
-    await holder?.stop(0);
-    holder = null;
-    await h.reset();
-  });
+  // Hooks after each test run last-registered first: the sender stops, then the harness resets.
+  afterEach(() => h.reset());
+  const send = useDiscordSender(h);
 
   const remind = () => new RemindersJob(h.container.stores.reminders, clock, createLogger('silent'), { intervalMs: 60_000, batchSize: 1000 }).passOnce();
-  const send = async () => {
-    holder ??= createAccessWorker(h.container)!;
-    if (jobs.length === 0) jobs.push(createConfirmationJob(h.container, { discord: holder, telegram: null }, { pollMs: 60_000 })!);
-    await holder.leases.acquire();
-    jobs[0]!.wake();
-    await jobs[0]!.idle();
-  };
 
   /**
    * A membership whose `1d` reminder falls due at `due` (UTC), with `quiet` in Berlin: held until

@@ -1,5 +1,9 @@
 import { sql } from 'drizzle-orm';
-import { expect } from 'vitest';
+import type { REST } from '@discordjs/rest';
+import { afterEach, expect } from 'vitest';
+import type { AccessWorker } from '../../src/access/access.worker.js';
+import type { ConfirmationJob } from '../../src/domain/front-desk/confirmations.js';
+import { createAccessWorker, createConfirmationJob } from '../../src/platform-jobs.js';
 import { rowsOf } from '../../src/database/db.js';
 import { addBot, connectBot, type TestBot } from './bots.js';
 import { createPlan } from './catalogue.js';
@@ -65,6 +69,28 @@ export interface BotShop {
 }
 
 /** A project with its Discord bot connected and one plan (`plan`'s fields, Gold by default): its messages go by that bot. */
+/**
+ * The confirmations job as a worker builds it, sending through the harness's Discord bots; stopped
+ * after each test. Each call takes the bots' leases again (a manual clock may have passed them) and
+ * sends until nothing is due.
+ */
+export function useDiscordSender(h: Pick<Harness, 'container'>): () => Promise<void> {
+  const jobs: ConfirmationJob[] = [];
+  let holder: AccessWorker<REST> | null = null;
+  afterEach(async () => {
+    for (const j of jobs.splice(0)) await j.stop();
+    await holder?.stop(0);
+    holder = null;
+  });
+  return async () => {
+    holder ??= createAccessWorker(h.container)!;
+    if (jobs.length === 0) jobs.push(createConfirmationJob(h.container, { discord: holder, telegram: null }, { pollMs: 60_000 })!);
+    await holder.leases.acquire();
+    jobs[0]!.wake();
+    await jobs[0]!.idle();
+  };
+}
+
 /** Turns the project's messages of these kinds off (setting `messages`, docs/lifecycle.md). */
 export async function turnOffMessages(t: Tenant, ...kinds: string[]): Promise<void> {
   const payload = { messages: Object.fromEntries(kinds.map((k) => [k, { enabled: false }])) };
