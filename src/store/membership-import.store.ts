@@ -32,32 +32,38 @@ import { iso } from '../database/sql.js';
 
 const dialect = new PgDialect();
 
-/** Room for a row of a 20-digit user id (~140 bytes) and then some; a buffer too small for longer ones grows. */
+/** Room for a row of a 20-digit user id (~150 bytes) and then some; a buffer too small for longer ones grows. */
 const ROW_BYTES = 168;
 
+/** A name as a field of COPY's text format: the characters COPY reads as syntax escaped. */
+const copyText = (value: string) => value.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'));
+
 /**
- * Staging rows in COPY's text format (user ids are digits and ISO instants need no escaping). The
- * end date travels twice: as epoch milliseconds for the column (a number converts for a fraction
- * of what parsing a timestamptz costs) and as the ISO text the event shows. Each row brings the ids
- * of its membership and its event, time-ordered (ordered-ids.ts), and the status the domain
- * decided.
+ * Staging rows in COPY's text format (user ids are digits and ISO instants need no escaping; a
+ * name is escaped). The end date travels twice: as epoch milliseconds for the column (a number
+ * converts for a fraction of what parsing a timestamptz costs) and as the ISO text the event shows;
+ * so does a start date when the row has one (`\N` when not). Each row brings the ids of its
+ * membership and its event, time-ordered (ordered-ids.ts), and the status the domain decided.
  *
- * Each row is written into one buffer as it is made (latin1: every character is ASCII, one byte
- * each). Appending the rows to one string instead cost ~5 µs of CPU a row more, in a process that
- * shares two cores with the database (the import's own CPU 15-17 → 10-12 µs a row, side by side,
- * 300,000 rows): the string is a rope of 20,000 pieces, flattened and encoded again when sent.
+ * Each row is written into one buffer as it is made (latin1 for a row without a name: every
+ * character is ASCII, one byte each; UTF-8 for one with a name, which may hold any). Appending
+ * the rows to one string instead cost ~5 µs of CPU a row more, in a process that shares two cores
+ * with the database (the import's own CPU 15-17 → 10-12 µs a row, side by side, 300,000 rows):
+ * the string is a rope of 20,000 pieces, flattened and encoded again when sent.
  */
 export function copyBuffer(rows: readonly StagedMembership[]): Buffer {
   let buffer = Buffer.allocUnsafe(rows.length * ROW_BYTES);
   let length = 0;
   for (const r of rows) {
-    const row = `${r.line}\t${r.userId}\t${r.endDate.getTime()}\t${r.endDate.toISOString()}\t${r.status}\t${orderedId()}\t${orderedId()}\t${r.planId ?? '\\N'}\n`;
-    if (length + row.length > buffer.length) {
-      const larger = Buffer.allocUnsafe(2 * (length + row.length));
+    const start = r.startDate === null ? '\\N\t\\N' : `${r.startDate.getTime()}\t${r.startDate.toISOString()}`;
+    const row = `${r.line}\t${r.userId}\t${r.endDate.getTime()}\t${r.endDate.toISOString()}\t${r.status}\t${orderedId()}\t${orderedId()}\t${r.planId ?? '\\N'}\t${start}\t${r.userName === null ? '\\N' : copyText(r.userName)}\n`;
+    const bytes = r.userName === null ? row.length : Buffer.byteLength(row);
+    if (length + bytes > buffer.length) {
+      const larger = Buffer.allocUnsafe(2 * (length + bytes));
       buffer.copy(larger, 0, 0, length);
       buffer = larger;
     }
-    length += buffer.write(row, length, 'latin1');
+    length += buffer.write(row, length, r.userName === null ? 'latin1' : 'utf8');
   }
   return buffer.subarray(0, length);
 }
@@ -65,16 +71,19 @@ export function copyBuffer(rows: readonly StagedMembership[]): Buffer {
 const STAGE = sql.raw('tenure_import_stage');
 // ON COMMIT DROP: nothing outlives the chunk, on a pooled connection the app reuses afterwards.
 const CREATE_STAGE =
-  'CREATE TEMP TABLE tenure_import_stage (line int NOT NULL, user_id text NOT NULL, end_ms bigint NOT NULL, end_iso text NOT NULL, status text NOT NULL, membership_id uuid NOT NULL, event_id uuid NOT NULL, plan_id uuid) ON COMMIT DROP';
+  'CREATE TEMP TABLE tenure_import_stage (line int NOT NULL, user_id text NOT NULL, end_ms bigint NOT NULL, end_iso text NOT NULL, status text NOT NULL, membership_id uuid NOT NULL, event_id uuid NOT NULL, plan_id uuid, start_ms bigint, start_iso text, user_name text) ON COMMIT DROP';
 
 /**
  * The chunk's statement. The event's object is membershipJson's (memberships.store.ts), with its
- * two instants as text made once per chunk (start: the transaction's now()) or once per row in
- * the caller (the end date's ISO form, identical to `iso()` for the years parseInstant accepts):
+ * two instants as text made once per chunk (a start the row does not give: the transaction's
+ * now()) or once per row in the caller (the dates' ISO forms, identical to `iso()` for the years
+ * parseInstant accepts):
  * to_char per row was a third of the statement's CPU. Its status, and the stored one (expired:
  * no `membership.expired` will be written for it), is the staged row's, decided by the domain
  * against the app's clock. Rows of a banned user, or of one who already has a membership in the
- * project, are not inserted: their lines come back (`refused`).
+ * project, are not inserted: their lines come back (`refused`). A row's name is its user's
+ * `first_name`, as `POST /memberships` stores `user_name.first_name`: set when given, the stored
+ * one kept when the cell is empty.
  * test/storage/membership-import.test.ts checks the event against the API's view of the same
  * membership.
  */
@@ -89,24 +98,25 @@ function mergeStatement(projectId: string) {
     'status', f.status)`;
   return sql`
     WITH clock AS (SELECT ${iso(sql`now()::timestamptz(3)`)} AS start_iso),
-    stage AS (SELECT t.*, to_timestamp(t.end_ms::float8 / 1000) AS end_date FROM ${STAGE} t),
+    stage AS (SELECT t.*, to_timestamp(t.end_ms::float8 / 1000) AS end_date, to_timestamp(t.start_ms::float8 / 1000) AS start_date FROM ${STAGE} t),
     ins AS (
-      INSERT INTO memberships (id, project_id, user_id, end_date, status, plan_id)
-      SELECT t.membership_id, ${projectId}::uuid, t.user_id, t.end_date, t.status, t.plan_id
+      INSERT INTO memberships (id, project_id, user_id, end_date, status, plan_id, start_date)
+      SELECT t.membership_id, ${projectId}::uuid, t.user_id, t.end_date, t.status, t.plan_id, coalesce(t.start_date, now())
       FROM stage t
       WHERE NOT EXISTS (SELECT 1 FROM bans b WHERE b.project_id = ${projectId}::uuid AND b.user_id = t.user_id)
         AND (t.plan_id IS NULL OR EXISTS (SELECT 1 FROM plans p WHERE p.id = t.plan_id AND p.project_id = ${projectId}::uuid))
       ON CONFLICT (project_id, user_id) DO NOTHING
       RETURNING id, project_id, user_id
     ), usr AS (
-      INSERT INTO users (project_id, user_id) SELECT project_id, user_id FROM ins
-      ON CONFLICT (project_id, user_id) DO UPDATE SET last_seen = now()
-      -- The names the event shows: a known user's as stored (the update leaves them as they are),
-      -- none for a new one. Read from the upsert itself, not by joining users: the planner hashed
-      -- the whole users table for that join, every chunk (1 s a chunk at 600,000 users).
+      INSERT INTO users (project_id, user_id, first_name)
+      SELECT i.project_id, i.user_id, t.user_name FROM ins i JOIN ${STAGE} t ON t.user_id = i.user_id
+      ON CONFLICT (project_id, user_id) DO UPDATE SET last_seen = now(), first_name = coalesce(excluded.first_name, users.first_name)
+      -- The names the event shows: the row's, else a known user's as stored, none for a new one.
+      -- Read from the upsert itself, not by joining users: the planner hashed the whole users
+      -- table for that join, every chunk (1 s a chunk at 600,000 users).
       RETURNING user_id, first_name, username
     ), full_row AS (
-      SELECT i.id, i.project_id, i.user_id, t.end_ms, t.end_iso, t.status, t.event_id, clock.start_iso, u.first_name, u.username,
+      SELECT i.id, i.project_id, i.user_id, t.end_ms, t.end_iso, t.status, t.event_id, coalesce(t.start_iso, clock.start_iso) AS start_iso, u.first_name, u.username,
              t.plan_id, p.name AS plan_name, p.duration AS plan_duration
       FROM ins i JOIN ${STAGE} t ON t.user_id = i.user_id JOIN usr u ON u.user_id = i.user_id CROSS JOIN clock
       LEFT JOIN plans p ON p.id = t.plan_id

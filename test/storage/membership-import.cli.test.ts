@@ -141,6 +141,27 @@ describe(`membership import, the CLI on ${onPostgres ? 'PostgreSQL' : 'PGlite'}`
     expect(access).toStrictEqual([{ user_id: '70000001', target_id: role.target_id, desired: 'granted' }]);
   });
 
+  it('user_name and start_date columns, in any order: read and stored; a start after the end rejects its row, in --rejects too', async () => {
+    const t = await h.tenant();
+    const { iso } = future(10);
+    const lines = ['user_name,end_date,start_date,user_id', `"Lovelace, Ada",${iso},2025-12-10T09:00:00.000Z,80000001`, `,${iso},${future(11).iso},80000002`, `Bob,${iso},,80000003`];
+    const rejects = path.join(dir, 'names-rejects.csv');
+    const res = await tenure('membership', 'import', '--project', t.projectId, '--file', await file('names.csv', lines.join('\n')), '--rejects', rejects);
+    expect(res.code, res.stderr).toBe(2);
+    expect(JSON.parse(res.stdout)).toMatchObject({ rows: 3, inserted: 2, rejected: 1, rejections: [{ line: 3, user_id: '80000002', reason: 'start_date must not be after end_date' }] });
+    expect((await readFile(rejects, 'utf8')).split('\n')[1]).toBe(`3,start_date must not be after end_date,"${lines[2]}"`);
+    const members = rowsOf<{ user_id: string; first_name: string | null; start_date: string }>(
+      await h.database.db.execute(sql`
+        SELECT m.user_id, u.first_name, to_char(m.start_date AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI') AS start_date
+        FROM memberships m JOIN users u USING (project_id, user_id) WHERE m.project_id = ${t.projectId} ORDER BY m.user_id`),
+    );
+    expect(members.map((m) => [m.user_id, m.first_name])).toStrictEqual([
+      ['80000001', 'Lovelace, Ada'],
+      ['80000003', 'Bob'],
+    ]);
+    expect(members[0]!.start_date).toBe('2025-12-10T09:00');
+  });
+
   it('refuses a header naming a column it does not know, writing nothing', async () => {
     const t = await h.tenant();
     const res = await tenure('membership', 'import', '--project', t.projectId, '--file', await file('cols.csv', `user_id,end_date,colour\n60000001,${future(3).ms},red\n`));

@@ -116,6 +116,71 @@ describe(`membership import on ${onPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
     expect((created.data.membership as { user_name: unknown }).user_name).toStrictEqual({ first_name: 'Ada', username: 'ada' });
   });
 
+  it('user_name and start_date: the name stored as the API stores user_name.first_name, the start as given, bad ones rejected with their line', async () => {
+    const t = await w.tenant();
+    const [named, known, keeps, started, late, badStart, longName] = Array.from({ length: 7 }, userId);
+    // Two users known from memberships made and deleted through the API, with their names.
+    for (const user of [known, keeps]) {
+      const res = await t.request({
+        method: 'POST',
+        url: `${t.base}/memberships`,
+        payload: { user_id: user, end_date: future(5).iso, user_name: { first_name: 'Old', username: 'old_handle' } },
+      });
+      expect(res.statusCode, res.body).toBe(201);
+      const del = await t.request({ method: 'DELETE', url: `${t.base}/memberships/${res.json().data.membership_id}` });
+      expect(del.statusCode, del.body).toBeLessThan(300);
+    }
+    const { ms, iso } = future(30);
+    const start = '2024-02-29T10:00:00.000Z';
+    const name = 'Zoë \\ "Tab\there", 名前';
+    const lines = [
+      'start_date,user_id,user_name,end_date', // 1: any order
+      `${start},${named},"${name.replace(/"/g, '""')}",${iso}`, // 2
+      `,${known},Ada,${ms}`, // 3: a new name for a known user, no start
+      `1709200800000,${keeps},,${ms}`, // 4: no name: the stored one stays; the start as 13 digits
+      `${iso},${started},,${iso}`, // 5: starts when it ends: accepted
+      `${future(31).iso},${late},,${iso}`, // 6: starts after it ends
+      `2024-02-30T00:00:00.000Z,${badStart},,${iso}`, // 7: no such day
+      `,${longName},${'x'.repeat(201)},${iso}`, // 8: longer than the API takes
+    ];
+    const before = Date.now();
+    const report = await importMemberships(deps(), t.projectId, csv(lines), { batchSize: 2 });
+    expect(report.rejections.map((r) => [r.line, r.user_id, r.reason])).toStrictEqual([
+      [6, late, 'start_date must not be after end_date'],
+      [7, badStart, 'start_date must be a 13-digit Unix timestamp in milliseconds or YYYY-MM-DDTHH:MM:SS.mmmZ'],
+      [8, longName, 'user_name must be at most 200 characters, without NUL characters'],
+    ]);
+    expect(report).toMatchObject({ rows: 7, inserted: 4, rejected: 3 });
+
+    // The API's view: each membership's start and its user's name.
+    const view = async (user: string) => {
+      const res = await t.request({ method: 'GET', url: `${t.base}/memberships?user_id=${user}` });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json().data[0] as { membership_id: string; membership_start_date: string; user_name: unknown };
+    };
+    expect(await view(named)).toMatchObject({ membership_start_date: start, user_name: { first_name: name, username: null } });
+    expect(await view(known)).toMatchObject({ user_name: { first_name: 'Ada', username: 'old_handle' } });
+    const keptStart = await view(keeps);
+    expect(keptStart).toMatchObject({ membership_start_date: '2024-02-29T10:00:00.000Z', user_name: { first_name: 'Old', username: 'old_handle' } });
+    expect(await view(started)).toMatchObject({ membership_start_date: iso, user_name: null });
+    const unstarted = Date.parse((await view(known)).membership_start_date);
+    expect(unstarted).toBeGreaterThanOrEqual(before - 1_000);
+    expect(unstarted).toBeLessThanOrEqual(Date.now() + 1_000);
+    const users = rowsOf<{ user_id: string; first_name: string | null }>(
+      await w.h.database.db.execute(sql`SELECT user_id, first_name FROM users WHERE project_id = ${t.projectId} AND user_id IN (${named}, ${known}, ${keeps})`),
+    );
+    expect(Object.fromEntries(users.map((u) => [u.user_id, u.first_name]))).toStrictEqual({ [named]: name, [known]: 'Ada', [keeps]: 'Old' });
+
+    // Each event carries what the API shows, start and name included.
+    const created = (await eventRows(w.h, t.projectId)).filter((ev) => ev.type === 'membership.created').slice(2);
+    expect(created).toHaveLength(4);
+    for (const ev of created) {
+      const m = ev.data.membership as { membership_id: string };
+      const api = (await t.request({ method: 'GET', url: `${t.base}/memberships/${m.membership_id}` })).json().data;
+      expect(ev.data, JSON.stringify(api)).toStrictEqual({ membership: api });
+    }
+  });
+
   it('writes a chunk of thousands in one statement: one fan-out batch, one delivery per event', async () => {
     const t = await w.tenant();
     await createHook(t, 'http://127.0.0.1:9/many');

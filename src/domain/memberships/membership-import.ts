@@ -8,7 +8,8 @@ import { csvLines } from './csv-lines.js';
 import type { MembershipView } from './membership.view.js';
 
 /**
- * Bulk import of `user_id,end_date` rows (the CLI's `membership import`). Rows are validated one
+ * Bulk import of `user_id,end_date` rows, optionally with `plan_id`, `user_name` and `start_date`
+ * (the CLI's `membership import`). Rows are validated one
  * by one as the file streams in and written in chunks, each one transaction opened here (the rows
  * staged with COPY, then one statement for the memberships, their users and their
  * `membership.created` events: src/store/membership-import.store.ts). Every data row ends up
@@ -62,6 +63,10 @@ export interface StagedMembership {
   endDate: Date;
   /** The plan the membership is on, or null (then it grants nothing until it is given one). */
   planId: string | null;
+  /** When the membership began, or null: the instant it is written. */
+  startDate: Date | null;
+  /** The user's name, stored as the API stores `user_name.first_name`; null leaves a known user's as it is. */
+  userName: string | null;
   status: MembershipView['status'];
 }
 
@@ -93,7 +98,17 @@ export interface ImportDeps {
 }
 
 export const DEFAULT_BATCH = 20_000;
-const DATE_HINT = 'end_date must be a 13-digit Unix timestamp in milliseconds or YYYY-MM-DDTHH:MM:SS.mmmZ';
+const dateHint = (column: string) => `${column} must be a 13-digit Unix timestamp in milliseconds or YYYY-MM-DDTHH:MM:SS.mmmZ`;
+const END_DATE_HINT = dateHint('end_date');
+const START_DATE_HINT = dateHint('start_date');
+const START_AFTER_END = 'start_date must not be after end_date';
+/** The API's bounds for a name (memberships.schemas.ts): 1 to 200 characters, no NUL, no half surrogate pair. */
+const NAME_HINT = 'user_name must be at most 200 characters, without NUL characters';
+const MAX_NAME = 200;
+// NUL, or a surrogate not part of a pair (in unicode mode the class matches only those): PostgreSQL
+// cannot store either as text.
+// eslint-disable-next-line no-control-regex -- NUL is exactly what this looks for.
+const UNSTORABLE = /[\u0000\uD800-\uDFFF]/u;
 
 /** A CSV cell holds text: 13 digits mean milliseconds, anything else must be the ISO form. */
 function parseCsvInstant(cell: string): Date | null {
@@ -102,7 +117,7 @@ function parseCsvInstant(cell: string): Date | null {
 
 const SKIPPED = 'user already has a membership in this project, or is banned from it';
 const COLUMNS = ['user_id', 'end_date'] as const;
-const OPTIONAL = ['plan_id'] as const;
+const OPTIONAL = ['plan_id', 'user_name', 'start_date'] as const;
 const UNKNOWN_PLAN = 'plan_id names no plan of this project';
 
 interface ParsedRow {
@@ -110,7 +125,27 @@ interface ParsedRow {
   userId: string;
   endDate: Date;
   planId: string | null;
+  startDate: Date | null;
+  userName: string | null;
   text: string;
+}
+
+/** Each column's position in a row, -1 for an optional one the file does not have. */
+interface Columns {
+  userId: number;
+  endDate: number;
+  planId: number;
+  userName: number;
+  startDate: number;
+}
+
+/** A name cell as the API would take it: empty means none given; null when it is not a name the API would store. */
+function nameOf(cell: string): string | null | undefined {
+  if (cell === '') return undefined;
+  // Code points, as the API's schema counts them.
+  let length = 0;
+  for (const _ of cell) if (++length > MAX_NAME) return null;
+  return UNSTORABLE.test(cell) ? null : cell;
 }
 
 /** Thrown inside a dry run's chunk transaction so it rolls back, carrying what the chunk did. */
@@ -119,7 +154,7 @@ class RolledBack {
 }
 
 /** The columns' positions from a header line, or why the file cannot be imported. */
-function columnsOf(fields: readonly string[]): { userId: number; endDate: number; planId: number } {
+function columnsOf(fields: readonly string[]): Columns {
   const names = fields.map((f) => f.toLowerCase());
   const known: readonly string[] = [...COLUMNS, ...OPTIONAL];
   const unknown = names.filter((n) => !known.includes(n));
@@ -127,7 +162,13 @@ function columnsOf(fields: readonly string[]): { userId: number; endDate: number
   for (const c of COLUMNS) if (!names.includes(c)) throw new ImportFormatError(`the header has no ${c} column`);
   const seen = new Set(names);
   if (seen.size !== names.length) throw new ImportFormatError('the header names a column twice');
-  return { userId: names.indexOf('user_id'), endDate: names.indexOf('end_date'), planId: names.indexOf('plan_id') };
+  return {
+    userId: names.indexOf('user_id'),
+    endDate: names.indexOf('end_date'),
+    planId: names.indexOf('plan_id'),
+    userName: names.indexOf('user_name'),
+    startDate: names.indexOf('start_date'),
+  };
 }
 
 export async function importMemberships(
@@ -175,7 +216,17 @@ export async function importMemberships(
     if (batch.length === 0) return;
     const now = clock.now();
     const parsed = batch;
-    const rows = parsed.map((r): StagedMembership => ({ line: r.line, userId: r.userId, endDate: r.endDate, planId: r.planId, status: statusAt(r.endDate, now) }));
+    const rows = parsed.map(
+      (r): StagedMembership => ({
+        line: r.line,
+        userId: r.userId,
+        endDate: r.endDate,
+        planId: r.planId,
+        startDate: r.startDate,
+        userName: r.userName,
+        status: statusAt(r.endDate, now),
+      }),
+    );
     batch = [];
     while (inFlight.size >= chunks.concurrency) await Promise.race(inFlight);
     if (failure) throw failure.error;
@@ -192,13 +243,14 @@ export async function importMemberships(
     if (failure) throw failure.error;
   };
 
-  let columns: { userId: number; endDate: number; planId: number } | null = null;
+  let columns: Columns | null = null;
   let width: number = COLUMNS.length;
   try {
     for await (const { line, text, fields, error } of csvLines(input)) {
       if (columns === null) {
-        columns = { userId: 0, endDate: 1, planId: -1 };
-        if (fields?.[0]?.toLowerCase() === 'user_id') {
+        columns = { userId: 0, endDate: 1, planId: -1, userName: -1, startDate: -1 };
+        // A header names user_id somewhere (a data row's user id is digits), in any order.
+        if (fields?.some((f) => f.toLowerCase() === 'user_id')) {
           columns = columnsOf(fields);
           width = fields.length;
           continue; // the header is not a data row
@@ -212,6 +264,7 @@ export async function importMemberships(
       const userId = fields[columns.userId] ?? '';
       const endDate = fields[columns.endDate] ?? '';
       const planId = columns.planId < 0 ? '' : (fields[columns.planId] ?? '');
+      const name = columns.userName < 0 ? undefined : nameOf(fields[columns.userName] ?? '');
       const reason =
         fields.length !== width
           ? `expected ${width} columns (${width === 2 ? 'user_id,end_date' : 'as the header'}), found ${fields.length}`
@@ -219,7 +272,9 @@ export async function importMemberships(
             ? 'user_id must be a string of digits'
             : planId !== '' && !isUuid(planId)
               ? 'plan_id must be a plan id (a UUID) or empty'
-              : firstLineOf.has(userId)
+              : name === null
+                ? NAME_HINT
+                : firstLineOf.has(userId)
                 ? `duplicate user_id (first on line ${firstLineOf.get(userId)})`
                 : null;
       if (reason) {
@@ -227,12 +282,21 @@ export async function importMemberships(
         continue;
       }
       const date = parseCsvInstant(endDate);
-      if (!date) {
-        rejections.push({ line, user_id: userId, reason: DATE_HINT, text });
+      const startCell = columns.startDate < 0 ? '' : (fields[columns.startDate] ?? '');
+      const start = startCell === '' ? null : parseCsvInstant(startCell);
+      const dateReason = !date
+        ? END_DATE_HINT
+        : startCell !== '' && !start
+          ? START_DATE_HINT
+          : start && start.getTime() > date.getTime()
+            ? START_AFTER_END
+            : null;
+      if (dateReason || !date) {
+        rejections.push({ line, user_id: userId, reason: dateReason ?? END_DATE_HINT, text });
         continue;
       }
       firstLineOf.set(userId, line);
-      batch.push({ userId, endDate: date, planId: planId === '' ? null : planId.toLowerCase(), line, text });
+      batch.push({ userId, endDate: date, planId: planId === '' ? null : planId.toLowerCase(), startDate: start, userName: name ?? null, line, text });
       if (batch.length >= batchSize) await flush();
     }
     await flush();
