@@ -46,7 +46,8 @@ ${examples('DATABASE_URL=postgres://tenure@db/tenure npx tenure worker', 'HOST=0
 The CSV holds user_id,end_date rows, one a line (an optional header line names the columns in
 any order, a UTF-8 BOM allowed). Optional columns: plan_id puts members on a plan, user_name
 records the member's name, start_date says when the membership began (not after end_date).
-end_date and start_date are a 13-digit Unix timestamp in milliseconds or YYYY-MM-DDTHH:MM:SS.mmmZ. Every data row is inserted or rejected with its line number and reason;
+end_date and start_date are a 13-digit Unix timestamp in milliseconds or YYYY-MM-DDTHH:MM:SS.mmmZ.
+Every data row is inserted or rejected with its line number and reason;
 a line that is not readable CSV (an unclosed quote) is rejected alone and the import goes on.
 Exit 0 when every row was inserted, 2 when any was rejected, 1 on an error; the last line on
 stderr says which. --dry-run checks the file against the database and keeps nothing; --rejects
@@ -57,20 +58,6 @@ ${examples(
   'npx tenure membership import --project <project-id> --file members.csv --dry-run',
   'npx tenure membership import --project <project-id> --file members.csv --rejects rejected.csv',
   'npx tenure membership import --project <project-id> --file members.csv --progress 2> progress.log > report.json',
-)}`,
-  importBotsubscription: `
-Reads the project's settings, targets, plans, memberships and users (with their bans) from
-BotSubscription's v2 API and writes them into the tenure project through the same services as
-the API, events included. The key is read from BOTSUBSCRIPTION_API_KEY, or asked for (not shown)
-when that is unset and the command runs in a terminal; it is never a flag. Requests keep under
-the product's limits (100 a minute, 20 a second) and wait out every 429 for its Retry-After.
-Running it again changes nothing; an interrupted run goes on where it stopped. The JSON report
-on stdout lists what came over, what was already there, and each thing that could not come over
-with its reason. Exit 0 when everything came over, 2 when anything could not, 1 on an error
-(a refused key writes nothing). docs/moving-in.md says what moves and what does not.
-${examples(
-  'BOTSUBSCRIPTION_API_KEY=... npx tenure import botsubscription --project <project-id> --source-project <botsubscription-project-id>',
-  'npx tenure import botsubscription --project <project-id> --source-project <id> > move-report.json',
 )}`,
   doctor: `
 Checks, in order: the configuration (every variable parsed as the server would), the database
