@@ -118,7 +118,7 @@ describe(`membership import on ${onPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
 
   it('user_name and start_date: the name stored as the API stores user_name.first_name, the start as given, bad ones rejected with their line', async () => {
     const t = await w.tenant();
-    const [named, known, keeps, started, late, badStart, longName] = Array.from({ length: 7 }, userId);
+    const [named, known, keeps, started, late, badStart, longName] = [userId(), userId(), userId(), userId(), userId(), userId(), userId()];
     // Two users known from memberships made and deleted through the API, with their names.
     for (const user of [known, keeps]) {
       const res = await t.request({
