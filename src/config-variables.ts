@@ -166,4 +166,6 @@ export const EnvSchema = z.object({
     .string()
     .refine((v) => /^https?:\/\/[^?#]+$/.test(v) && URL.canParse(v), { error: 'must be an http:// or https:// URL without a query or fragment' })
     .optional(),
+  // A member message claimed by a worker stays claimed this long; a worker that died sending it leaves it to another after it.
+  TENURE_MESSAGE_LEASE_SECONDS: int(60, 10, 3_600),
 });

@@ -105,6 +105,8 @@ export interface Config {
   frontDesk: {
     /** TENURE_PUBLIC_URL without a trailing slash: the start of every pay and portal link. */
     publicUrl: string;
+    /** TENURE_MESSAGE_LEASE_SECONDS: how long a claimed member message stays its worker's. */
+    messageLeaseMs: number;
   };
 }
 
@@ -232,7 +234,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       gracePeriodMs: e.TENURE_PAYMENTS_GRACE_PERIOD,
       reconcileMs: e.TENURE_PAYMENTS_RECONCILE_SECONDS * 1000,
     },
-    frontDesk: { publicUrl: (e.TENURE_PUBLIC_URL ?? defaultPublicUrl(e.HOST, e.PORT)).replace(/\/+$/, '') },
+    frontDesk: {
+      publicUrl: (e.TENURE_PUBLIC_URL ?? defaultPublicUrl(e.HOST, e.PORT)).replace(/\/+$/, ''),
+      messageLeaseMs: e.TENURE_MESSAGE_LEASE_SECONDS * 1000,
+    },
   };
 }
 
@@ -250,4 +255,14 @@ export function storageOf(config: Config): StorageOptions {
   return config.storage.kind === 'postgres'
     ? { kind: 'postgres', url: config.storage.url, poolSize: config.storage.poolSize }
     : { kind: 'pglite', dataDir: config.storage.dataDir, lockStaleMs: config.storage.lockStaleMs };
+}
+
+/**
+ * The hosted product's API key `import botsubscription` reads from (docs/moving-in.md). An
+ * environment variable, not a flag, so that it stays out of shell history and process lists; not
+ * part of Config, since only that command needs it.
+ */
+export function botSubscriptionApiKey(env: NodeJS.ProcessEnv = process.env): string | null {
+  const key = env.BOTSUBSCRIPTION_API_KEY?.trim();
+  return key ? key : null;
 }

@@ -125,7 +125,7 @@ export function createConfirmationJob(
       links: reminderLinks(c),
       graceMs: c.config.payments.gracePeriodMs,
     },
-    { ...DEFAULT_CONFIRMATION_OPTIONS, ...o, pollMs: o.pollMs ?? DEFAULT_CONFIRMATION_OPTIONS.pollMs },
+    { ...DEFAULT_CONFIRMATION_OPTIONS, leaseMs: c.config.frontDesk.messageLeaseMs, ...o, pollMs: o.pollMs ?? DEFAULT_CONFIRMATION_OPTIONS.pollMs },
   );
   for (const worker of [bots.discord, bots.telegram]) worker?.leases.onAcquired(() => job.wake());
   return job;

@@ -126,12 +126,31 @@ function openPglite(client: PGlite, lock: DataDirLock | null, logger: Pick<Logge
   };
 }
 
+/**
+ * How long opening one connection may take: an unreachable database must become a prompt 503, not
+ * a request that hangs.
+ */
+const CONNECT_TIMEOUT_MS = 5_000;
+/**
+ * How long a statement may wait for a pooled connection while every one is busy. A burst (a
+ * thousand Stripe events at once, a renewal run) queues behind a healthy database for longer than
+ * a connection takes to open; it is served in turn, and only a queue stalled this long is a 503.
+ */
+const POOL_WAIT_MS = 30_000;
+
+/** node-postgres uses one option for both waits; its clients get the connect timeout alone. */
+class PromptClient extends pg.Client {
+  constructor(config: pg.ClientConfig = {}) {
+    super({ ...config, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  }
+}
+
 function openPostgres(url: string, poolSize: number, logger: Pick<Logger, 'warn'>): Database {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
-    // An unreachable database must become a prompt 503, not a request that hangs.
-    connectionTimeoutMillis: 5_000,
+    Client: PromptClient,
+    connectionTimeoutMillis: POOL_WAIT_MS,
     application_name: 'tenure',
   });
   survivingConnectionLoss(pool, logger);

@@ -46,7 +46,8 @@ describe('reminders across worker processes', () => {
                  (SELECT COALESCE(array_agg(state ORDER BY state), '{}') FROM notifications WHERE project_id = ${projectId} AND kind = 'reminder') AS states`),
       )[0]!,
     );
-  const workerEnv = (fake: FakeDiscord) => ({ TENURE_DISCORD_API_URL: fake.url, TENURE_DISCORD_GATEWAY: 'false' });
+  // A message's claim lasts 10 s here (a minute by default), so a dead worker's message is sent on soon.
+  const workerEnv = (fake: FakeDiscord) => ({ TENURE_DISCORD_API_URL: fake.url, TENURE_DISCORD_GATEWAY: 'false', TENURE_MESSAGE_LEASE_SECONDS: '10' });
 
   it('two workers running the reminders job: each reminder written once, each DM sent once', { timeout: 90_000 }, async () => {
     const fake = await startFakeDiscord({ buckets: { createMessage: null } });
@@ -55,14 +56,14 @@ describe('reminders across worker processes', () => {
     const workers = [startWorker(workerEnv(fake)), startWorker(workerEnv(fake))];
     const dmCount = () => p.members.reduce((sum, m) => sum + fake.dms(p.bot.id, m).length, 0);
     await eventually(() => dmCount() >= 30, `30 reminder DMs\n${logs()}`, 60_000);
-    // Both workers make several more passes: nothing more is written or sent.
-    await new Promise((resolve) => setTimeout(resolve, 11_000));
+    // Both workers make another pass (every 5 s): nothing more is written or sent.
+    await new Promise((resolve) => setTimeout(resolve, 6_000));
     for (const w of workers) await stop(w, 'SIGTERM');
     expect(p.members.map((m) => fake.dms(p.bot.id, m).length)).toStrictEqual(p.members.map(() => 1));
     expect(await counts(p.projectId)).toStrictEqual({ events: 30, reminders: 30, states: Array.from({ length: 30 }, () => 'sent') });
   });
 
-  it('a worker killed between the reminder’s event and its DM: the next worker sends it once', { timeout: 150_000 }, async () => {
+  it('a worker killed between the reminder’s event and its DM: the next worker sends it once', { timeout: 90_000 }, async () => {
     const fake = await startFakeDiscord({ buckets: { createMessage: null } });
     fakes.push(fake);
     const p = await project(fake, 1, 12_000);
@@ -71,15 +72,15 @@ describe('reminders across worker processes', () => {
     fake.setLatency(120_000);
     const first = startWorker(workerEnv(fake));
     await eventually(async () => (await counts(p.projectId)).events === 1, `the reminder's event\n${logs()}`, 60_000);
-    // The message is claimed (leased to the first worker for a minute) and its Create DM is out, unanswered.
+    // The message is claimed (leased to the first worker for 10 s) and its Create DM is out, unanswered.
     const createDm = () => fake.calls.filter((c) => c.botId === p.bot.id && c.route === '/users/@me/channels').length;
     await eventually(() => createDm() === 1, `the Create DM at the fake\n${logs()}`, 20_000);
     await stop(first, 'SIGKILL');
     expect(fake.dms(p.bot.id, member)).toStrictEqual([]);
     fake.setLatency(0);
     const second = startWorker(workerEnv(fake));
-    // The claim's lease (a minute) runs out, then the new worker sends it.
-    await eventually(() => fake.dms(p.bot.id, member).length >= 1, `the DM after the restart\n${logs()}`, 100_000);
+    // The claim's lease runs out, then the new worker sends it.
+    await eventually(() => fake.dms(p.bot.id, member).length >= 1, `the DM after the restart\n${logs()}`, 60_000);
     await new Promise((resolve) => setTimeout(resolve, 6_000));
     await stop(second, 'SIGTERM');
     expect(fake.dms(p.bot.id, member)).toHaveLength(1);

@@ -129,8 +129,12 @@ export interface PostgresProcess {
   output(): string;
   /** Resolves once the server has logged `ready to accept connections` `count` times in all (a restart after a crash is one more). */
   ready(count: number, timeoutMs?: number): Promise<void>;
-  /** Stops the server (a fast shutdown), waits `downMs`, starts it again and resolves once it is ready. */
-  restart(downMs: number): Promise<void>;
+  /**
+   * Stops the server (a fast shutdown), waits `downMs`, starts it again and resolves once it is
+   * ready, with when it had exited (`down`) and when it was started again (`started`), in ms since
+   * the epoch: between the two, nothing answers on its port.
+   */
+  restart(downMs: number): Promise<{ down: number; started: number }>;
   /** Stops the server (a fast shutdown) and removes its directory. */
   stop(): Promise<void>;
 }
@@ -214,9 +218,12 @@ export async function startPostgres(bin: string, port: number): Promise<Postgres
     async restart(downMs) {
       const before = readyCount();
       await shutDown();
+      const down = Date.now();
       await new Promise((r) => setTimeout(r, downMs));
+      const started = Date.now();
       child = launch();
       await ready(before + 1);
+      return { down, started };
     },
     async stop() {
       await shutDown();
