@@ -59,6 +59,20 @@ ${examples(
   'npx tenure membership import --project <project-id> --file members.csv --rejects rejected.csv',
   'npx tenure membership import --project <project-id> --file members.csv --progress 2> progress.log > report.json',
 )}`,
+  importBotsubscription: `
+Reads the project's settings, targets, plans, memberships and users (with their bans) from
+BotSubscription's v2 API and writes them into the tenure project through the same services as
+the API, events included. The key is read from BOTSUBSCRIPTION_API_KEY, or asked for (not shown)
+when that is unset and the command runs in a terminal; it is never a flag. Requests keep under
+the product's limits (100 a minute, 20 a second) and wait out every 429 for its Retry-After.
+Running it again changes nothing; an interrupted run goes on where it stopped. The JSON report
+on stdout lists what came over, what was already there, and each thing that could not come over
+with its reason. Exit 0 when everything came over, 2 when anything could not, 1 on an error
+(a refused key writes nothing). docs/moving-in.md says what moves and what does not.
+${examples(
+  'BOTSUBSCRIPTION_API_KEY=... npx tenure import botsubscription --project <project-id> --source-project <botsubscription-project-id>',
+  'npx tenure import botsubscription --project <project-id> --source-project <id> > move-report.json',
+)}`,
   doctor: `
 Checks, in order: the configuration (every variable parsed as the server would), the database
 (reachable; on embedded storage, whether another process holds DATA_DIR), migrations (applied or

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { access, stat, writeFile } from 'node:fs/promises';
 import { Command, CommanderError, type OutputConfiguration } from 'commander';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { botSubscriptionApiKey, ConfigError, loadConfig, type Config } from '../config.js';
 import type { Container } from '../container.js';
 import { AppError, type Result } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
@@ -204,6 +204,38 @@ function buildProgram(io: Pick<CliIo, 'env'> & Required<Pick<CliIo, 'stdout' | '
       print(report);
       stderr.write(`${importSummary(report)}\n`);
       if (report.rejected > 0) exit.code = 2;
+    });
+
+  const importFrom = program.command('import').description('Move a community in from another product');
+  importFrom
+    .command('botsubscription')
+    .description("Bring a project's settings, targets, plans, memberships, users and bans over from BotSubscription's v2 API; exits 2 when anything could not be")
+    .requiredOption('--project <id>', 'the tenure project to write into')
+    .requiredOption('--source-project <id>', 'the project id in BotSubscription')
+    .option('--base-url <url>', "the v2 API's address", 'https://api.botsubscription.com')
+    .option('--retries <n>', 'times a failed request (network, 5xx) is sent again, a doubling wait apart from 1 s', '5')
+    .option('--no-progress', 'print no progress on stderr')
+    .addHelpText('after', COMMAND_HELP.importBotsubscription)
+    .action(async (opts: { project: string; sourceProject: string; baseUrl: string; retries: string; progress: boolean }) => {
+      const { optionsProblem, promptHidden, runMoveIn, MoveInError } = await import('./import-botsubscription.command.js');
+      const problem = optionsProblem(opts);
+      if (problem) throw new CliError(problem);
+      // Never a flag: a key on the command line lands in shell history and process lists.
+      let apiKey = botSubscriptionApiKey(env);
+      if (apiKey === null && ownStreams && process.stdin.isTTY) {
+        apiKey = (await promptHidden('BotSubscription API key (not shown): ', process.stdin, stderr)).trim() || null;
+      }
+      if (apiKey === null) throw new CliError('Set BOTSUBSCRIPTION_API_KEY to the BotSubscription API key (or run in a terminal to be asked for it)');
+      const out = await withContainer(async (container) => {
+        if ((await container.services.projects.get(opts.project)) === null) throw new CliError(`Project not found: ${opts.project}`);
+        const command = { ...opts, apiKey: apiKey!, retries: Number(opts.retries) };
+        return runMoveIn(container, command, stderr).catch((err: unknown) => {
+          throw err instanceof MoveInError ? new CliError(err.message) : err;
+        });
+      });
+      print(out.report);
+      stderr.write(`${out.summary}\n`);
+      exit.code = out.code;
     });
 
   program

@@ -58,17 +58,22 @@ export class PlansStore {
     private readonly clock: Clock = systemClock,
   ) {}
 
-  async create(projectId: string, f: PlanFields): Promise<PlanView> {
+  /**
+   * A new plan with its `plan.created` event. `id` keeps an id the plan had elsewhere (a move from
+   * the hosted product, docs/moving-in.md); null when a plan, of any project or deleted, holds it.
+   */
+  async create(projectId: string, f: PlanFields, id: string | null = null): Promise<PlanView | null> {
     const at = this.clock.now();
     const result = await this.db.execute(sql`
       WITH ins AS (
-        INSERT INTO plans (project_id, name, price, currency, duration, price_formatted, recurring, one_time, trial_days, reminder_offsets)
-        VALUES (${projectId}, ${f.name}, ${f.price}::numeric, ${f.currency}, ${f.duration}, ${f.priceFormatted},
+        INSERT INTO plans (id, project_id, name, price, currency, duration, price_formatted, recurring, one_time, trial_days, reminder_offsets)
+        VALUES (COALESCE(${id}::uuid, gen_random_uuid()), ${projectId}, ${f.name}, ${f.price}::numeric, ${f.currency}, ${f.duration}, ${f.priceFormatted},
                 ${f.recurring}, ${f.oneTime}, ${f.trialDays}::int, ${offsetsJson(f.reminderOffsets)}::jsonb)
+        ON CONFLICT (id) DO NOTHING
         RETURNING *
       ), ev AS (${planEvent('plan.created', 'ins', at)})
       SELECT ${planJson('ins', at)} AS plan FROM ins`);
-    return rowsOf<{ plan: PlanView }>(result)[0]!.plan;
+    return rowsOf<{ plan: PlanView }>(result)[0]?.plan ?? null;
   }
 
   async get(projectId: string, planId: string): Promise<PlanView | null> {

@@ -40,13 +40,15 @@ export class PlansService {
     return plan ? ok(plan) : fail('NOT_FOUND', PLAN_NOT_FOUND);
   }
 
-  async create(projectId: string, input: NewPlanInput): Promise<Result<PlanView>> {
+  /** `id`: the plan keeps the id it had in the hosted product (docs/moving-in.md); a 409 when a plan holds it. */
+  async create(projectId: string, input: NewPlanInput, id: string | null = null): Promise<Result<PlanView>> {
     const invalid = currencyProblem(input.plan_currency);
     if (invalid) return invalid;
     const extras = extrasProblem(newPlan({ ...input, plan_currency: input.plan_currency ?? 'USD' }));
     if (!extras.ok) return fail('VALIDATION_ERROR', extras.message);
     const plan_currency = input.plan_currency ?? (await this.defaultCurrency(projectId));
-    return ok(await this.store.create(projectId, newPlan({ ...input, plan_currency, reminder_offsets: extras.value.reminderOffsets })));
+    const plan = await this.store.create(projectId, newPlan({ ...input, plan_currency, reminder_offsets: extras.value.reminderOffsets }), id);
+    return plan ? ok(plan) : fail('CONFLICT', `Plan id ${id} is taken (by a plan of another project, or one deleted here)`);
   }
 
   async update(projectId: string, planId: string, patch: PlanInput): Promise<Result<PlanView>> {

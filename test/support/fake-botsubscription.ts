@@ -1,0 +1,182 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A local fake of the hosted product's v2 API (node:http on 127.0.0.1, port 0), the oracle of
+ * `tenure import botsubscription`. Written from the product's documents (the interface and its
+ * reference), not from what tenure sends:
+ * - every path under `/v2/projects/{project_id}` needs `Authorization: Bearer <key>`; a key of
+ *   another project is refused (403), a missing or unknown key too (401). These statuses and their
+ *   bodies are tenure's reading of the gaps ("not shown" in the interface): the error envelope
+ *   `{ok: false, request_id, method, path, code, error: {error_code, message}}`;
+ * - successes use the envelope `{ok: true, request_id, method, path, code, total?, message, data}`;
+ * - lists (`targets`, `plans`, `memberships`, `users`) take `limit` (default 20, users 10; at most
+ *   100, more is a 422) and `offset` (default 0), newest first, `total` the number of objects;
+ *   users also answer `limit` and `offset`; `GET /settings` answers every setting;
+ * - an unknown path or project is a 404 NOT_FOUND;
+ * - limits per key: `limit` requests a `windowMs` window (the product's: 100 a minute) and `burst`
+ *   a second (20), each response with X-RateLimit-Limit / -Remaining / -Reset (Unix seconds); over
+ *   either: 429 `{request_id, method, path, code: 429, error: {message, code: RATE_LIMIT_EXCEEDED,
+ *   retry_after}}` with `Retry-After`. A request of a key sent before the time its last 429
+ *   announced is counted in `ignored429`: a client that honours the limits leaves it at 0.
+ */
+
+export interface FakeProject {
+  id: string;
+  key: string;
+  settings: Record<string, unknown>;
+  targets: Record<string, unknown>[];
+  plans: Record<string, unknown>[];
+  memberships: Record<string, unknown>[];
+  users: Record<string, unknown>[];
+}
+
+export interface FakeBotSubscriptionOptions {
+  /** Requests per key per window (default 100) and the window (default a minute). */
+  limit?: number;
+  windowMs?: number;
+  /** Requests per key per second (default 20). */
+  burst?: number;
+}
+
+export interface FakeBotSubscription {
+  url: string;
+  /** Adds a project with the objects given (newest last: lists answer newest first). */
+  project(p: Omit<FakeProject, 'id' | 'key'> & { id?: string; key?: string }): FakeProject;
+  /** Every request received: method, path and the status answered. */
+  readonly requests: { method: string; path: string; status: number }[];
+  /** 429s answered, and requests sent before an announced retry time. */
+  readonly counts: { refused429: number; ignored429: number };
+  /** The next `n` requests of any key are refused with 429 and Retry-After 1 (the key's budget spent by another client). */
+  refuseNext(n: number): void;
+  /** After `n` more requests, every request answers 503 (the product down), until called with null. */
+  failAfter(n: number | null): void;
+  close(): Promise<void>;
+}
+
+interface KeyState {
+  windowStart: number;
+  inWindow: number;
+  secondStart: number;
+  inSecond: number;
+  retryAt: number;
+}
+
+export async function startFakeBotSubscription(options: FakeBotSubscriptionOptions = {}): Promise<FakeBotSubscription> {
+  const limit = options.limit ?? 100;
+  const windowMs = options.windowMs ?? 60_000;
+  const burst = options.burst ?? 20;
+  const projects = new Map<string, FakeProject>();
+  const keys = new Map<string, KeyState>();
+  const requests: FakeBotSubscription['requests'] = [];
+  const counts = { refused429: 0, ignored429: 0 };
+  let refuse = 0;
+  let failIn: number | null = null;
+
+  function send(req: IncomingMessage, res: ServerResponse, status: number, body: Record<string, unknown>, headers: Record<string, string> = {}) {
+    const path = (req.url ?? '/').split('?')[0]!;
+    const envelope = { ...(status === 429 ? {} : { ok: status < 400 }), request_id: randomUUID(), method: req.method, path, code: status, ...body };
+    requests.push({ method: req.method ?? '', path, status });
+    res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(envelope));
+  }
+  const error = (req: IncomingMessage, res: ServerResponse, status: number, code: string, message: string, headers?: Record<string, string>) =>
+    send(req, res, status, { error: { error_code: code, message } }, headers);
+
+  function tooMany(req: IncomingMessage, res: ServerResponse, state: KeyState | null, seconds: number, headers: Record<string, string>) {
+    counts.refused429 += 1;
+    if (state) state.retryAt = Math.max(state.retryAt, Date.now() + seconds * 1000);
+    send(
+      req,
+      res,
+      429,
+      { error: { message: `Rate limit exceeded. Please retry after ${seconds} seconds.`, code: 'RATE_LIMIT_EXCEEDED', retry_after: seconds } },
+      { ...headers, 'retry-after': String(seconds) },
+    );
+  }
+
+  function handle(req: IncomingMessage, res: ServerResponse) {
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const match = /^\/v2\/projects\/([^/]+)\/([a-z_-]+)$/.exec(url.pathname);
+    const auth = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '');
+    if (!auth) return error(req, res, 401, 'UNAUTHORIZED', 'Missing or malformed Authorization header');
+    const owner = [...projects.values()].find((p) => p.key === auth[1]);
+    if (!owner) return error(req, res, 401, 'UNAUTHORIZED', 'Invalid API key');
+
+    const now = Date.now();
+    const state = keys.get(auth[1]!) ?? { windowStart: now, inWindow: 0, secondStart: now, inSecond: 0, retryAt: 0 };
+    keys.set(auth[1]!, state);
+    if (now < state.retryAt) counts.ignored429 += 1;
+    if (now - state.windowStart >= windowMs) Object.assign(state, { windowStart: now, inWindow: 0 });
+    if (now - state.secondStart >= 1_000) Object.assign(state, { secondStart: now, inSecond: 0 });
+    const resetMs = state.windowStart + windowMs;
+    const headers = {
+      'x-ratelimit-limit': String(limit),
+      'x-ratelimit-remaining': String(Math.max(0, limit - state.inWindow - 1)),
+      'x-ratelimit-reset': String(Math.ceil(resetMs / 1000)),
+    };
+    if (refuse > 0) {
+      refuse -= 1;
+      return tooMany(req, res, state, 1, headers);
+    }
+    if (state.inWindow >= limit) return tooMany(req, res, state, Math.max(1, Math.ceil((resetMs - now) / 1000)), headers);
+    if (state.inSecond >= burst) return tooMany(req, res, state, 1, headers);
+    state.inWindow += 1;
+    state.inSecond += 1;
+
+    if (failIn !== null) {
+      if (failIn <= 0) return error(req, res, 503, 'SERVICE_UNAVAILABLE', 'Service temporarily unavailable', headers);
+      failIn -= 1;
+    }
+    if (req.method !== 'GET' || !match) return error(req, res, 404, 'NOT_FOUND', 'Route not found', headers);
+    const project = projects.get(match[1]!);
+    if (!project) return error(req, res, 404, 'NOT_FOUND', 'Project not found', headers);
+    if (project !== owner) return error(req, res, 403, 'FORBIDDEN', 'This API key cannot access this project', headers);
+
+    const resource = match[2]!;
+    if (resource === 'settings') return send(req, res, 200, { message: 'Settings retrieved successfully', data: project.settings }, headers);
+    const lists = { targets: 'Targets retrieved successfully', plans: 'Plans retrieved successfully', memberships: 'All memberships retrieved successfully', users: 'Users retrieved successfully' } as const;
+    if (!(resource in lists)) return error(req, res, 404, 'NOT_FOUND', 'Route not found', headers);
+    const name = resource as keyof typeof lists;
+    const limitParam = url.searchParams.get('limit');
+    const offsetParam = url.searchParams.get('offset');
+    const pageLimit = limitParam === null ? (name === 'users' ? 10 : 20) : Number(limitParam);
+    const offset = offsetParam === null ? 0 : Number(offsetParam);
+    if (!Number.isInteger(pageLimit) || pageLimit < 1 || pageLimit > 100) return error(req, res, 422, 'VALIDATION_ERROR', 'limit must be 1 to 100', headers);
+    if (!Number.isInteger(offset) || offset < 0) return error(req, res, 422, 'VALIDATION_ERROR', 'offset must be 0 or more', headers);
+    const all = [...project[name]].reverse();
+    return send(
+      req,
+      res,
+      200,
+      { total: all.length, ...(name === 'users' ? { limit: pageLimit, offset } : {}), message: lists[name], data: all.slice(offset, offset + pageLimit) },
+      headers,
+    );
+  }
+
+  const server = createServer(handle);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    project(p) {
+      const project: FakeProject = { ...p, id: p.id ?? randomUUID(), key: p.key ?? `bs_${randomUUID().replace(/-/g, '')}` };
+      projects.set(project.id, project);
+      return project;
+    },
+    requests,
+    counts,
+    refuseNext(n) {
+      refuse = n;
+    },
+    failAfter(n) {
+      failIn = n;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
