@@ -87,13 +87,13 @@ describe('PUT/GET/DELETE /v2/projects/{project_id}/integrations/{discord,telegra
       const t = await h.tenant();
       const bot = p.addBot(h, 'doorman_bot');
       const connected = await p.connect(t, bot);
-      const calls = p.calls(h);
+      const calls = p.callsOf(h, bot.id);
       const res = await t.request({ method: 'GET', url: p.path(t) });
       const data = { ...connected, targets: [], access: NO_ACCESS, ...p.freshStatus };
       expectSuccess(res, { method: 'GET', path: p.path(t), message: `${p.label} integration retrieved successfully`, data });
       expect(res.body).not.toContain(bot.token);
       expect(res.body).not.toContain((await integrationRow(h, t.projectId, p.name))!.bot_token_sealed);
-      expect(p.calls(h)).toBe(calls);
+      expect(p.callsOf(h, bot.id)).toStrictEqual(calls);
     });
 
     it(`GET lists the unhealthy ${p.label} targets with their errors and counts the ${p.label} access rows by state`, async () => {
@@ -202,7 +202,7 @@ describe('PUT/GET/DELETE /v2/projects/{project_id}/integrations/{discord,telegra
       const target = await p.addTarget(h, t, 'Chat');
       await setAccess(h, t.projectId, target.target_id, p.name, userIds(2), ['synced', 'failed']);
       const rowsBefore = await accessStates(h, t.projectId);
-      const calls = p.calls(h);
+      const calls = p.callsOf(h, bot.id);
 
       const res = await t.request({ method: 'DELETE', url: p.path(t) });
       expectSuccess(res, { method: 'DELETE', path: p.path(t), message: `${p.label} bot disconnected successfully`, data: null });
@@ -211,7 +211,7 @@ describe('PUT/GET/DELETE /v2/projects/{project_id}/integrations/{discord,telegra
       expect(await accessStates(h, t.projectId)).toStrictEqual(rowsBefore);
       const gone = await t.request({ method: 'GET', url: p.path(t) });
       expect(gone.statusCode, gone.body).toBe(404);
-      expect(p.calls(h)).toBe(calls);
+      expect(p.callsOf(h, bot.id)).toStrictEqual(calls);
 
       // The bot is free again, for this project or another.
       expect(await p.connect(await h.tenant(), bot)).toMatchObject({ bot_id: bot.id });
