@@ -266,13 +266,3 @@ export function botSubscriptionApiKey(env: NodeJS.ProcessEnv = process.env): str
   const key = env.BOTSUBSCRIPTION_API_KEY?.trim();
   return key ? key : null;
 }
-
-/**
- * The hosted product's API key `import botsubscription` reads from (docs/moving-in.md). An
- * environment variable, not a flag, so that it stays out of shell history and process lists; not
- * part of Config, since only that command needs it.
- */
-export function botSubscriptionApiKey(env: NodeJS.ProcessEnv = process.env): string | null {
-  const key = env.BOTSUBSCRIPTION_API_KEY?.trim();
-  return key ? key : null;
-}
