@@ -4,9 +4,9 @@ import type { REST } from '@discordjs/rest';
 import type { AccessWorker } from '../../src/access/access.worker.js';
 import type { ConfirmationJob } from '../../src/domain/front-desk/confirmations.js';
 import { createAccessWorker, createConfirmationJob } from '../../src/platform-jobs.js';
-import { snowflake } from '../support/catalogue.js';
+import { createPlan, grant, snowflake } from '../support/catalogue.js';
 import { command, frontDeskGuild, postInteraction } from '../support/discord-interactions.js';
-import { messageInstant, notificationRows, unreachableMembers } from '../support/front-desk.js';
+import { messageInstant, notificationRows, turnOffMessages, unreachableMembers } from '../support/front-desk.js';
 import { useHarness } from '../support/harness.js';
 import { checkout, connectStripe, deliver, deliverAll, membershipOf, pick } from '../support/payments.js';
 import { eventsOf } from '../support/telegram.js';
@@ -99,5 +99,43 @@ describe('Discord: confirmations after a payment', () => {
     await pass(j);
     expect(h.discord.dms(g.bot.id, member)).toHaveLength(1);
     expect(await notificationRows(h, g.t.projectId)).toMatchObject([{ state: 'sent', attempts: 2 }]);
+  });
+
+  it('a renewal whose payment fails, from Stripe through the webhook: one DM with Manage billing and the grace period’s end; the retry that pays sends no second one', async () => {
+    const g = await frontDeskGuild(h, 'Gold');
+    const plan = await createPlan(g.t, { plan_name: 'Monthly', plan_price: '9', plan_duration: '30 days', plan_data: { plan_recurring: true, plan_one_time: false } });
+    const role = (await g.t.request({ method: 'GET', url: `${g.t.base}/targets` })).json().data.find((x: { kind: string }) => x.kind === 'role');
+    await grant(g.t, plan.plan_id, role.target_id);
+    await turnOffMessages(g.t, 'confirmation');
+    const member = snowflake();
+    const stripe = await connectStripe(h, g.t);
+    const session = await checkout(g.t, plan.plan_id, member);
+    const paid = h.stripe.world.pay(session.session_id);
+    await deliverAll(h, stripe, paid);
+    const sub = (pick(paid, 'checkout.session.completed').data.object as { subscription: string }).subscription;
+    // The paid-through date is an hour away when Stripe's renewal charge fails.
+    await h.container.database.db.execute(sql`UPDATE memberships SET end_date = now() + interval '1 hour' WHERE subscription_id = ${sub}`);
+    const failedAt = Date.now();
+    await deliverAll(h, stripe, h.stripe.world.failRenewal(sub));
+    const j = job();
+    await pass(j);
+
+    const m = await membershipOf(g.t, member);
+    expect(m).toMatchObject({ subscription_status: 'past_due', status: 'active' });
+    // Access is kept for the grace period (3 days by default) from the failure: the message says until when.
+    const kept = Date.parse(m!.membership_end_date);
+    expect(Math.abs(kept - (failedAt + h.container.config.payments.gracePeriodMs))).toBeLessThan(60_000);
+    const messages = h.discord.dmMessages(g.bot.id, member);
+    expect(messages.map((x) => x.content)).toStrictEqual([
+      `The payment renewing your Monthly membership failed. You keep access until ${messageInstant(m!.membership_end_date)} while it is tried again: update your card to keep it.`,
+    ]);
+    expect(messages[0]!.buttons).toStrictEqual([[{ label: 'Manage billing', url: expect.stringMatching(new RegExp(`/p/${g.t.projectId}/portal$`)) }]]);
+    expect(await eventsOf(h, g.t.projectId, 'payment.failed')).toHaveLength(1);
+
+    // Stripe's retry pays the same invoice: the membership is extended, and no failure message follows.
+    await deliverAll(h, stripe, h.stripe.world.renew(sub));
+    await pass(j);
+    expect(await membershipOf(g.t, member)).toMatchObject({ subscription_status: 'active', status: 'active' });
+    expect(h.discord.dmMessages(g.bot.id, member).filter((x) => x.content.startsWith('The payment renewing'))).toHaveLength(1);
   });
 });
