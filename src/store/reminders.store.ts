@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { rowsOf, type Db } from '../database/db.js';
 import { DEFAULT_SETTINGS } from '../domain/settings/settings.catalogue.js';
-import { offsetSeconds } from '../domain/lifecycle/reminder-rules.js';
+import { offsetSeconds, REMINDER_LANES } from '../domain/lifecycle/reminder-rules.js';
 import { at, iso } from '../database/sql.js';
 import { insertEvent } from './outbox.js';
 import { membershipJson, withPlanPerRow } from './memberships.store.js';
@@ -13,12 +13,15 @@ import { membershipJson, withPlanPerRow } from './memberships.store.js';
  * `membership.expiring` event and (for the nearest offset) the bot's message to send (a `notifications` row of kind
  * `reminder`, sent by the confirmations job).
  *
- * One cursor per offset (`reminder_cursors`): the last (end date, id) the scan has passed, so a
- * pass reads only the memberships whose instant fell since the last one, an index range scan of
- * `memberships_active_end_idx` (end_date, id) of active rows ending in (cursor, now + offset],
- * however long tenure was down. The cursor row is locked (`FOR UPDATE SKIP LOCKED`) by the batch
- * that advances it: another worker's pass skips that offset meanwhile, and the primary key
- * (membership, end date, offset) of `reminders` makes a second write of one reminder nothing.
+ * One cursor per offset and lane (`reminder_cursors`): the last (end date, id) the scan has passed
+ * in that lane, so a pass reads only the memberships whose instant fell since the last one, an
+ * index range scan of `memberships_active_end_idx` (end_date, id) of active rows ending in
+ * (cursor, now + offset], however long tenure was down. A lane is a fixed share of the memberships
+ * (`REMINDER_LANES` of them, by the last byte of the id): the lanes of an offset are written side
+ * by side, each batch its own transaction, when many instants come at once. The cursor row is
+ * locked (`FOR UPDATE SKIP LOCKED`) by the batch that advances it: another worker's pass skips that
+ * lane meanwhile, and the primary key (membership, end date, offset) of `reminders` makes a second
+ * write of one reminder nothing.
  *
  * An extension moves the end date past the cursor, so the membership is met again with its new
  * end date (re-armed); a reminder row of the old date still unsent is dropped by the sender.
@@ -33,6 +36,8 @@ const offsetSecondsSql = (x: SQL): SQL<number> =>
 
 const DEFAULT_OFFSETS = JSON.stringify(DEFAULT_SETTINGS.reminder_offsets);
 const NO_ID = '00000000-0000-0000-0000-000000000000';
+
+const laneOf = (id: SQL): SQL<number> => sql<number>`(get_byte(uuid_send(${id}), 15) % ${REMINDER_LANES})`;
 
 export class RemindersStore {
   constructor(private readonly db: Db) {}
@@ -53,29 +58,30 @@ export class RemindersStore {
     const offsets = rowsOf<{ o: string }>(result).map((r) => r.o).filter((o) => offsetSeconds(o) !== null);
     if (offsets.length > 0) {
       await this.db.execute(sql`
-        INSERT INTO reminder_cursors (reminder_offset, end_date, membership_id)
-        SELECT o, ${at(now)} + ${offsetSecondsSql(sql`o`)} * interval '1 second', ${NO_ID}::uuid FROM unnest(${sql.param(offsets)}::text[]) o
+        INSERT INTO reminder_cursors (reminder_offset, lane, end_date, membership_id)
+        SELECT o, lane, ${at(now)} + ${offsetSecondsSql(sql`o`)} * interval '1 second', ${NO_ID}::uuid
+        FROM unnest(${sql.param(offsets)}::text[]) o, generate_series(0, ${REMINDER_LANES - 1}) lane
         ON CONFLICT DO NOTHING`);
     }
     return offsets.sort((a, b) => offsetSeconds(b)! - offsetSeconds(a)!);
   }
 
   /**
-   * One batch of offset `offset`: up to `limit` memberships past the cursor whose instant has come,
-   * the cursor moved past them. Returns how many were scanned (a short batch: none left) and how
-   * many reminders were written.
+   * One batch of offset `offset` in lane `lane` (0 to REMINDER_LANES − 1): up to `limit` memberships
+   * of the lane past its cursor whose instant has come, the cursor moved past them. Returns how
+   * many were scanned (a short batch: none left) and how many reminders were written.
    */
-  async writeDue(offset: string, now: Date, limit: number): Promise<{ scanned: number; written: number }> {
+  async writeDue(offset: string, lane: number, now: Date, limit: number): Promise<{ scanned: number; written: number }> {
     const seconds = offsetSeconds(offset);
     if (seconds === null) return { scanned: 0, written: 0 };
     const horizon = new Date(now.getTime() + seconds * 1000);
     const result = await this.db.execute(sql`
       WITH cur AS (
-        SELECT end_date, membership_id FROM reminder_cursors WHERE reminder_offset = ${offset} FOR UPDATE SKIP LOCKED
+        SELECT end_date, membership_id FROM reminder_cursors WHERE reminder_offset = ${offset} AND lane = ${lane} FOR UPDATE SKIP LOCKED
       ), cand AS (
         SELECT m.* FROM cur, memberships m
         WHERE m.status = 'active' AND m.end_date > ${at(now)} AND m.end_date <= ${at(horizon)}
-          AND (m.end_date, m.id) > (cur.end_date, cur.membership_id)
+          AND (m.end_date, m.id) > (cur.end_date, cur.membership_id) AND ${laneOf(sql`m.id`)} = ${lane}
         ORDER BY m.end_date, m.id
         LIMIT ${limit}
       ), conf AS (
@@ -136,7 +142,7 @@ export class RemindersStore {
       ), moved AS (
         UPDATE reminder_cursors r SET end_date = last.end_date, membership_id = last.id
         FROM (SELECT end_date, id FROM cand ORDER BY end_date DESC, id DESC LIMIT 1) last
-        WHERE r.reminder_offset = ${offset}
+        WHERE r.reminder_offset = ${offset} AND r.lane = ${lane}
       )
       SELECT (SELECT count(*) FROM cand)::int AS scanned, (SELECT count(*) FROM reached)::int AS written`);
     const row = rowsOf<{ scanned: number; written: number }>(result)[0];

@@ -11,6 +11,13 @@ const MAX_OFFSET_SECONDS = 90 * 86_400;
 /** Offsets a project (or plan) may keep: each is one message per membership period. */
 export const MAX_OFFSETS = 10;
 
+/**
+ * The reminders' lanes of each offset (src/store/reminders.store.ts): written side by side. Fixed:
+ * a membership's lane is its id's last byte modulo this, and a lane's cursor only ever meets its
+ * own lane's rows, so the count cannot change under existing cursors.
+ */
+export const REMINDER_LANES = 4;
+
 /** Seconds of a valid offset, else null. */
 export function offsetSeconds(offset: string): number | null {
   const m = OFFSET.exec(offset);

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { LoopJob, WakeLoop } from '../../wake-loop.js';
 import type { Clock } from '../clock.js';
 import type { RemindersStore } from '../../store/reminders.store.js';
+import { REMINDER_LANES } from './reminder-rules.js';
 
 /** The scan's statements (src/store/reminders.store.ts). */
 export type ReminderStatements = Pick<RemindersStore, 'offsets' | 'writeDue'>;
@@ -42,17 +43,21 @@ export class RemindersJob extends LoopJob {
   }
 
   /**
-   * One pass: every offset drained up to now. Which reminder of a membership is the nearest is
-   * decided row by row, so the order of the offsets changes nothing.
+   * One pass: every offset drained up to now, its lanes side by side (a batch each in flight, each
+   * its own transaction). Which reminder of a membership is the nearest is decided row by row, so
+   * the order of the offsets and lanes changes nothing.
    */
   async passOnce(): Promise<number> {
     let written = 0;
-    for (const offset of await this.store.offsets(this.clock.now())) {
+    const drain = async (offset: string, lane: number) => {
       for (;;) {
-        const batch = await this.store.writeDue(offset, this.clock.now(), this.options.batchSize);
+        const batch = await this.store.writeDue(offset, lane, this.clock.now(), this.options.batchSize);
         written += batch.written;
         if (batch.scanned < this.options.batchSize || this.loop.isStopped) break;
       }
+    };
+    for (const offset of await this.store.offsets(this.clock.now())) {
+      await Promise.all(Array.from({ length: REMINDER_LANES }, (_, lane) => drain(offset, lane)));
       if (this.loop.isStopped) break;
     }
     return written;

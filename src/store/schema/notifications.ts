@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { index, integer, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { index, integer, pgTable, primaryKey, smallint, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { tz } from './columns.js';
 import { projects } from './projects.js';
 
@@ -95,11 +95,18 @@ export const reminders = pgTable(
 );
 
 /**
- * How far the reminders' scan has come for one offset: the last membership (end date, id) whose
- * reminder instant (end − offset) it has passed. Locked by the pass that advances it.
+ * How far the reminders' scan has come for one offset and one lane (a fixed share of the
+ * memberships, by id): the last membership (end date, id) of that lane whose reminder instant
+ * (end − offset) it has passed. Locked by the pass that advances it; the lanes of an offset advance
+ * side by side.
  */
-export const reminderCursors = pgTable('reminder_cursors', {
-  offset: text('reminder_offset').primaryKey(),
-  endDate: tz('end_date').notNull(),
-  membershipId: uuid('membership_id').notNull(),
-});
+export const reminderCursors = pgTable(
+  'reminder_cursors',
+  {
+    offset: text('reminder_offset').notNull(),
+    lane: smallint('lane').notNull().default(0),
+    endDate: tz('end_date').notNull(),
+    membershipId: uuid('membership_id').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.offset, t.lane] })],
+);
