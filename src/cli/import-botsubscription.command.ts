@@ -52,10 +52,10 @@ export async function runMoveIn(container: Container, c: MoveInCommand, stderr: 
   const progress = c.progress
     ? new MoveInProgressPrinter({ sink: stderr, inPlace: stderr.isTTY === true, perMinute: PER_MINUTE, rateLimited: () => api.stats.rateLimited })
     : null;
-  const { services, clock } = container;
+  const { services, stores, clock } = container;
   let report: MoveInReport;
   try {
-    report = await moveIn({ ...services, clock }, c.project, api, (p) => progress?.update(p));
+    report = await moveIn({ ...services, endedMemberships: stores.membershipImport, clock }, c.project, api, (p) => progress?.update(p));
   } catch (err) {
     progress?.finish();
     if (err instanceof SourceAccessError) throw new MoveInError(`${err.message}. Nothing was written.`);

@@ -154,7 +154,10 @@ export async function startFakeBotSubscription(options: FakeBotSubscriptionOptio
     );
   }
 
-  const server = createServer(handle);
+  // Idle connections are kept a minute, as a production API's front does: with Node's default of
+  // 5 s, a client writing a page for longer than that would find its next request's connection
+  // closed under it (a retry, which a test of retries counts).
+  const server = createServer({ keepAliveTimeout: 65_000 }, handle);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
 

@@ -109,6 +109,8 @@ export interface SourceMembership {
   userId: string;
   planId: string | null;
   endDate: Date;
+  /** When it began in the source, when that is an instant not after the end. */
+  startDate: Date | null;
   userName: { first_name: string | null; username: string | null } | null;
   /** A recurring payment backs it in the source (its Stripe subscription, which does not move). */
   subscriptionId: string | null;
@@ -116,10 +118,11 @@ export interface SourceMembership {
 
 export function readMembership(item: unknown): Read<SourceMembership> {
   if (!isObj(item) || !str(item.membership_id)) return no('not a membership object (no membership_id)');
-  const { user_id, plan_id, membership_end_date, user_name, subscription_id } = item;
+  const { user_id, plan_id, membership_start_date, membership_end_date, user_name, subscription_id } = item;
   if (!matches(USER_ID_PATTERN, user_id)) return no(`user_id ${String(user_id)} is not a string of digits`);
   const endDate = parseInstant(membership_end_date);
   if (!endDate) return no(`membership_end_date ${String(membership_end_date)} is not an instant`);
+  const startDate = parseInstant(membership_start_date);
   const name = isObj(user_name)
     ? { first_name: str(user_name.first_name) ? user_name.first_name : null, username: str(user_name.username) ? user_name.username : null }
     : null;
@@ -128,6 +131,7 @@ export function readMembership(item: unknown): Read<SourceMembership> {
     userId: user_id,
     planId: str(plan_id) ? plan_id : null,
     endDate,
+    startDate: startDate && startDate.getTime() <= endDate.getTime() ? startDate : null,
     userName: name && (name.first_name !== null || name.username !== null) ? name : null,
     subscriptionId: str(subscription_id) && subscription_id !== '' ? subscription_id : null,
   });

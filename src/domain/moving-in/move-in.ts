@@ -1,21 +1,7 @@
-import type { Clock } from '../clock.js';
-import type { MembershipsService } from '../memberships/memberships.service.js';
-import type { PlansService } from '../plans/plans.service.js';
-import type { SettingsService } from '../settings/settings.service.js';
-import type { TargetsService } from '../targets/targets.service.js';
-import type { UsersService } from '../users/users.service.js';
-import {
-  canonical,
-  parentsFirst,
-  readMembership,
-  readPlan,
-  readTarget,
-  readUser,
-  sourceId,
-  type Read,
-  type SourceMembership,
-  type SourceTarget,
-} from './move-in-rules.js';
+import { MembershipsStep } from './move-in-memberships.js';
+import { LOCAL_PAGE, type MoveInServices } from './move-in-ports.js';
+import { Ledger, type MoveInReport } from './move-in-report.js';
+import { canonical, parentsFirst, readPlan, readTarget, readUser, sourceId, type SourceTarget } from './move-in-rules.js';
 import { SOURCE_LISTS, type MoveInSource, type SourceList, type SourcePage } from './source.js';
 
 /**
@@ -31,25 +17,8 @@ import { SOURCE_LISTS, type MoveInSource, type SourceList, type SourcePage } fro
  * is most of the run); bans come after memberships because a banned user can get none.
  */
 
-export const KINDS = ['setting', 'target', 'plan', 'membership', 'user', 'ban'] as const;
-export type Kind = (typeof KINDS)[number];
-
-export interface NotBrought {
-  kind: Kind | 'plan_target' | 'subscription';
-  source_id: string;
-  reason: string;
-}
-
-export interface MoveInReport {
-  /** Written by this run. */
-  brought_over: Record<Kind, number>;
-  /** Found as an earlier run (or the owner) left them: nothing written. */
-  already_there: Record<Kind, number>;
-  /** Each object that is not in tenure after the run, and why. */
-  not_brought_over: NotBrought[];
-  /** Pages and settings read from the source. */
-  source_reads: number;
-}
+export type { MoveInReport } from './move-in-report.js';
+export type { MoveInServices } from './move-in-ports.js';
 
 export interface MoveInProgress {
   /** What is being read or written now. */
@@ -59,23 +28,8 @@ export interface MoveInProgress {
   readsTotal: number;
 }
 
-/** The services a move writes through (narrow: what it calls). */
-export interface MoveInServices {
-  settings: Pick<SettingsService, 'get' | 'put'>;
-  targets: Pick<TargetsService, 'create' | 'list'>;
-  plans: Pick<PlansService, 'get' | 'create' | 'addTarget'>;
-  memberships: Pick<MembershipsService, 'create' | 'list'>;
-  users: Pick<UsersService, 'ban'>;
-  clock: Clock;
-}
-
 /** Who the bans a move writes were made by (a ban's `banned_by`). */
 export const MOVE_IN_BANNED_BY = 'botsubscription-import';
-/** Local lists are read this many at a time (tenure's own page cap). */
-const LOCAL_PAGE = 100;
-
-const zero = (): Record<Kind, number> => ({ setting: 0, target: 0, plan: 0, membership: 0, user: 0, ban: 0 });
-
 export async function moveIn(
   services: MoveInServices,
   projectId: string,
@@ -86,14 +40,14 @@ export async function moveIn(
 }
 
 class MoveIn {
-  private readonly report: MoveInReport = { brought_over: zero(), already_there: zero(), not_brought_over: [], source_reads: 0 };
+  private readonly ledger = new Ledger();
+  private readonly report = this.ledger.report;
   private readsTotal = 0;
   /** Source target id → local target id, for parents and the plans' targets. */
   private readonly targetIds = new Map<string, string>();
   /** Source plan ids now in tenure (a plan keeps its id). */
   private readonly plans = new Set<string>();
-  /** Source user id → whether this run wrote their membership (true) or found it (false). */
-  private readonly members = new Map<string, boolean>();
+  private readonly memberships: MembershipsStep;
   private readonly usersSeen = new Set<string>();
 
   constructor(
@@ -101,7 +55,9 @@ class MoveIn {
     private readonly projectId: string,
     private readonly source: MoveInSource,
     private readonly onProgress: (p: MoveInProgress) => void,
-  ) {}
+  ) {
+    this.memberships = new MembershipsStep(s, projectId, this.ledger, this.plans);
+  }
 
   async run(): Promise<MoveInReport> {
     // Every read that proves the key and sizes the move, before anything is written.
@@ -113,8 +69,8 @@ class MoveIn {
     await this.settings(settings);
     await this.targets(await this.all('targets', first.get('targets')!));
     await this.plansStep(await this.all('plans', first.get('plans')!));
-    const local = await this.localMemberships();
-    await this.pages('memberships', first.get('memberships')!, (items) => this.memberships(items, local));
+    await this.memberships.readLocal();
+    await this.pages('memberships', first.get('memberships')!, (items) => this.memberships.write(items));
     await this.pages('users', first.get('users')!, (items) => this.users(items));
     return this.report;
   }
@@ -145,29 +101,21 @@ class MoveIn {
     return items;
   }
 
-  private refuse(kind: NotBrought['kind'], id: string, reason: string): void {
-    this.report.not_brought_over.push({ kind, source_id: id, reason });
-  }
-
-  private count(kind: Kind, written: boolean): void {
-    this.report[written ? 'brought_over' : 'already_there'][kind] += 1;
-  }
-
   /** Each setting tenure knows, written alone when its value differs (a wrong value refuses that key only). */
   private async settings(settings: Record<string, unknown>): Promise<void> {
     for (const [key, value] of Object.entries(settings)) {
       const current = await this.s.settings.get(this.projectId, key);
       if (!current.ok) {
-        this.refuse('setting', key, `tenure has no setting ${key}`);
+        this.ledger.refuse('setting', key, `tenure has no setting ${key}`);
         continue;
       }
       if (canonical((current.value as Record<string, unknown>)[key]) === canonical(value)) {
-        this.count('setting', false);
+        this.ledger.count('setting', false);
         continue;
       }
       const put = await this.s.settings.put(this.projectId, key, value);
-      if (put.ok) this.count('setting', true);
-      else this.refuse('setting', key, put.error.message);
+      if (put.ok) this.ledger.count('setting', true);
+      else this.ledger.refuse('setting', key, put.error.message);
     }
   }
 
@@ -186,7 +134,7 @@ class MoveIn {
     for (const item of unique(items, 'target_id')) {
       const target = readTarget(item);
       if (target.ok) read.push(target.value);
-      else this.refuse('target', sourceId(item, 'target_id') ?? '?', target.reason);
+      else this.ledger.refuse('target', sourceId(item, 'target_id') ?? '?', target.reason);
     }
     let local = await this.localTargets();
     for (const t of parentsFirst(read)) {
@@ -194,27 +142,27 @@ class MoveIn {
       const found = local.get(naturalKey);
       if (found) {
         this.targetIds.set(t.sourceId, found);
-        this.count('target', false);
+        this.ledger.count('target', false);
         continue;
       }
       const parent = t.sourceParentId === null ? null : this.targetIds.get(t.sourceParentId);
       if (parent === undefined) {
-        this.refuse('target', t.sourceId, `its parent target ${t.sourceParentId} was not brought over`);
+        this.ledger.refuse('target', t.sourceId, `its parent target ${t.sourceParentId} was not brought over`);
         continue;
       }
       const created = await this.s.targets.create(this.projectId, { ...t.input, parent_target_id: parent });
       if (created.ok) {
         this.targetIds.set(t.sourceId, created.value.target_id);
-        this.count('target', true);
+        this.ledger.count('target', true);
       } else if (created.error.code === 'CONFLICT') {
         // Made since the project's targets were read (another run): read them again.
         local = await this.localTargets();
         const again = local.get(naturalKey);
         if (again) {
           this.targetIds.set(t.sourceId, again);
-          this.count('target', false);
-        } else this.refuse('target', t.sourceId, created.error.message);
-      } else this.refuse('target', t.sourceId, created.error.message);
+          this.ledger.count('target', false);
+        } else this.ledger.refuse('target', t.sourceId, created.error.message);
+      } else this.ledger.refuse('target', t.sourceId, created.error.message);
     }
   }
 
@@ -222,95 +170,34 @@ class MoveIn {
     for (const item of unique(items, 'plan_id')) {
       const read = readPlan(item);
       if (!read.ok) {
-        this.refuse('plan', sourceId(item, 'plan_id') ?? '?', read.reason);
+        this.ledger.refuse('plan', sourceId(item, 'plan_id') ?? '?', read.reason);
         continue;
       }
       const { sourceId: id, input, targetIds } = read.value;
       const existing = await this.s.plans.get(this.projectId, id);
       let granted: Set<string>;
       if (existing.ok) {
-        this.count('plan', false);
+        this.ledger.count('plan', false);
         granted = new Set(existing.value.plan_targets.map((t) => t.target_id));
       } else {
         const created = await this.s.plans.create(this.projectId, input, id);
         if (!created.ok) {
-          this.refuse('plan', id, created.error.message);
+          this.ledger.refuse('plan', id, created.error.message);
           continue;
         }
-        this.count('plan', true);
+        this.ledger.count('plan', true);
         granted = new Set();
       }
       this.plans.add(id);
       for (const targetId of targetIds) {
         const local = this.targetIds.get(targetId);
         if (local === undefined) {
-          this.refuse('plan_target', `${id}/${targetId}`, `plan ${input.plan_name} grants target ${targetId}, which was not brought over`);
+          this.ledger.refuse('plan_target', `${id}/${targetId}`, `plan ${input.plan_name} grants target ${targetId}, which was not brought over`);
           continue;
         }
         if (granted.has(local)) continue;
         const added = await this.s.plans.addTarget(this.projectId, id, local);
-        if (!added.ok) this.refuse('plan_target', `${id}/${targetId}`, added.error.message);
-      }
-    }
-  }
-
-  /**
-   * The project's memberships by user, read once: a run after an earlier one then finds each
-   * member without a write tried (a few bytes a member, read 100 at a time).
-   */
-  private async localMemberships(): Promise<Map<string, { end: string; planId: string | null }>> {
-    const out = new Map<string, { end: string; planId: string | null }>();
-    for (let offset = 0; ; offset += LOCAL_PAGE) {
-      const page = await this.s.memberships.list(this.projectId, { limit: LOCAL_PAGE, offset, sort: 'created_at' });
-      for (const m of page.items) out.set(m.user_id, { end: m.membership_end_date, planId: m.plan_id });
-      if (page.items.length < LOCAL_PAGE) return out;
-    }
-  }
-
-  private async memberships(items: unknown[], local: Map<string, { end: string; planId: string | null }>): Promise<void> {
-    const now = this.s.clock.now();
-    for (const item of items) {
-      const read: Read<SourceMembership> = readMembership(item);
-      const id = sourceId(item, 'membership_id') ?? '?';
-      if (!read.ok) {
-        this.refuse('membership', id, read.reason);
-        continue;
-      }
-      const m = read.value;
-      if (this.members.has(m.userId)) continue;
-      if (m.endDate.getTime() <= now.getTime()) {
-        this.refuse('membership', id, `ended ${m.endDate.toISOString()}: tenure makes a membership only with an end date to come`);
-        continue;
-      }
-      if (m.planId !== null && !this.plans.has(m.planId)) {
-        this.refuse('membership', id, `its plan ${m.planId} was not brought over`);
-        continue;
-      }
-      const here = local.get(m.userId);
-      if (here !== undefined) {
-        if (here.end === m.endDate.toISOString() && here.planId === m.planId) {
-          this.members.set(m.userId, false);
-          this.count('membership', false);
-        } else {
-          this.refuse('membership', id, `user ${m.userId} already has a membership here (ends ${here.end}, plan ${here.planId ?? 'none'}); left as it is`);
-        }
-        continue;
-      }
-      const created = await this.s.memberships.create(this.projectId, {
-        user_id: m.userId,
-        end_date: m.endDate.toISOString(),
-        plan_id: m.planId,
-        user_name: m.userName,
-      });
-      if (created.ok) {
-        this.members.set(m.userId, true);
-        this.count('membership', true);
-      } else {
-        this.refuse('membership', id, created.error.message);
-        continue;
-      }
-      if (m.subscriptionId !== null) {
-        this.refuse('subscription', m.subscriptionId, `the recurring payment of user ${m.userId} stays with the hosted product's Stripe account; the membership came over without it`);
+        if (!added.ok) this.ledger.refuse('plan_target', `${id}/${targetId}`, added.error.message);
       }
     }
   }
@@ -319,7 +206,7 @@ class MoveIn {
     for (const item of items) {
       const read = readUser(item);
       if (!read.ok) {
-        this.refuse('user', sourceId(item, 'user_id') ?? '?', read.reason);
+        this.ledger.refuse('user', sourceId(item, 'user_id') ?? '?', read.reason);
         continue;
       }
       const { userId, banned } = read.value;
@@ -330,12 +217,12 @@ class MoveIn {
         const ban = await this.s.users.ban(this.projectId, userId, MOVE_IN_BANNED_BY, null);
         if (ban.ok || ban.error.code === 'CONFLICT') {
           banWritten = ban.ok;
-          this.count('ban', ban.ok);
-        } else this.refuse('ban', userId, ban.error.message);
+          this.ledger.count('ban', ban.ok);
+        } else this.ledger.refuse('ban', userId, ban.error.message);
       }
-      const member = this.members.get(userId);
-      if (member !== undefined || banWritten !== null) this.count('user', member === true || banWritten === true);
-      else this.refuse('user', userId, 'tenure records a user with a membership or a ban, and this user came over with neither');
+      const member = this.memberships.members.get(userId);
+      if (member !== undefined || banWritten !== null) this.ledger.count('user', member === true || banWritten === true);
+      else this.ledger.refuse('user', userId, 'tenure records a user with a membership or a ban, and this user came over with neither');
     }
   }
 }
