@@ -4,8 +4,11 @@ import { parseInstant } from '../domain/instant.js';
 
 /** Shared pieces of the route schemas: identifiers, instants, the envelope and the error shapes. */
 
-export const Uuid = (name: string) => Type.String({ pattern: UUID_PATTERN, 'x-message': `${name} must be a UUID` });
-export const UserId = Type.String({ pattern: USER_ID_PATTERN, 'x-message': 'user_id must be a string of digits' });
+// The examples are what /docs' "Try it out" fills in (docs/openapi-and-client.md): valid values,
+// and instants far enough ahead to stay in the future.
+export const Uuid = (name: string) =>
+  Type.String({ pattern: UUID_PATTERN, 'x-message': `${name} must be a UUID`, examples: ['3fa85f64-5717-4562-b3fc-2c963f66afa6'] });
+export const UserId = Type.String({ pattern: USER_ID_PATTERN, 'x-message': 'user_id must be a string of digits', examples: ['123456789012345678'] });
 
 /** The project in the path. Any value is accepted here: a key of another (or no) project gets 403. */
 export const ProjectParams = Type.Object({ project_id: Type.String() });
@@ -16,7 +19,10 @@ export const Instant = Type.Union(
     Type.Integer({ minimum: 1_000_000_000_000, maximum: 9_999_999_999_999, description: 'Unix time in milliseconds (13 digits)' }),
     Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$', description: 'YYYY-MM-DDTHH:MM:SS.mmmZ' }),
   ],
-  { description: 'A future instant: 13-digit Unix milliseconds, or an ISO 8601 UTC string with exactly three millisecond digits' },
+  {
+    description: 'A future instant: 13-digit Unix milliseconds, or an ISO 8601 UTC string with exactly three millisecond digits',
+    examples: ['2036-01-01T00:00:00.000Z'],
+  },
 );
 
 /**

@@ -60,7 +60,7 @@ export const listInvitesSchema = {
 export const resyncAccessSchema = {
   summary: 'Re-plan access now and compare with the platform: the whole project, or one member',
   params: ProjectParams,
-  body: Type.Object({ user_id: Type.Optional(UserId) }),
+  body: Type.Object({ user_id: Type.Optional(UserId) }, { examples: [{ user_id: '123456789012345678' }] }),
   response: {
     200: Envelope(
       Type.Object({

@@ -37,6 +37,6 @@ export const createCheckoutSchema = {
       }),
     ),
     merchant_account_id: Type.Optional(Uuid('merchant_account_id')),
-  }),
+  }, { examples: [{ plan_id: '3fa85f64-5717-4562-b3fc-2c963f66afa6', user_id: '123456789012345678', success_url: 'https://you.example/thanks', cancel_url: 'https://you.example/plans' }] }),
   response: { 200: Envelope(Checkout), ...errorResponses(404, 409, 422) },
 };

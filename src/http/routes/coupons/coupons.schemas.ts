@@ -80,7 +80,7 @@ export const createCouponSchema = {
     plan_ids: Type.Optional(fields.plan_ids),
     max_uses: Type.Optional(Nullable(fields.max_uses)),
     expires_at: Type.Optional(Instant),
-  }),
+  }, { examples: [{ code: 'SPRING25', coupon_type: 'percentage', amount: 25, max_uses: 100, expires_at: '2036-06-01T00:00:00.000Z' }] }),
   response: { 201: Envelope(Coupon), ...errorResponses(409, 422) },
 };
 
@@ -115,7 +115,7 @@ export const updateCouponSchema = {
     currency: Fixed('currency'),
     renewal_constraint: Fixed('renewal_constraint'),
     renewal_months: Fixed('renewal_months'),
-  }),
+  }, { examples: [{ max_uses: 200 }] }),
   response: { 200: Envelope(Coupon), ...errorResponses(404, 409, 422) },
 };
 

@@ -84,7 +84,7 @@ export function integrationSchemas(label: string, o: { clientSecret?: boolean } 
           description: `The bot's token; checked with ${label} before it is stored, stored encrypted, never returned`,
         }),
         ...(o.clientSecret ? { client_secret: Type.Optional(ClientSecret) } : {}),
-      }),
+      }, { examples: [{ bot_token: 'your-bot-token' }] }),
       response: { 200: Envelope(Integration), ...errorResponses(409, 422) },
     },
     get: {

@@ -23,6 +23,6 @@ export const createPayLinkSchema = {
         description: "A coupon's code, checked when the link is opened (as POST /checkout checks it). Left out, the best fitting auto_apply coupon is used, if any",
       }),
     ),
-  }),
+  }, { examples: [{ plan_id: '3fa85f64-5717-4562-b3fc-2c963f66afa6', user_id: '123456789012345678' }] }),
   response: { 200: Envelope(PayLink), ...errorResponses(404, 409, 422) },
 };

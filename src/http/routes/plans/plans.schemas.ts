@@ -90,7 +90,7 @@ export const createPlanSchema = {
     plan_data: Type.Optional(fields.plan_data),
     trial_days: Type.Optional(fields.trial_days),
     reminder_offsets: Type.Optional(fields.reminder_offsets),
-  }),
+  }, { examples: [{ plan_name: 'Gold', plan_price: '9.99', plan_currency: 'USD', plan_duration: '1 month' }] }),
   response: { 201: Envelope(Plan), ...errorResponses(422) },
 };
 
@@ -106,7 +106,7 @@ export const updatePlanSchema = {
     plan_data: Type.Optional(fields.plan_data),
     trial_days: Type.Optional(fields.trial_days),
     reminder_offsets: Type.Optional(fields.reminder_offsets),
-  }),
+  }, { examples: [{ plan_price: '12.99' }] }),
   response: { 200: Envelope(Plan), ...errorResponses(404, 422) },
 };
 

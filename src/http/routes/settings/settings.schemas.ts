@@ -35,7 +35,7 @@ export const Settings = Type.Object({
   ),
 });
 
-const KeyParams = Type.Object({ project_id: Type.String(), key: Type.String({ description: 'A setting name, e.g. default_currency' }) });
+const KeyParams = Type.Object({ project_id: Type.String(), key: Type.String({ description: 'A setting name, e.g. default_currency', examples: ['timezone_preference'] }) });
 const NoBody = Type.Null({ description: 'No body' });
 
 export const listSettingsSchema = {
@@ -53,13 +53,13 @@ export const getSettingSchema = {
 export const putSettingSchema = {
   summary: 'Set one setting',
   params: KeyParams,
-  body: Type.Object({ value: Type.Unknown({ description: "The new value, of the setting's type" }) }),
+  body: Type.Object({ value: Type.Unknown({ description: "The new value, of the setting's type" }) }, { examples: [{ value: 'Europe/Berlin' }] }),
   response: { 204: NoBody, ...errorResponses(404, 422) },
 };
 
 export const patchSettingsSchema = {
   summary: 'Set several settings at once (all or nothing)',
   params: ProjectParams,
-  body: Type.Object({}, { additionalProperties: true, description: '{<key>: value, …}; every key is validated before any is stored' }),
+  body: Type.Object({}, { examples: [{ timezone_preference: 'Europe/Berlin' }], additionalProperties: true, description: '{<key>: value, …}; every key is validated before any is stored' }),
   response: { 204: NoBody, ...errorResponses(422) },
 };

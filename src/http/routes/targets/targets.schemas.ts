@@ -58,7 +58,7 @@ export const createTargetSchema = {
     parent_target_id: Type.Optional(Type.Union([Uuid('parent_target_id'), Type.Null()])),
     is_enabled: Type.Optional(IsEnabled),
     on_expiry: Type.Optional(OnExpiry),
-  }),
+  }, { examples: [{ target_name: 'My server', platform: 'discord', kind: 'guild', external_id: '123456789012345678' }] }),
   response: { 201: Envelope(Target), ...errorResponses(404, 409, 422) },
 };
 
@@ -84,7 +84,7 @@ const Change = {
 export const updateTargetSchema = {
   summary: 'Rename, enable or disable a target, or set its on_expiry (also retries it after an error: health back to ok)',
   params: TargetParams,
-  body: Type.Object(Change),
+  body: Type.Object(Change, { examples: [{ target_name: 'VIP members' }] }),
   response: { 200: Envelope(Target, true), ...errorResponses(404, 422) },
 };
 
@@ -94,7 +94,7 @@ export const MAX_BATCH = 100;
 export const updateTargetsSchema = {
   summary: 'Update several targets at once, all or nothing',
   params: ProjectParams,
-  body: Type.Array(Type.Object({ target_id: Uuid('target_id'), ...Change }), {
+  body: Type.Array(Type.Object({ target_id: Uuid('target_id'), ...Change }), { examples: [[{ target_id: '3fa85f64-5717-4562-b3fc-2c963f66afa6', is_enabled: true }]],
     minItems: 1,
     maxItems: MAX_BATCH,
     'x-message': `The body must be an array of 1 to ${MAX_BATCH} target updates`,

@@ -49,7 +49,7 @@ const DeliveryParams = Type.Object({ project_id: Type.String(), webhook_id: Uuid
 export const createWebhookSchema = {
   summary: 'Create a webhook',
   params: ProjectParams,
-  body: Type.Object({ url: Type.String({ 'x-message': 'url must be a string' }) }),
+  body: Type.Object({ url: Type.String({ 'x-message': 'url must be a string' }) }, { examples: [{ url: 'https://example.com/tenure-hook' }] }),
   response: {
     200: Envelope(Type.Object({ url: Type.String(), id: Type.String({ format: 'uuid' }), secret: Type.String() })),
     ...errorResponses(409, 422),
