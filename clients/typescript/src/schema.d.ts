@@ -1037,7 +1037,9 @@ export interface operations {
                 limit?: number;
                 offset?: number;
                 state?: "synced" | "pending" | "waiting_for_member" | "failed";
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 target_id?: string;
+                /** @example 123456789012345678 */
                 user_id?: string;
             };
             header?: never;
@@ -1237,7 +1239,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user_id": "123456789012345678"
+                 *     }
+                 */
                 "application/json": {
+                    /** @example 123456789012345678 */
                     user_id?: string;
                 };
             };
@@ -1414,6 +1422,7 @@ export interface operations {
             header?: never;
             path: {
                 project_id: string;
+                /** @example 123456789012345678 */
                 user_id: string;
             };
             cookie?: never;
@@ -1605,6 +1614,7 @@ export interface operations {
             header?: never;
             path: {
                 project_id: string;
+                /** @example 123456789012345678 */
                 user_id: string;
             };
             cookie?: never;
@@ -1777,13 +1787,24 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "plan_id": "3fa85f64-5717-4562-b3fc-2c963f66afa6",
+                 *       "user_id": "123456789012345678",
+                 *       "success_url": "https://you.example/thanks",
+                 *       "cancel_url": "https://you.example/plans"
+                 *     }
+                 */
                 "application/json": {
                     cancel_url: string;
                     /** @description A coupon's code (any case): it must exist in the project, be unexpired, have uses left, apply to the plan and, if fixed, be in the plan's currency. Left out, the best fitting auto_apply coupon is used, if any */
                     coupon?: string;
+                    /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                     merchant_account_id?: string;
+                    /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                     plan_id: string;
                     success_url: string;
+                    /** @example 123456789012345678 */
                     user_id: string;
                 };
             };
@@ -2205,6 +2226,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "code": "SPRING25",
+                 *       "coupon_type": "percentage",
+                 *       "amount": 25,
+                 *       "max_uses": 100,
+                 *       "expires_at": "2036-06-01T00:00:00.000Z"
+                 *     }
+                 */
                 "application/json": {
                     /** @description percentage: percent off (1-100); fixed: the amount off in the currency's smallest unit */
                     amount: number;
@@ -2216,7 +2246,10 @@ export interface operations {
                     coupon_type: "percentage" | "fixed";
                     /** @description Required for fixed, refused for percentage */
                     currency?: string;
-                    /** @description A future instant: 13-digit Unix milliseconds, or an ISO 8601 UTC string with exactly three millisecond digits */
+                    /**
+                     * @description A future instant: 13-digit Unix milliseconds, or an ISO 8601 UTC string with exactly three millisecond digits
+                     * @example 2036-01-01T00:00:00.000Z
+                     */
                     expires_at?: number | string;
                     /**
                      * @description any; new_members: users who never had a membership in the project; existing_members: users who have or had one
@@ -2450,6 +2483,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 coupon_id: string;
                 project_id: string;
             };
@@ -2659,6 +2693,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 coupon_id: string;
                 project_id: string;
             };
@@ -2823,6 +2858,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 coupon_id: string;
                 project_id: string;
             };
@@ -2830,6 +2866,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "max_uses": 200
+                 *     }
+                 */
                 "application/json": {
                     /** @description Refused: amount is fixed once the coupon is made */
                     amount?: unknown;
@@ -3483,6 +3524,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 key_id: string;
                 project_id: string;
             };
@@ -3928,6 +3970,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "bot_token": "your-bot-token"
+                 *     }
+                 */
                 "application/json": {
                     /** @description The bot's token; checked with Discord before it is stored, stored encrypted, never returned */
                     bot_token: string;
@@ -4671,6 +4718,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "bot_token": "your-bot-token"
+                 *     }
+                 */
                 "application/json": {
                     /** @description The bot's token; checked with Telegram before it is stored, stored encrypted, never returned */
                     bot_token: string;
@@ -5217,6 +5269,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://example.com/tenure-hook"
+                 *     }
+                 */
                 "application/json": {
                     url: string;
                 };
@@ -5406,6 +5463,7 @@ export interface operations {
             header?: never;
             path: {
                 project_id: string;
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 webhook_id: string;
             };
             cookie?: never;
@@ -5601,6 +5659,7 @@ export interface operations {
             header?: never;
             path: {
                 project_id: string;
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 webhook_id: string;
             };
             cookie?: never;
@@ -5777,6 +5836,7 @@ export interface operations {
             header?: never;
             path: {
                 project_id: string;
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 webhook_id: string;
             };
             cookie?: never;
@@ -5982,6 +6042,7 @@ export interface operations {
             header?: never;
             path: {
                 project_id: string;
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 webhook_id: string;
             };
             cookie?: never;
@@ -6193,8 +6254,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 delivery_id: string;
                 project_id: string;
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 webhook_id: string;
             };
             cookie?: never;
@@ -6408,8 +6471,10 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 delivery_id: string;
                 project_id: string;
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 webhook_id: string;
             };
             cookie?: never;
@@ -6651,6 +6716,7 @@ export interface operations {
             };
             path: {
                 project_id: string;
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 webhook_id: string;
             };
             cookie?: never;
@@ -6866,6 +6932,7 @@ export interface operations {
             };
             path: {
                 project_id: string;
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 webhook_id: string;
             };
             cookie?: never;
@@ -7074,6 +7141,7 @@ export interface operations {
             };
             path: {
                 project_id: string;
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 webhook_id: string;
             };
             cookie?: never;
@@ -7282,10 +7350,12 @@ export interface operations {
                 ends_before?: string;
                 limit?: number;
                 offset?: number;
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 plan_id?: string;
                 sort?: "-created_at" | "created_at" | "end_date" | "-end_date";
                 /** @description active (end date ahead), expired, or a kind of active: in_trial, in_grace (a failed renewal Stripe retries), cancelling (renewal off) */
                 status?: "active" | "expired" | "in_trial" | "in_grace" | "cancelling";
+                /** @example 123456789012345678 */
                 user_id?: string;
             };
             header?: never;
@@ -7489,9 +7559,13 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description A future instant: 13-digit Unix milliseconds, or an ISO 8601 UTC string with exactly three millisecond digits */
+                    /**
+                     * @description A future instant: 13-digit Unix milliseconds, or an ISO 8601 UTC string with exactly three millisecond digits
+                     * @example 2036-01-01T00:00:00.000Z
+                     */
                     end_date: number | string;
                     plan_id?: string | null;
+                    /** @example 123456789012345678 */
                     user_id: string;
                     /** @description The user's names, recorded in the project's users; a field left out keeps the stored one */
                     user_name?: {
@@ -7723,6 +7797,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 membership_id: string;
                 project_id: string;
             };
@@ -7927,6 +8002,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 membership_id: string;
                 project_id: string;
             };
@@ -8091,6 +8167,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 membership_id: string;
                 project_id: string;
             };
@@ -8294,6 +8371,7 @@ export interface operations {
             header?: never;
             path: {
                 project_id: string;
+                /** @example 123456789012345678 */
                 user_id: string;
             };
             cookie?: never;
@@ -8301,7 +8379,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description A future instant: 13-digit Unix milliseconds, or an ISO 8601 UTC string with exactly three millisecond digits */
+                    /**
+                     * @description A future instant: 13-digit Unix milliseconds, or an ISO 8601 UTC string with exactly three millisecond digits
+                     * @example 2036-01-01T00:00:00.000Z
+                     */
                     extend: number | string;
                 };
             };
@@ -8490,7 +8571,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description A future instant: 13-digit Unix milliseconds, or an ISO 8601 UTC string with exactly three millisecond digits */
+                    /**
+                     * @description A future instant: 13-digit Unix milliseconds, or an ISO 8601 UTC string with exactly three millisecond digits
+                     * @example 2036-01-01T00:00:00.000Z
+                     */
                     extend: number | string;
                 };
             };
@@ -9108,6 +9192,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 merchant_account_id: string;
                 project_id: string;
             };
@@ -9310,6 +9395,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 merchant_account_id: string;
                 project_id: string;
             };
@@ -9495,10 +9581,18 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "plan_id": "3fa85f64-5717-4562-b3fc-2c963f66afa6",
+                 *       "user_id": "123456789012345678"
+                 *     }
+                 */
                 "application/json": {
                     /** @description A coupon's code, checked when the link is opened (as POST /checkout checks it). Left out, the best fitting auto_apply coupon is used, if any */
                     coupon?: string;
+                    /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                     plan_id: string;
+                    /** @example 123456789012345678 */
                     user_id: string;
                 };
             };
@@ -9712,6 +9806,7 @@ export interface operations {
                 limit?: number;
                 offset?: number;
                 status?: "succeeded" | "refunded" | "disputed" | "failed";
+                /** @example 123456789012345678 */
                 user_id?: string;
             };
             header?: never;
@@ -10154,6 +10249,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "plan_name": "Gold",
+                 *       "plan_price": "9.99",
+                 *       "plan_currency": "USD",
+                 *       "plan_duration": "1 month"
+                 *     }
+                 */
                 "application/json": {
                     plan_currency?: string;
                     plan_data?: {
@@ -10400,6 +10503,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 plan_id: string;
                 project_id: string;
             };
@@ -10643,6 +10747,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 plan_id: string;
                 project_id: string;
             };
@@ -10807,6 +10912,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 plan_id: string;
                 project_id: string;
             };
@@ -10814,6 +10920,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "plan_price": "12.99"
+                 *     }
+                 */
                 "application/json": {
                     plan_currency?: string;
                     plan_data?: {
@@ -11071,8 +11182,10 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 plan_id: string;
                 project_id: string;
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 target_id: string;
             };
             cookie?: never;
@@ -11323,8 +11436,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 plan_id: string;
                 project_id: string;
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 target_id: string;
             };
             cookie?: never;
@@ -11735,6 +11850,11 @@ export interface operations {
         /** @description {<key>: value, …}; every key is validated before any is stored */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "timezone_preference": "Europe/Berlin"
+                 *     }
+                 */
                 "application/json": {
                     [key: string]: unknown;
                 };
@@ -11883,7 +12003,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description A setting name, e.g. default_currency */
+                /**
+                 * @description A setting name, e.g. default_currency
+                 * @example timezone_preference
+                 */
                 key: string;
                 project_id: string;
             };
@@ -12141,7 +12264,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description A setting name, e.g. default_currency */
+                /**
+                 * @description A setting name, e.g. default_currency
+                 * @example timezone_preference
+                 */
                 key: string;
                 project_id: string;
             };
@@ -12149,6 +12275,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "value": "Europe/Berlin"
+                 *     }
+                 */
                 "application/json": {
                     /** @description The new value, of the setting's type */
                     value: unknown;
@@ -12513,6 +12644,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "target_name": "My server",
+                 *       "platform": "discord",
+                 *       "kind": "guild",
+                 *       "external_id": "123456789012345678"
+                 *     }
+                 */
                 "application/json": {
                     external_id: string;
                     is_enabled?: boolean;
@@ -12754,10 +12893,19 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example [
+                 *       {
+                 *         "target_id": "3fa85f64-5717-4562-b3fc-2c963f66afa6",
+                 *         "is_enabled": true
+                 *       }
+                 *     ]
+                 */
                 "application/json": {
                     is_enabled?: boolean;
                     /** @description What losing access does here: Discord role remove_role (default) | none; Discord guild kick | none (default); Telegram kick (default) | none; Discord channel none. null: the kind’s default */
                     on_expiry?: ("remove_role" | "kick" | "none") | null;
+                    /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                     target_id: string;
                     target_name?: string;
                 }[];
@@ -12962,6 +13110,7 @@ export interface operations {
             header?: never;
             path: {
                 project_id: string;
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 target_id: string;
             };
             cookie?: never;
@@ -13166,6 +13315,7 @@ export interface operations {
             header?: never;
             path: {
                 project_id: string;
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 target_id: string;
             };
             cookie?: never;
@@ -13345,12 +13495,18 @@ export interface operations {
             header?: never;
             path: {
                 project_id: string;
+                /** @example 3fa85f64-5717-4562-b3fc-2c963f66afa6 */
                 target_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "target_name": "VIP members"
+                 *     }
+                 */
                 "application/json": {
                     is_enabled?: boolean;
                     /** @description What losing access does here: Discord role remove_role (default) | none; Discord guild kick | none (default); Telegram kick (default) | none; Discord channel none. null: the kind’s default */
@@ -13765,6 +13921,7 @@ export interface operations {
             header?: never;
             path: {
                 project_id: string;
+                /** @example 123456789012345678 */
                 user_id: string;
             };
             cookie?: never;
@@ -13982,6 +14139,7 @@ export interface operations {
             header?: never;
             path: {
                 project_id: string;
+                /** @example 123456789012345678 */
                 user_id: string;
             };
             cookie?: never;
@@ -14142,6 +14300,7 @@ export interface operations {
             header?: never;
             path: {
                 project_id: string;
+                /** @example 123456789012345678 */
                 user_id: string;
             };
             cookie?: never;
@@ -14337,6 +14496,7 @@ export interface operations {
             header?: never;
             path: {
                 project_id: string;
+                /** @example 123456789012345678 */
                 user_id: string;
             };
             cookie?: never;
@@ -14545,6 +14705,7 @@ export interface operations {
             };
             path: {
                 project_id: string;
+                /** @example 123456789012345678 */
                 user_id: string;
             };
             cookie?: never;
