@@ -40,7 +40,9 @@ export function optionsProblem(o: { project: string; sourceProject: string; base
   } catch {
     return `--base-url must be a URL, not ${o.baseUrl}`;
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return '--base-url must be an http(s) URL';
+  // The key travels in every request: in clear text only to this machine (a local copy or fake of the API).
+  const local = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && local)) return '--base-url must be an https URL (http only for 127.0.0.1 or localhost)';
   if (url.username !== '' || url.password !== '') return '--base-url must not carry credentials';
   const retries = Number(o.retries);
   if (!Number.isInteger(retries) || retries < 0 || retries > 10) return '--retries must be a whole number from 0 to 10';
@@ -119,6 +121,7 @@ export async function promptHidden(question: string, stdin: NodeJS.ReadStream, o
         }
       };
       stdin.on('data', onData);
+      stdin.once('end', () => reject(new MoveInError('no key was typed (stdin closed)')));
     });
   } finally {
     stdin.setRawMode(false);
