@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rowsOf } from '../../src/database/db.js';
 import { cliOn, type CliResult } from '../support/cli.js';
-import { startFakeBotSubscription, type FakeBotSubscription, type FakeProject } from '../support/fake-botsubscription.js';
+import { community, startFakeBotSubscription, type FakeBotSubscription, type FakeProject } from '../support/fake-botsubscription.js';
 import { useHarness } from '../support/harness.js';
 import { capturedLogs } from '../support/logs.js';
 
@@ -25,73 +25,7 @@ beforeAll(async () => {
 afterAll(() => fake.close());
 
 const DAY = 86_400_000;
-let nextSnowflake = 100_000_000_000_000_000n;
-const snowflake = () => String((nextSnowflake += 1n));
 const iso = (ms: number) => new Date(ms).toISOString();
-
-/** A community as the product shows it: a guild with a role, a Telegram channel, a plan for each, `members` members. */
-function community(members: number): Omit<FakeProject, 'id' | 'key'> {
-  const target = (o: { platform: string; kind: string; name: string; parent?: string | null }) => ({
-    target_id: randomUUID(),
-    target_name: o.name,
-    platform: o.platform,
-    kind: o.kind,
-    external_id: o.platform === 'discord' ? snowflake() : `-100${snowflake().slice(0, 10)}`,
-    is_enabled: true,
-    plan_count: 1,
-    parent_target_id: o.parent ?? null,
-    participant_count: 0,
-  });
-  const guild = target({ platform: 'discord', kind: 'guild', name: 'Club' });
-  const role = target({ platform: 'discord', kind: 'role', name: 'Members', parent: guild.target_id });
-  const channel = target({ platform: 'telegram', kind: 'channel', name: 'Club news' });
-  const plan = (name: string, price: string, duration: string, granted: Record<string, unknown>[]) => ({
-    plan_id: randomUUID(),
-    plan_name: name,
-    plan_price: price,
-    plan_currency: 'EUR',
-    plan_duration: duration,
-    plan_price_formatted: `€${price}`,
-    plan_data: { plan_recurring: false, plan_one_time: true },
-    plan_targets: granted,
-  });
-  const monthly = plan('Monthly', '9.99', '1 month', [role]);
-  const yearly = plan('News', '99.00', '1 year', [channel]);
-  const now = Date.now();
-  const memberships = Array.from({ length: members }, (_, i) => {
-    const onPlan = [monthly, yearly, null][i % 3];
-    return {
-      membership_id: randomUUID(),
-      user_id: snowflake(),
-      plan_id: onPlan?.plan_id ?? null,
-      membership_start_date: iso(now - 10 * DAY),
-      membership_end_date: iso(now + (i + 1) * DAY + 123),
-      user_name: { first_name: `Member ${i}`, username: `member${i}` },
-      plan_name: onPlan?.plan_name ?? null,
-      plan_duration: onPlan?.plan_duration ?? null,
-      subscription_id: null,
-      subscription_status: null,
-    };
-  });
-  const user = (user_id: string, is_banned: boolean) => ({
-    user_id,
-    user_first_seen: iso(now - 20 * DAY),
-    user_last_seen: iso(now - DAY),
-    is_admin: false,
-    is_banned,
-    user_name: null,
-    balance: '0.00',
-    currency: 'EUR',
-  });
-  return {
-    settings: { default_language: 'de', timezone_preference: 'Europe/Berlin', default_currency: 'EUR', support_enabled: true, time_format_preference: '24h' },
-    targets: [guild, role, channel],
-    plans: [monthly, yearly],
-    memberships,
-    // The first member is banned too; two banned people never had a membership.
-    users: [...memberships.map((m, i) => user(m.user_id, i === 0)), user(snowflake(), true), user(snowflake(), true)],
-  };
-}
 
 interface Report {
   brought_over: Record<string, number>;

@@ -52,6 +52,10 @@ export interface FakeBotSubscription {
   refuseNext(n: number): void;
   /** After `n` more requests, every request answers 503 (the product down), until called with null. */
   failAfter(n: number | null): void;
+  /** After `n` more requests, every request is held unanswered (a client to kill mid-way); null drops the held ones' connections. */
+  holdAfter(n: number | null): void;
+  /** Requests held unanswered now. */
+  readonly held: number;
   close(): Promise<void>;
 }
 
@@ -73,6 +77,8 @@ export async function startFakeBotSubscription(options: FakeBotSubscriptionOptio
   const counts = { refused429: 0, ignored429: 0 };
   let refuse = 0;
   let failIn: number | null = null;
+  let holdIn: number | null = null;
+  const held: ServerResponse[] = [];
 
   function send(req: IncomingMessage, res: ServerResponse, status: number, body: Record<string, unknown>, headers: Record<string, string> = {}) {
     const path = (req.url ?? '/').split('?')[0]!;
@@ -124,6 +130,10 @@ export async function startFakeBotSubscription(options: FakeBotSubscriptionOptio
     state.inWindow += 1;
     state.inSecond += 1;
 
+    if (holdIn !== null) {
+      if (holdIn <= 0) return void held.push(res);
+      holdIn -= 1;
+    }
     if (failIn !== null) {
       if (failIn <= 0) return error(req, res, 503, 'SERVICE_UNAVAILABLE', 'Service temporarily unavailable', headers);
       failIn -= 1;
@@ -176,6 +186,13 @@ export async function startFakeBotSubscription(options: FakeBotSubscriptionOptio
     failAfter(n) {
       failIn = n;
     },
+    holdAfter(n) {
+      holdIn = n;
+      if (n === null) for (const res of held.splice(0)) res.destroy();
+    },
+    get held() {
+      return held.length;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -183,3 +200,75 @@ export async function startFakeBotSubscription(options: FakeBotSubscriptionOptio
       }),
   };
 }
+
+const DAY = 86_400_000;
+let snowflakes = 100_000_000_000_000_000n + BigInt(Math.floor(Math.random() * 1e9)) * 1_000_000n;
+/** A fresh Discord-style id. */
+export const nextSnowflake = (): string => String((snowflakes += 1n));
+const snowflake = nextSnowflake;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** A community as the product shows it: a guild with a role, a Telegram channel, a plan for each, `members` members. */
+export function community(members: number): Omit<FakeProject, 'id' | 'key'> {
+  const target = (o: { platform: string; kind: string; name: string; parent?: string | null }) => ({
+    target_id: randomUUID(),
+    target_name: o.name,
+    platform: o.platform,
+    kind: o.kind,
+    external_id: o.platform === 'discord' ? snowflake() : `-100${snowflake().slice(-10)}`,
+    is_enabled: true,
+    plan_count: 1,
+    parent_target_id: o.parent ?? null,
+    participant_count: 0,
+  });
+  const guild = target({ platform: 'discord', kind: 'guild', name: 'Club' });
+  const role = target({ platform: 'discord', kind: 'role', name: 'Members', parent: guild.target_id });
+  const channel = target({ platform: 'telegram', kind: 'channel', name: 'Club news' });
+  const plan = (name: string, price: string, duration: string, granted: Record<string, unknown>[]) => ({
+    plan_id: randomUUID(),
+    plan_name: name,
+    plan_price: price,
+    plan_currency: 'EUR',
+    plan_duration: duration,
+    plan_price_formatted: `€${price}`,
+    plan_data: { plan_recurring: false, plan_one_time: true },
+    plan_targets: granted,
+  });
+  const monthly = plan('Monthly', '9.99', '1 month', [role]);
+  const yearly = plan('News', '99.00', '1 year', [channel]);
+  const now = Date.now();
+  const memberships = Array.from({ length: members }, (_, i) => {
+    const onPlan = [monthly, yearly, null][i % 3];
+    return {
+      membership_id: randomUUID(),
+      user_id: snowflake(),
+      plan_id: onPlan?.plan_id ?? null,
+      membership_start_date: iso(now - 10 * DAY),
+      membership_end_date: iso(now + (i + 1) * DAY + 123),
+      user_name: { first_name: `Member ${i}`, username: `member${i}` },
+      plan_name: onPlan?.plan_name ?? null,
+      plan_duration: onPlan?.plan_duration ?? null,
+      subscription_id: null,
+      subscription_status: null,
+    };
+  });
+  const user = (user_id: string, is_banned: boolean) => ({
+    user_id,
+    user_first_seen: iso(now - 20 * DAY),
+    user_last_seen: iso(now - DAY),
+    is_admin: false,
+    is_banned,
+    user_name: null,
+    balance: '0.00',
+    currency: 'EUR',
+  });
+  return {
+    settings: { default_language: 'de', timezone_preference: 'Europe/Berlin', default_currency: 'EUR', support_enabled: true, time_format_preference: '24h' },
+    targets: [guild, role, channel],
+    plans: [monthly, yearly],
+    memberships,
+    // The first member is banned too; two banned people never had a membership.
+    users: [...memberships.map((m, i) => user(m.user_id, i === 0)), user(snowflake(), true), user(snowflake(), true)],
+  };
+}
+
