@@ -30,6 +30,7 @@ export interface MoveInProgress {
 
 /** Who the bans a move writes were made by (a ban's `banned_by`). */
 export const MOVE_IN_BANNED_BY = 'botsubscription-import';
+
 export async function moveIn(
   services: MoveInServices,
   projectId: string,
