@@ -6,11 +6,11 @@ import { describe, expect, it } from 'vitest';
 import { addBot, addTelegramBot } from '../support/bots.js';
 import { fakeSnowflake } from '../support/fake-discord-model.js';
 import { useHarness, userId, type Harness, type Tenant } from '../support/harness.js';
-import { newWebhookSecret } from '../support/payments.js';
+import { connectStripe, newWebhookSecret } from '../support/payments.js';
 
 /**
  * Every curl example in the README and docs/ works when pasted today: each `curl` command in a
- * fenced `sh` block is run, in the order of its file, against the real app with a project and key
+ * fenced `sh` block, and each `METHOD /path` request (with its JSON body) of an `http` block, is run, in the order of its file, against the real app with a project and key
  * of the file's own (docs/testing.md, "Examples in the docs" has the convention):
  * - `$TENURE`, `$BASE`, `$P` (the project's base), a `http://127.0.0.1:…` or `http://localhost:…`
  *   address, `$PROJECT`, `$KEY` and `$TENURE_KEY` stand for the reader's server, project and key;
@@ -32,6 +32,8 @@ interface Example {
   file: string;
   line: number;
   command: string;
+  /** A request of an `http` block instead of a curl command. */
+  http?: { method: string; path: string; body: string };
   /** The variable `NAME=$(curl … | id)` assigns, if any. */
   assigns: string | null;
   /** The 4xx status the comment above it names, or null for a success. */
@@ -45,12 +47,21 @@ function examplesOf(file: string, text: string): Example[] {
   const out: Example[] = [];
   const lines = text.split('\n');
   let inSh = false;
+  let inHttp = false;
   let comment = '';
   for (let i = 0; i < lines.length; i++) {
     const raw = lines[i]!.trim();
     if (raw.startsWith('```')) {
-      inSh = !inSh && raw === '```sh';
+      inSh = !inSh && !inHttp && raw === '```sh';
+      inHttp = !inHttp && !inSh && raw === '```http';
       comment = '';
+      continue;
+    }
+    if (inHttp) {
+      // `METHOD /path`, then its JSON body (if any) up to the next request line.
+      const request = /^(GET|POST|PUT|PATCH|DELETE)\s+(\/\S+)$/.exec(raw);
+      if (request) out.push({ file, line: i + 1, command: '', http: { method: request[1]!, path: request[2]!, body: '' }, assigns: null, expectStatus: null, shows: [] });
+      else if (out.at(-1)?.http) out.at(-1)!.http!.body += raw;
       continue;
     }
     if (!inSh) continue;
@@ -125,6 +136,8 @@ function words(command: string, vars: (name: string) => string): string[] {
 class Session {
   readonly ids = new Map<string, string>();
   readonly vars = new Map<string, string>();
+  /** The member an `http` example's `{user_id}` names. */
+  readonly member = userId();
   private plan: string | null = null;
   constructor(
     private readonly h: Harness,
@@ -153,6 +166,7 @@ class Session {
     }
     if (field === 'secret_key') return this.h.stripe.world.addAccount().secretKey;
     if (field === 'webhook_secret') return newWebhookSecret();
+    if (field === 'client_secret') return 'A'.repeat(32);
     if (name === 'discord_user_id' || field === 'user_id') return userId();
     if (/^(guild|role|channel)_id$/.test(name)) return fakeSnowflake();
     if (name === 'project_id') return this.t.projectId;
@@ -170,6 +184,8 @@ class Session {
     });
     expect(res.statusCode, res.body).toBe(201);
     this.plan = res.json().data.plan_id as string;
+    // Sellable, as the examples that take a plan from elsewhere assume: Stripe connected.
+    if (!this.ids.has('merchant_account_id')) await connectStripe(this.h, this.t);
     return this.plan;
   }
 
@@ -203,6 +219,15 @@ async function filled(s: Session, url: string, body: string | null): Promise<{ u
 
 /** Sends one example's curl command to the app, as curl would send it. */
 async function run(s: Session, h: Harness, ex: Example): Promise<{ url: string; res: LightMyRequestResponse }> {
+  if (ex.http) {
+    // `{name}` in the path: the project, a member, or an id an earlier example made.
+    let url = ex.http.path.replace('{project_id}', s.t.projectId).replace('{user_id}', s.member);
+    for (const m of url.match(/\{\w+\}/g) ?? []) url = url.replace(m, await s.fill(m.slice(1, -1), '', url));
+    const f = await filled(s, url, ex.http.body === '' ? null : ex.http.body);
+    const headers = { ...s.t.headers, ...(f.body === null ? {} : { 'content-type': 'application/json' }) };
+    const res = await h.app.inject({ method: ex.http.method as 'GET', url: f.url, headers, ...(f.body === null ? {} : { payload: f.body }) });
+    return { url: f.url, res };
+  }
   if (/\$PLAN\b/.test(ex.command) && !s.vars.has('PLAN')) s.vars.set('PLAN', s.ids.get('plan_id') ?? (await s.anyPlan()));
   const argv = words(ex.command, (name) => s.variable(name));
   let method: string | null = null;
