@@ -60,17 +60,23 @@ export interface ImportBenchResult {
   ratios: { name: string; value: number; target: string; met: boolean }[];
 }
 
-/** `rows` good rows from user id `first` on, plus a header and every 100,000th line a bad one. */
+/**
+ * `rows` good rows from user id `first` on, plus a header and every 100,000th line a bad one. With
+ * BENCH_IMPORT_COLUMNS=all each row also has a user_name and a start_date (a year before its end),
+ * to measure what the optional columns cost when a file fills them.
+ */
 async function writeCsv(file: string, rows: number, first: number): Promise<{ bad: number }> {
   const out = createWriteStream(file);
   const now = Date.now();
+  const all = process.env.BENCH_IMPORT_COLUMNS === 'all';
   let bad = 0;
-  let buffer = 'user_id,end_date\n';
+  let buffer = all ? 'user_id,end_date,user_name,start_date\n' : 'user_id,end_date\n';
   for (let i = 0; i < rows; i++) {
     const end = now + ((i % 2 === 0 ? 30 : -30) * 86_400_000 + (i % 86_400) * 1000);
-    buffer += `${first + i},${i % 4 < 2 ? end : new Date(end).toISOString()}\n`;
+    const extra = all ? `,Member ${i},${new Date(end - 365 * 86_400_000).toISOString()}` : '';
+    buffer += `${first + i},${i % 4 < 2 ? end : new Date(end).toISOString()}${extra}\n`;
     if (i % 100_000 === 99_999) {
-      buffer += `not-a-user,${end}\n`;
+      buffer += `not-a-user,${end}${all ? ',,' : ''}\n`;
       bad++;
     }
     if (buffer.length > 1 << 20) {
