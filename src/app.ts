@@ -15,6 +15,7 @@ import { apiKeysRoutes } from './http/routes/api-keys/api-keys.routes.js';
 import { liveUpdatesRoutes } from './http/routes/live-updates/live-updates.routes.js';
 import { checkoutRoutes } from './http/routes/checkout/checkout.routes.js';
 import { couponsRoutes } from './http/routes/coupons/coupons.routes.js';
+import { adminsRoutes } from './http/routes/admins/admins.routes.js';
 import { healthRoutes } from './http/routes/health/health.routes.js';
 import { integrationsRoutes } from './http/routes/integrations/integrations.routes.js';
 import { membershipsRoutes } from './http/routes/memberships/memberships.routes.js';
@@ -112,6 +113,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(accessRoutes, { access: services.access });
   await app.register(merchantAccountsRoutes, { merchantAccounts: services.merchantAccounts });
   await app.register(couponsRoutes, { coupons: services.coupons });
+  await app.register(adminsRoutes, { admins: services.admins });
   await app.register(checkoutRoutes, { checkout: services.checkout });
   await app.register(payLinksRoutes, { payLinks: services.payLinks });
   await app.register(portalLinksRoutes, { portal: services.portal });

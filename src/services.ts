@@ -21,6 +21,7 @@ import { CheckoutCoupons } from './domain/payments/checkout-coupons.js';
 import { CheckoutService } from './domain/payments/checkout.service.js';
 import { CheckoutPolicies } from './domain/payments/checkout-policies.js';
 import { CouponsService } from './domain/payments/coupons.service.js';
+import { AdminsService } from './domain/admins/admins.service.js';
 import { MerchantAccountsService } from './domain/payments/merchant-accounts.service.js';
 import { PaymentsService } from './domain/payments/payments.service.js';
 import { StripeEventsService } from './domain/payments/stripe-events.service.js';
@@ -81,6 +82,8 @@ export interface Services {
   payments: PaymentsService;
   /** A project's coupons (docs/payments.md, "Coupons"); checkout applies them. */
   coupons: CouponsService;
+  /** A project's admins and their permissions (docs/dashboard.md). */
+  admins: AdminsService;
   /** Pay links: a plan bound to one member, paid on Stripe's checkout page (docs/front-desk.md); the chats hand them out. */
   payLinks: PayLinksService;
   /** The project's policies a pay link shows and the buyer confirms before paying (setting policies, docs/front-desk.md). */
@@ -226,6 +229,7 @@ export function createServices(
     stripeEvents,
     payments: new PaymentsService(stores.payments),
     coupons: new CouponsService(stores.coupons, clock),
+    admins: new AdminsService(stores.admins),
     payLinks: payLinkService,
     payPolicies: new CheckoutPolicies(
       {

@@ -17,3 +17,4 @@ export { payLinks, portalLinks } from './schema/front-desk.js';
 export { memberInvoicing, memberStripeCustomers } from './schema/invoicing.js';
 export { notifications, reminderCursors, reminders, unreachableMembers } from './schema/notifications.js';
 export { discordMemberTokens, guildJoins, telegramLogins, webLogins } from './schema/web.js';
+export { admins } from './schema/admins.js';

@@ -8,6 +8,7 @@ import { AccessReconcileStore } from './access-reconcile.store.js';
 import { AccessWorkerStore } from './access-worker.store.js';
 import { BotLeasesStore } from './bot-leases.store.js';
 import { AccessStore } from './access.store.js';
+import { AdminsStore } from './admins.store.js';
 import { ApiKeysStore } from './api-keys.store.js';
 import { BulkExtendStore } from './bulk-extend.store.js';
 import { CouponsStore } from './coupons.store.js';
@@ -96,6 +97,8 @@ export interface Stores {
   stripeEvents: StripeEventsStore;
   /** Coupons, their Stripe coupons and the uses checkouts reserve (docs/payments.md, "Coupons"). */
   coupons: CouponsStore;
+  /** A project's admins and their permissions (docs/dashboard.md). */
+  admins: AdminsStore;
   /** Pay links: a plan bound to one member, the Checkout Session it made, its use (docs/front-desk.md). */
   payLinks: PayLinksStore;
   /** The members' single-use portal links and the browser sessions they start (docs/front-desk.md). */
@@ -153,6 +156,7 @@ function storeFactories(database: Database, clock: Clock): { [K in keyof Stores]
     paidMemberships: (db) => new PaidMembershipsStore(db),
     stripeEvents: (db) => new StripeEventsStore(db),
     coupons: (db) => new CouponsStore(db),
+    admins: (db) => new AdminsStore(db),
     payLinks: (db) => new PayLinksStore(db),
     portalLinks: (db) => new PortalLinksStore(db),
     invoicing: (db) => new InvoicingStore(db),
