@@ -16,6 +16,7 @@ import { PortalActions } from './domain/front-desk/portal-actions.js';
 import { PortalService } from './domain/front-desk/portal.service.js';
 import { CheckoutCustomers } from './domain/invoicing/checkout-customer.js';
 import { InvoicingService } from './domain/invoicing/invoicing.service.js';
+import { ExportsService } from './domain/exports/exports.service.js';
 import { MembershipsService } from './domain/memberships/memberships.service.js';
 import { CheckoutCoupons } from './domain/payments/checkout-coupons.js';
 import { CheckoutService } from './domain/payments/checkout.service.js';
@@ -80,6 +81,8 @@ export interface Services {
   stripeEvents: StripeEventsService;
   /** The payments recorded from Stripe's events (docs/payments.md, "Payments"). */
   payments: PaymentsService;
+  /** Memberships and payments as one streamed file (docs/memberships.md, "Export"). */
+  exports: ExportsService;
   /** A project's coupons (docs/payments.md, "Coupons"); checkout applies them. */
   coupons: CouponsService;
   /** A project's admins and their permissions (docs/dashboard.md). */
@@ -228,6 +231,7 @@ export function createServices(
     checkout,
     stripeEvents,
     payments: new PaymentsService(stores.payments),
+    exports: new ExportsService(stores.exports, clock),
     coupons: new CouponsService(stores.coupons, clock),
     admins: new AdminsService(stores.admins),
     payLinks: payLinkService,

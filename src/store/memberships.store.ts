@@ -69,7 +69,7 @@ export interface MembershipFilter {
 }
 
 /** Column and direction of each sort; the id follows in the same direction. */
-const SORTS: Record<MembershipSort, [string, 'ASC' | 'DESC']> = {
+export const SORTS: Record<MembershipSort, [string, 'ASC' | 'DESC']> = {
   '-created_at': ['created_at', 'DESC'],
   created_at: ['created_at', 'ASC'],
   end_date: ['end_date', 'ASC'],
@@ -88,7 +88,7 @@ const STILL_BILLING = sql.raw(`('active', 'trialing')`);
  * The WHERE of a membership list over `m` (docs/memberships.md, "Listing and filtering"): each
  * status as the portal derives its state. in_trial, in_grace and cancelling are kinds of active.
  */
-function membershipWhere(projectId: string, f: Omit<MembershipFilter, 'limit' | 'offset' | 'sort'>, now: Date): SQL {
+export function membershipWhere(projectId: string, f: Omit<MembershipFilter, 'limit' | 'offset' | 'sort'>, now: Date): SQL {
   const active = activeAt(sql.raw('m.end_date'), now);
   const parts: SQL[] = [sql`m.project_id = ${projectId}`];
   if (f.userId !== undefined) parts.push(sql`m.user_id = ${f.userId}`);

@@ -35,6 +35,25 @@ export const paymentJson = (alias: string) => {
 export const paymentEvent = (type: 'payment.succeeded' | 'payment.refunded' | 'payment.disputed' | 'payment.failed', source: string) =>
   insertEvent(type, { projectId: sql`project_id`, data: { payment: paymentJson(source) }, from: sql.raw(`FROM ${source}`) });
 
+/** What `GET /payments` and its export filter by (docs/idempotency-and-lists.md, "Query parameters"). */
+export interface PaymentFilter {
+  userId?: string;
+  status?: string;
+  createdBefore?: Date;
+  createdAfter?: Date;
+}
+
+/** The WHERE of a payments list over `p`. */
+export function paymentWhere(projectId: string, filter: PaymentFilter): SQL {
+  const conditions: SQL[] = [sql`p.project_id = ${projectId}`];
+  if (filter.userId) conditions.push(sql`p.user_id = ${filter.userId}`);
+  if (filter.status) conditions.push(sql`p.status = ${filter.status}`);
+  // Strict bounds, read from payments_project_created_idx (or payments_member_created_idx with a user).
+  if (filter.createdBefore) conditions.push(sql`p.created_at < ${filter.createdBefore.toISOString()}::timestamptz`);
+  if (filter.createdAfter) conditions.push(sql`p.created_at > ${filter.createdAfter.toISOString()}::timestamptz`);
+  return sql.join(conditions, sql` AND `);
+}
+
 export class PaymentsStore implements PaymentStatements {
   constructor(private readonly db: Db) {}
 
@@ -45,17 +64,8 @@ export class PaymentsStore implements PaymentStatements {
   }
 
   /** The project's payments, newest first, ties broken by id so pages are stable. */
-  async list(
-    projectId: string,
-    filter: { userId?: string; status?: string; createdBefore?: Date; createdAfter?: Date; limit: number; offset: number },
-  ): Promise<{ items: PaymentView[]; total: number }> {
-    const conditions: SQL[] = [sql`p.project_id = ${projectId}`];
-    if (filter.userId) conditions.push(sql`p.user_id = ${filter.userId}`);
-    if (filter.status) conditions.push(sql`p.status = ${filter.status}`);
-    // Strict bounds, read from payments_project_created_idx (or payments_member_created_idx with a user).
-    if (filter.createdBefore) conditions.push(sql`p.created_at < ${filter.createdBefore.toISOString()}::timestamptz`);
-    if (filter.createdAfter) conditions.push(sql`p.created_at > ${filter.createdAfter.toISOString()}::timestamptz`);
-    const where = sql.join(conditions, sql` AND `);
+  async list(projectId: string, filter: PaymentFilter & { limit: number; offset: number }): Promise<{ items: PaymentView[]; total: number }> {
+    const where = paymentWhere(projectId, filter);
     const [page, count] = await Promise.all([
       this.db.execute(sql`SELECT ${paymentJson('p')} AS payment FROM payments p WHERE ${where} ORDER BY p.created_at DESC, p.id DESC LIMIT ${filter.limit} OFFSET ${filter.offset}`),
       this.db.execute(sql`SELECT count(*)::int AS total FROM payments p WHERE ${where}`),

@@ -30,6 +30,7 @@ import { MerchantAccountsStore } from './merchant-accounts.store.js';
 import { PaidMembershipsStore } from './paid-memberships.store.js';
 import { PaymentReversalsStore } from './payment-reversals.store.js';
 import { PaymentsStore } from './payments.store.js';
+import { ExportsStore } from './exports.store.js';
 import { PayLinksStore } from './pay-links.store.js';
 import { PortalLinksStore } from './portal-links.store.js';
 import { StripeEventsStore } from './stripe-events.store.js';
@@ -89,6 +90,8 @@ export interface Stores {
   /** The projects' merchant accounts, their secrets sealed (docs/payments.md). */
   merchantAccounts: MerchantAccountsStore;
   payments: PaymentsStore;
+  /** The exports' keyset batches of memberships and payments (docs/memberships.md, "Export"). */
+  exports: ExportsStore;
   /** Refunds and disputes: payments marked, reversals held for payments not recorded yet (docs/payments.md, "Out of order"). */
   paymentReversals: PaymentReversalsStore;
   /** The membership statements of payments: grants by a plan, subscription statuses (docs/payments.md). */
@@ -152,6 +155,7 @@ function storeFactories(database: Database, clock: Clock): { [K in keyof Stores]
     telegramReconcile: (db) => new TelegramReconcileStore(db),
     merchantAccounts: (db) => new MerchantAccountsStore(db),
     payments: (db) => new PaymentsStore(db),
+    exports: (db) => new ExportsStore(db),
     paymentReversals: (db) => new PaymentReversalsStore(db),
     paidMemberships: (db) => new PaidMembershipsStore(db),
     stripeEvents: (db) => new StripeEventsStore(db),

@@ -25,6 +25,8 @@ export interface Operation {
   allow: string;
   /** A method this path does not answer. */
   wrongMethod: HTTPMethods;
+  /** The success is a file (an export), not the envelope: its request id is in the header only. */
+  file?: boolean;
 }
 
 export const extendOne: Operation = {

@@ -1,4 +1,4 @@
-import type { PaymentsStore } from '../../store/payments.store.js';
+import type { PaymentFilter, PaymentsStore } from '../../store/payments.store.js';
 import type { PaymentView } from './payment.view.js';
 
 /** What listing payments reads. */
@@ -10,17 +10,7 @@ export const PAYMENT_STATUSES = ['succeeded', 'refunded', 'disputed', 'failed'] 
 export class PaymentsService {
   constructor(private readonly store: PaymentsReader) {}
 
-  list(
-    projectId: string,
-    filter: { user_id?: string; status?: string; createdBefore?: Date; createdAfter?: Date; limit: number; offset: number },
-  ): Promise<{ items: PaymentView[]; total: number }> {
-    return this.store.list(projectId, {
-      ...(filter.user_id ? { userId: filter.user_id } : {}),
-      ...(filter.status ? { status: filter.status } : {}),
-      ...(filter.createdBefore ? { createdBefore: filter.createdBefore } : {}),
-      ...(filter.createdAfter ? { createdAfter: filter.createdAfter } : {}),
-      limit: filter.limit,
-      offset: filter.offset,
-    });
+  list(projectId: string, filter: PaymentFilter & { limit: number; offset: number }): Promise<{ items: PaymentView[]; total: number }> {
+    return this.store.list(projectId, filter);
   }
 }

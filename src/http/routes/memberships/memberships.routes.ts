@@ -2,6 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { formatInstant } from '../../../domain/instant.js';
 import type { MembershipsService } from '../../../domain/memberships/memberships.service.js';
 import { AppError } from '../../../domain/errors.js';
+import type { MembershipExportFilter } from '../../../store/exports.store.js';
+import type { MembershipQueryStatus, MembershipSort } from '../../../store/memberships.store.js';
 import { sendSuccess } from '../../envelope.js';
 import { queryInstant } from '../../schemas.js';
 import { unwrap } from '../../result.js';
@@ -15,6 +17,30 @@ import {
 } from './memberships.schemas.js';
 
 const END_DATES_SET = 'Membership end dates set successfully';
+
+/** The list's filter from its query (the export's too): instants that pass the pattern but name no real one are a 422. */
+export function membershipFilterOf(query: {
+  user_id?: string;
+  status?: MembershipQueryStatus;
+  plan_id?: string;
+  ends_before?: string;
+  ends_after?: string;
+  sort?: MembershipSort;
+}): MembershipExportFilter {
+  const { user_id, status, plan_id, ends_before, ends_after, sort } = query;
+  const endsBefore = ends_before === undefined ? undefined : queryInstant(ends_before);
+  const endsAfter = ends_after === undefined ? undefined : queryInstant(ends_after);
+  if (endsBefore === null) throw new AppError('VALIDATION_ERROR', 'ends_before is not a real calendar instant');
+  if (endsAfter === null) throw new AppError('VALIDATION_ERROR', 'ends_after is not a real calendar instant');
+  return {
+    ...(user_id === undefined ? {} : { userId: user_id }),
+    ...(status === undefined ? {} : { status }),
+    ...(plan_id === undefined ? {} : { planId: plan_id.toLowerCase() }),
+    ...(endsBefore === undefined ? {} : { endsBefore }),
+    ...(endsAfter === undefined ? {} : { endsAfter }),
+    ...(sort === undefined ? {} : { sort }),
+  };
+}
 
 export const membershipsRoutes: FastifyPluginAsyncTypebox<{ memberships: MembershipsService }> = async (
   app,
@@ -40,21 +66,8 @@ export const membershipsRoutes: FastifyPluginAsyncTypebox<{ memberships: Members
   });
 
   app.get(base, { schema: listMembershipsSchema }, async (request, reply) => {
-    const { user_id, status, plan_id, ends_before, ends_after, sort, limit, offset } = request.query;
-    const endsBefore = ends_before === undefined ? undefined : queryInstant(ends_before);
-    const endsAfter = ends_after === undefined ? undefined : queryInstant(ends_after);
-    if (endsBefore === null) throw new AppError('VALIDATION_ERROR', 'ends_before is not a real calendar instant');
-    if (endsAfter === null) throw new AppError('VALIDATION_ERROR', 'ends_after is not a real calendar instant');
-    const page = await memberships.list(request.params.project_id, {
-      ...(user_id === undefined ? {} : { userId: user_id }),
-      ...(status === undefined ? {} : { status }),
-      ...(plan_id === undefined ? {} : { planId: plan_id.toLowerCase() }),
-      ...(endsBefore === undefined ? {} : { endsBefore }),
-      ...(endsAfter === undefined ? {} : { endsAfter }),
-      ...(sort === undefined ? {} : { sort }),
-      limit,
-      offset,
-    });
+    const { limit, offset, ...query } = request.query;
+    const page = await memberships.list(request.params.project_id, { ...membershipFilterOf(query), limit, offset });
     return sendSuccess(reply, 200, { total: page.total, message: 'All memberships retrieved successfully', data: page.items });
   });
 

@@ -73,7 +73,13 @@ export const listMembershipsSchema = {
   summary: 'List memberships, newest first unless sorted; filtered by user, status, plan or end date',
   description: 'docs/memberships.md, "Listing and filtering". Every parameter is optional; an unknown one is a 422.',
   params: ProjectParams,
-  querystring: Type.Object({
+  querystring: Type.Object({ ...membershipFilters(), ...Page() }),
+  response: { 200: Envelope(Type.Array(Membership), true), ...errorResponses(422) },
+};
+
+/** The filters and order of `GET /memberships`, which its export takes too. */
+export function membershipFilters() {
+  return {
     user_id: Type.Optional(UserId),
     status: Type.Optional(
       Type.Enum([...MEMBERSHIP_QUERY_STATUSES], {
@@ -85,10 +91,8 @@ export const listMembershipsSchema = {
     ends_before: Type.Optional(QueryInstant('ends_before')),
     ends_after: Type.Optional(QueryInstant('ends_after')),
     sort: Type.Optional(Type.Enum([...MEMBERSHIP_SORTS], { 'x-message': `sort must be one of: ${MEMBERSHIP_SORTS.join(', ')}`, default: '-created_at' })),
-    ...Page(),
-  }),
-  response: { 200: Envelope(Type.Array(Membership), true), ...errorResponses(422) },
-};
+  };
+}
 
 const MembershipParams = Type.Object({ project_id: Type.String(), membership_id: Uuid('membership_id') });
 

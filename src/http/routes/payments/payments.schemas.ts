@@ -26,12 +26,16 @@ export const Payment = Type.Object({
 export const listPaymentsSchema = {
   summary: "List the project's payments, newest first",
   params: ProjectParams,
-  querystring: Type.Object({
-    ...Page(),
+  querystring: Type.Object({ ...Page(), ...paymentFilters() }),
+  response: { 200: Envelope(Type.Array(Payment), true), ...errorResponses(422) },
+};
+
+/** The filters of `GET /payments`, which its export takes too. */
+export function paymentFilters() {
+  return {
     user_id: Type.Optional(UserId),
     status: Type.Optional(Type.Enum([...PAYMENT_STATUSES], { 'x-message': `status must be one of: ${PAYMENT_STATUSES.join(', ')}` })),
     created_before: Type.Optional(QueryInstant('created_before')),
     created_after: Type.Optional(QueryInstant('created_after')),
-  }),
-  response: { 200: Envelope(Type.Array(Payment), true), ...errorResponses(422) },
-};
+  };
+}
