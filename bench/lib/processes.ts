@@ -14,6 +14,8 @@ export interface Server {
   url: string;
   /** CPU seconds (user + system) the server process has used so far; NaN where /proc is missing. */
   cpuSeconds(): number;
+  /** The server process's resident memory now and its peak so far (VmRSS, VmHWM), in MiB; NaN where /proc is missing. */
+  memoryMiB(): { rss: number; peak: number };
   /** The last lines of its output, for an error message. */
   logTail(): string;
   stop(): Promise<void>;
@@ -71,7 +73,7 @@ export async function startServer(name: string, args: string[], env: Record<stri
       await sleep(100);
     }
   }
-  return { name, url, cpuSeconds: () => cpuSecondsOf(child.pid!), logTail: () => tail(logFile), stop: () => stopChild(child, exited) };
+  return { name, url, cpuSeconds: () => cpuSecondsOf(child.pid!), memoryMiB: () => memoryOf(child.pid!), logTail: () => tail(logFile), stop: () => stopChild(child, exited) };
 }
 
 /** SIGTERM (both servers close their database and release a PGlite lock on it), then SIGKILL. */
@@ -102,6 +104,17 @@ function cpuSecondsOf(pid: number): number {
     return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S;
   } catch {
     return Number.NaN;
+  }
+}
+
+/** VmRSS and VmHWM from /proc/<pid>/status (kB there), in MiB. */
+function memoryOf(pid: number): { rss: number; peak: number } {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN);
+    return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
+  } catch {
+    return { rss: Number.NaN, peak: Number.NaN };
   }
 }
 
