@@ -19,12 +19,12 @@ const textArray = (values: readonly string[]): SQL => sql`ARRAY(SELECT jsonb_arr
 export class AdminsStore {
   constructor(private readonly db: Db) {}
 
-  /** Oldest admin first (the project's first admin leads), ties broken by user id. */
+  /** Newest admin first, as every list (docs/idempotency-and-lists.md), ties broken by user id. */
   async list(projectId: string, page: { limit: number; offset: number }): Promise<{ items: AdminView[]; total: number }> {
     const [items, count] = await Promise.all([
       this.db.execute(sql`
         SELECT ${ADMIN_JSON} AS admin FROM admins a JOIN users u ON u.project_id = a.project_id AND u.user_id = a.user_id
-        WHERE a.project_id = ${projectId} ORDER BY a.created_at, a.user_id LIMIT ${page.limit} OFFSET ${page.offset}`),
+        WHERE a.project_id = ${projectId} ORDER BY a.created_at DESC, a.user_id DESC LIMIT ${page.limit} OFFSET ${page.offset}`),
       this.db.execute(sql`SELECT count(*)::int AS total FROM admins WHERE project_id = ${projectId}`),
     ]);
     return { items: rowsOf<{ admin: AdminView }>(items).map((r) => r.admin), total: rowsOf<{ total: number }>(count)[0]?.total ?? 0 };

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { expectSuccess } from '../support/api.js';
 import { adminsPath, createAdmin } from '../support/admins.js';
@@ -23,10 +24,12 @@ describe('/v2/projects/{project_id}/admins: happy', () => {
     expect(users.data.find((u) => u.user_id === userId)?.is_admin).toBe(true);
   });
 
-  it('lists the admins, the first made first, with total, limit 50 by default, paged by offset', async () => {
+  it('lists the admins, newest first, with total, limit 50 by default, paged by offset', async () => {
     const t = await h.tenant();
     const first = await createAdmin(t, ['all']);
     const second = await createAdmin(t, ['plans:read'], { first_name: null, username: 'bo' });
+    // The first made a minute earlier, so the two never tie on the millisecond.
+    await h.database.db.execute(sql`UPDATE admins SET created_at = created_at - interval '1 minute' WHERE project_id = ${t.projectId} AND user_id = ${first.user_id}`);
     await seedUser(t); // a user who is not an admin is not listed
     const path = adminsPath(t);
     const res = await t.request({ method: 'GET', url: path });
@@ -36,12 +39,12 @@ describe('/v2/projects/{project_id}/admins: happy', () => {
       total: 2,
       message: 'Admins fetched successfully',
       data: [
-        { user_id: first.user_id, user_name: { first_name: null, username: null }, permissions: ['all'] },
         { user_id: second.user_id, user_name: { first_name: null, username: 'bo' }, permissions: ['plans:read'] },
+        { user_id: first.user_id, user_name: { first_name: null, username: null }, permissions: ['all'] },
       ],
     });
     const paged = await t.request({ method: 'GET', url: `${path}?limit=1&offset=1` });
-    expect(paged.json(), paged.body).toMatchObject({ total: 2, data: [{ user_id: second.user_id }] });
+    expect(paged.json(), paged.body).toMatchObject({ total: 2, data: [{ user_id: first.user_id }] });
   });
 
   it('replaces the whole set of permissions: 200 "Admin updated successfully"', async () => {

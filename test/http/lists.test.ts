@@ -241,6 +241,19 @@ const CASES: ListCase[] = [
     column: 'created_at',
     idColumn: 'id',
   },
+  {
+    name: 'GET /v2/projects/{project_id}/admins',
+    async seed(_h, t, n) {
+      const ids = await seedMembers(t, n, (i) => `Admin ${i}`);
+      for (const user of ids) await postOk(t, `${t.base}/admins`, { user_id: user, permissions: ['memberships:read'] });
+      return { url: `${t.base}/admins`, ids };
+    },
+    items: dataArray,
+    id: 'user_id',
+    table: 'admins',
+    column: 'created_at',
+    idColumn: 'user_id',
+  },
 ];
 
 const withQuery = (url: string, query: string) => `${url}${url.includes('?') ? '&' : '?'}${query}`;
