@@ -18,15 +18,11 @@
  * section of bench/RESULTS.md (between its markers).
  */
 import os from 'node:os';
-import { mkdtemp, rm } from 'node:fs/promises';
-import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { sql } from 'drizzle-orm';
 import type { Database } from '../src/database/db.js';
-import { seededStorage, startFull, type BenchContext } from './lib/context.js';
+import { runStandalone, seededStorage, startFull, type BenchContext } from './lib/context.js';
 import type { Server } from './lib/processes.js';
-import { stopAll } from './lib/processes.js';
-import { writeSection } from './lib/report.js';
 import { seedTenant, type Tenant } from './lib/seed.js';
 
 const MEMBERS = { PostgreSQL: Number(process.env.BENCH_EXPORT_MEMBERS ?? 1_000_000), PGlite: Number(process.env.BENCH_EXPORT_PGLITE_MEMBERS ?? 200_000) };
@@ -148,23 +144,5 @@ export async function runExportBench(ctx: BenchContext, storages: Storage[] = ['
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const tmp = await mkdtemp(path.join(os.tmpdir(), 'tenure-export-'));
-  const cleanups: (() => Promise<unknown>)[] = [];
-  const ctx: BenchContext = {
-    tmp,
-    adminUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
-    logLevel: 'info',
-    log: (line) => process.stderr.write(`${line}\n`),
-    onCleanup: (step) => cleanups.push(step),
-  };
-  const only = process.env.BENCH_EXPORT_STORAGE;
-  try {
-    const markdown = await runExportBench(ctx, only === 'pg' ? ['PostgreSQL'] : only === 'pglite' ? ['PGlite'] : ['PostgreSQL', 'PGlite']);
-    await writeSection('export', COMMAND, markdown);
-    process.stdout.write(`${markdown}\n`);
-  } finally {
-    await stopAll();
-    for (const step of cleanups) await step().catch(() => undefined);
-    await rm(tmp, { recursive: true, force: true });
-  }
+  await runStandalone({ name: 'export', command: COMMAND, storageVar: 'BENCH_EXPORT_STORAGE', run: runExportBench });
 }

@@ -15,15 +15,12 @@
  * Run as a script it writes the queries section of bench/RESULTS.md (between its markers).
  */
 import os from 'node:os';
-import { mkdtemp, rm } from 'node:fs/promises';
-import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { sql } from 'drizzle-orm';
 import { openDatabase, rowsOf, type Database } from '../src/database/db.js';
 import { MembershipsStore, type MembershipFilter } from '../src/store/memberships.store.js';
-import { seededStorage, type BenchContext } from './lib/context.js';
+import { runStandalone, seededStorage, type BenchContext } from './lib/context.js';
 import { seedTenant } from './lib/seed.js';
-import { writeSection } from './lib/report.js';
 
 const MEMBERS = Number(process.env.BENCH_QUERIES_MEMBERS ?? 1_000_000);
 const RUNS = Number(process.env.BENCH_QUERIES_RUNS ?? 300);
@@ -139,22 +136,5 @@ export async function runQueriesBench(ctx: BenchContext, storages: ('PostgreSQL'
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const tmp = await mkdtemp(path.join(os.tmpdir(), 'tenure-queries-'));
-  const cleanups: (() => Promise<unknown>)[] = [];
-  const ctx: BenchContext = {
-    tmp,
-    adminUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
-    logLevel: 'info',
-    log: (line) => process.stderr.write(`${line}\n`),
-    onCleanup: (step) => cleanups.push(step),
-  };
-  const only = process.env.BENCH_QUERIES_STORAGE;
-  try {
-    const markdown = await runQueriesBench(ctx, only === 'pg' ? ['PostgreSQL'] : only === 'pglite' ? ['PGlite'] : ['PostgreSQL', 'PGlite']);
-    await writeSection('queries', COMMAND, markdown);
-    process.stdout.write(`${markdown}\n`);
-  } finally {
-    for (const step of cleanups) await step().catch(() => undefined);
-    await rm(tmp, { recursive: true, force: true });
-  }
+  await runStandalone({ name: 'queries', command: COMMAND, storageVar: 'BENCH_QUERIES_STORAGE', run: runQueriesBench });
 }

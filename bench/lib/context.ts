@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { cp, readFile, rename, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rename, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openDatabase, type Database } from '../../src/database/db.js';
 import { adminQuery } from './admin.js';
-import { startServer, type Server } from './processes.js';
+import { startServer, stopAll, type Server } from './processes.js';
+import { writeSection } from './report.js';
 
 /**
  * What the phases of bench/run.ts share: the temp directory (server logs, PGlite data
@@ -124,4 +126,37 @@ export function startFull(ctx: BenchContext, name: string, storage: Record<strin
 /** bench/raw-server.ts: bare `node:http` doing only the database work, on the same storage. */
 export function startRaw(ctx: BenchContext, name: string, storage: Record<string, string>): Promise<Server> {
   return startServer(name, RAW, storage, ctx.tmp);
+}
+
+/**
+ * Runs a bench file on its own (`npx tsx bench/<name>.ts`): a context over a fresh temporary
+ * directory, the storages `storageVar` names in the environment (`pg`, `pglite`, else both), the
+ * markdown `run` returns written to its section of bench/RESULTS.md and printed; then every server
+ * this process started is stopped and the clean-ups run, whatever happened.
+ */
+export async function runStandalone(o: {
+  name: string;
+  command: string;
+  storageVar: string;
+  run: (ctx: BenchContext, storages: ('PostgreSQL' | 'PGlite')[]) => Promise<string>;
+}): Promise<void> {
+  const tmp = await mkdtemp(path.join(os.tmpdir(), `tenure-${o.name}-`));
+  const cleanups: (() => Promise<unknown>)[] = [];
+  const ctx: BenchContext = {
+    tmp,
+    adminUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+    logLevel: 'info',
+    log: (line) => process.stderr.write(`${line}\n`),
+    onCleanup: (step) => cleanups.push(step),
+  };
+  const only = process.env[o.storageVar];
+  try {
+    const markdown = await o.run(ctx, only === 'pg' ? ['PostgreSQL'] : only === 'pglite' ? ['PGlite'] : ['PostgreSQL', 'PGlite']);
+    await writeSection(o.name, o.command, markdown);
+    process.stdout.write(`${markdown}\n`);
+  } finally {
+    await stopAll();
+    for (const step of cleanups) await step().catch(() => undefined);
+    await rm(tmp, { recursive: true, force: true });
+  }
 }
