@@ -83,7 +83,7 @@ export interface Services {
   payments: PaymentsService;
   /** Memberships and payments as one streamed file (docs/memberships.md, "Export"). */
   exports: ExportsService;
-  /** A project's coupons (docs/payments.md, "Coupons"); checkout applies them. */
+  /** A project's coupons (docs/coupons.md); checkout applies them. */
   coupons: CouponsService;
   /** A project's admins and their permissions (docs/dashboard.md). */
   admins: AdminsService;

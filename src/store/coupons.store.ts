@@ -5,7 +5,7 @@ import { rowsOf, type Db } from '../database/db.js';
 import { at, iso } from '../database/sql.js';
 
 /**
- * Coupons (docs/payments.md, "Coupons"): the codes, the Stripe coupon each is on a merchant
+ * Coupons (docs/coupons.md): the codes, the Stripe coupon each is on a merchant
  * account, and the uses checkouts reserve. A use is taken by a conditional UPDATE (`uses <
  * max_uses`), so two checkouts racing for the last use cannot both get it, on either storage.
  */

@@ -98,7 +98,7 @@ export interface Stores {
   paidMemberships: PaidMembershipsStore;
   /** Stripe's events, each recorded once (docs/payments.md). */
   stripeEvents: StripeEventsStore;
-  /** Coupons, their Stripe coupons and the uses checkouts reserve (docs/payments.md, "Coupons"). */
+  /** Coupons, their Stripe coupons and the uses checkouts reserve (docs/coupons.md). */
   coupons: CouponsStore;
   /** A project's admins and their permissions (docs/dashboard.md). */
   admins: AdminsStore;

@@ -1,12 +1,8 @@
 import { sql } from 'drizzle-orm';
-import { afterEach, describe, expect, it } from 'vitest';
-import type { REST } from '@discordjs/rest';
-import type { AccessWorker } from '../../src/access/access.worker.js';
-import type { ConfirmationJob } from '../../src/domain/front-desk/confirmations.js';
-import { createAccessWorker, createConfirmationJob } from '../../src/platform-jobs.js';
+import { describe, expect, it } from 'vitest';
 import { createPlan, grant, snowflake } from '../support/catalogue.js';
 import { command, frontDeskGuild, postInteraction } from '../support/discord-interactions.js';
-import { messageInstant, notificationRows, turnOffMessages, unreachableMembers } from '../support/front-desk.js';
+import { messageInstant, notificationRows, turnOffMessages, unreachableMembers, useDiscordSender } from '../support/front-desk.js';
 import { useHarness } from '../support/harness.js';
 import { checkout, connectStripe, deliver, deliverAll, membershipOf, pick } from '../support/payments.js';
 import { eventsOf } from '../support/telegram.js';
@@ -21,26 +17,8 @@ import { eventsOf } from '../support/telegram.js';
 
 describe('Discord: confirmations after a payment', () => {
   const h = useHarness();
-  const jobs: ConfirmationJob[] = [];
-  let holder: AccessWorker<REST> | null = null;
-  afterEach(async () => {
-    for (const j of jobs.splice(0)) await j.stop();
-    await holder?.stop(0);
-    holder = null;
-  });
-  /** The job as the worker runtime builds it, with this test's Discord access worker (not started: the test takes the bots). */
-  const job = () => {
-    holder ??= createAccessWorker(h.container)!;
-    const j = createConfirmationJob(h.container, { discord: holder, telegram: null }, { pollMs: 60_000 })!;
-    jobs.push(j);
-    return j;
-  };
-  /** The worker takes the connected bots (the gateway is on: every one), then the job sends what is due. */
-  const pass = async (j: ConfirmationJob) => {
-    await holder!.leases.acquire();
-    j.wake();
-    await j.idle();
-  };
+  /** A pass of the confirmations job as a worker builds it: the bots taken (the gateway is on: every one), then what is due sent. */
+  const send = useDiscordSender(h);
 
   it('a paid checkout sends one DM with the plan and its end date; the redelivered Stripe event sends none', async () => {
     const g = await frontDeskGuild(h, 'Gold');
@@ -49,15 +27,14 @@ describe('Discord: confirmations after a payment', () => {
     const session = await checkout(g.t, g.planId, member);
     const events = h.stripe.world.pay(session.session_id);
     await deliverAll(h, stripe, events);
-    const j = job();
-    await pass(j);
+    await send();
 
     const m = await membershipOf(g.t, member);
     const until = messageInstant(m!.membership_end_date);
     expect(h.discord.dms(g.bot.id, member)).toStrictEqual([`You're in! Your Gold membership is active until ${until}. Use /memberships to check it any time.`]);
 
     expect((await deliver(h, stripe, pick(events, 'checkout.session.completed'))).statusCode).toBe(200);
-    await pass(j);
+    await send();
     expect(h.discord.dms(g.bot.id, member)).toHaveLength(1);
     expect(await notificationRows(h, g.t.projectId)).toMatchObject([{ state: 'sent', attempts: 1, platform: 'discord' }]);
   });
@@ -67,11 +44,10 @@ describe('Discord: confirmations after a payment', () => {
     const member = snowflake();
     h.discord.setDmsClosed(g.bot.id, member, true);
     const stripe = await connectStripe(h, g.t);
-    const j = job();
     const session = await checkout(g.t, g.planId, member);
     await deliverAll(h, stripe, h.stripe.world.pay(session.session_id));
-    await pass(j);
-    await pass(j);
+    await send();
+    await send();
     const messages = () => h.discord.calls.filter((c) => c.botId === g.bot.id && c.route === '/channels/{channel.id}/messages').length;
     expect(messages()).toBe(1);
     expect(await notificationRows(h, g.t.projectId)).toMatchObject([{ state: 'unreachable', attempts: 1 }]);
@@ -90,13 +66,12 @@ describe('Discord: confirmations after a payment', () => {
     const session = await checkout(g.t, g.planId, member);
     await deliverAll(h, stripe, h.stripe.world.pay(session.session_id));
     h.discord.failNext(1, 502);
-    const j = job();
-    await pass(j);
-    await pass(j);
+    await send();
+    await send();
     expect(h.discord.dms(g.bot.id, member)).toStrictEqual([]);
     expect(await notificationRows(h, g.t.projectId)).toMatchObject([{ state: 'pending', attempts: 1 }]);
     await h.container.database.db.execute(sql`UPDATE notifications SET next_attempt_at = now() WHERE project_id = ${g.t.projectId}`);
-    await pass(j);
+    await send();
     expect(h.discord.dms(g.bot.id, member)).toHaveLength(1);
     expect(await notificationRows(h, g.t.projectId)).toMatchObject([{ state: 'sent', attempts: 2 }]);
   });
@@ -117,8 +92,7 @@ describe('Discord: confirmations after a payment', () => {
     await h.container.database.db.execute(sql`UPDATE memberships SET end_date = now() + interval '1 hour' WHERE subscription_id = ${sub}`);
     const failedAt = Date.now();
     await deliverAll(h, stripe, h.stripe.world.failRenewal(sub));
-    const j = job();
-    await pass(j);
+    await send();
 
     const m = await membershipOf(g.t, member);
     expect(m).toMatchObject({ subscription_status: 'past_due', status: 'active' });
@@ -134,7 +108,7 @@ describe('Discord: confirmations after a payment', () => {
 
     // Stripe's retry pays the same invoice: the membership is extended, and no failure message follows.
     await deliverAll(h, stripe, h.stripe.world.renew(sub));
-    await pass(j);
+    await send();
     expect(await membershipOf(g.t, member)).toMatchObject({ subscription_status: 'active', status: 'active' });
     expect(h.discord.dmMessages(g.bot.id, member).filter((x) => x.content.startsWith('The payment renewing'))).toHaveLength(1);
   });

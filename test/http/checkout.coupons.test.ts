@@ -6,7 +6,7 @@ import { checkoutWith, createCoupon, getCoupon, redemptionRows } from '../suppor
 import { userId, useHarness } from '../support/harness.js';
 import { connectStripe, deliverAll } from '../support/payments.js';
 
-/** Checkout with a coupon (docs/payments.md, "Coupons at checkout"), against the fake Stripe. */
+/** Checkout with a coupon (docs/coupons.md, "Coupons at checkout"), against the fake Stripe. */
 describe('POST /v2/projects/{project_id}/checkout with a coupon', () => {
   const h = useHarness();
 

@@ -8,7 +8,7 @@ import { userId, useHarness } from '../support/harness.js';
 import { connectStripe } from '../support/payments.js';
 
 /**
- * A coupon's last use goes to one checkout however many race for it (docs/payments.md, "Coupons
+ * A coupon's last use goes to one checkout however many race for it (docs/coupons.md, "Coupons
  * at checkout"): the use is taken by a conditional UPDATE, on both storages.
  */
 describe('coupon uses under concurrent checkouts', () => {

@@ -5,7 +5,7 @@ import { rowsOf } from '../../src/database/db.js';
 import type { Harness, Tenant } from './harness.js';
 import { CHECKOUT_URLS, checkoutPath } from './payments.js';
 
-/** Coupon test helpers (docs/payments.md, "Coupons"). */
+/** Coupon test helpers (docs/coupons.md). */
 
 export const couponsPath = (t: Tenant) => `${t.base}/coupons`;
 

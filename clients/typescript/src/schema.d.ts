@@ -195,7 +195,7 @@ export interface paths {
         put?: never;
         /**
          * Create a coupon
-         * @description Applied at checkout (`coupon`, or automatically with auto_apply) as a Stripe coupon; its discount terms are fixed once made (docs/payments.md, "Coupons").
+         * @description Applied at checkout (`coupon`, or automatically with auto_apply) as a Stripe coupon; its discount terms are fixed once made (docs/coupons.md).
          */
         post: operations["postCoupons"];
         delete?: never;

@@ -8,7 +8,7 @@ import { errorOfRefusal } from './merchant-accounts.service.js';
 import type { StripeApi } from './stripe-api.js';
 
 /**
- * The coupon side of a checkout (docs/payments.md, "Coupons at checkout"): which coupon applies,
+ * The coupon side of a checkout (docs/coupons.md, "Coupons at checkout"): which coupon applies,
  * a use of it reserved for the checkout, and the Stripe coupon the session is discounted by.
  */
 

@@ -1,7 +1,7 @@
 import { isCurrency } from '../plans/plan-rules.js';
 
 /**
- * The value rules of coupons (docs/payments.md, "Coupons"): what a coupon takes off a price, how
+ * The value rules of coupons (docs/coupons.md): what a coupon takes off a price, how
  * long it lasts on a subscription as a Stripe coupon, and whether it fits a checkout. Pure, so
  * each rule is tested without a database.
  */

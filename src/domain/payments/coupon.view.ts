@@ -1,6 +1,6 @@
 import type { CouponType, InviteeMode, PlanScope, RenewalConstraint } from './coupon-rules.js';
 
-/** A coupon as the API shows it (docs/payments.md, "Coupons"). */
+/** A coupon as the API shows it (docs/coupons.md). */
 export interface CouponView {
   coupon_id: string;
   code: string;

@@ -6,7 +6,7 @@ import { termsOf, type CouponTermsInput, type InviteeMode, type PlanScope } from
 import type { CouponView } from './coupon.view.js';
 
 /**
- * A project's coupons (docs/payments.md, "Coupons"). The route schemas check each value's shape;
+ * A project's coupons (docs/coupons.md). The route schemas check each value's shape;
  * this checks what holds between fields (a percentage's range, a fixed coupon's currency, the plans
  * of a `selected` scope), then the code's uniqueness (409) and existence (404) last.
  */

@@ -121,7 +121,7 @@ export interface PaidMembershipStatements {
   keepUntil(ids: readonly string[], until: Date, now: Date): Promise<boolean>;
 }
 
-/** The coupon uses a Checkout Session holds (docs/payments.md, "Coupons at checkout"). */
+/** The coupon uses a Checkout Session holds (docs/coupons.md, "Coupons at checkout"). */
 export interface SessionCouponStatements {
   /** The session's reserved use becomes a redemption; the coupons' codes. */
   redeemSessionUse(projectId: string, sessionId: string, now: Date): Promise<string[]>;

@@ -49,7 +49,7 @@ export interface CheckoutSessionRequest {
   idempotencyKey: string;
 }
 
-/** A Stripe coupon to create (docs/payments.md, "Coupons"): either percentOff or amountOff with its currency (lower-case). */
+/** A Stripe coupon to create (docs/coupons.md): either percentOff or amountOff with its currency (lower-case). */
 export interface StripeCouponRequest {
   /** The coupon's id on Stripe, chosen by tenure: creating it again finds it instead of making a second. */
   id: string;

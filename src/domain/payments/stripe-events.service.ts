@@ -284,7 +284,7 @@ class EventApplication {
     return { marked: true, ended: await this.s.paidMemberships.endMemberNow(this.meta.projectId, userId, this.now) };
   }
 
-  /** docs/payments.md, "Coupons at checkout": a session that expired unpaid gives its coupon's use back. */
+  /** docs/coupons.md, "Coupons at checkout": a session that expired unpaid gives its coupon's use back. */
   private async expired(sessionId: string): Promise<Outcome> {
     // A trial the session reserved goes back too: the member may try again (docs/payments.md, "Trials").
     const trialReleased = await this.s.payments.releaseSessionTrial(this.meta.projectId, sessionId);

@@ -5,7 +5,7 @@ import { merchantAccounts } from './payments.js';
 import { projects } from './projects.js';
 
 /**
- * Coupons (docs/payments.md, "Coupons"): a project's discount codes, the Stripe coupon each one is
+ * Coupons (docs/coupons.md): a project's discount codes, the Stripe coupon each one is
  * on each merchant account it was used with, and the uses reserved by checkouts.
  */
 

@@ -18,7 +18,7 @@ const oneOf = (field: string, values: readonly string[], description?: string) =
   ...(description ? { description } : {}),
 });
 
-/** A coupon as the API shows it (docs/payments.md, "Coupons"). */
+/** A coupon as the API shows it (docs/coupons.md). */
 export const Coupon = Type.Object({
   coupon_id: Type.String({ format: 'uuid' }),
   code: Type.String({ examples: ['SPRING25'] }),
@@ -58,7 +58,7 @@ export const COUPON_INSTANT_FIELDS = ['expires_at'] as const;
 
 export const createCouponSchema = {
   summary: 'Create a coupon',
-  description: 'Applied at checkout (`coupon`, or automatically with auto_apply) as a Stripe coupon; its discount terms are fixed once made (docs/payments.md, "Coupons").',
+  description: 'Applied at checkout (`coupon`, or automatically with auto_apply) as a Stripe coupon; its discount terms are fixed once made (docs/coupons.md).',
   params: ProjectParams,
   body: Type.Object({
     code: fields.code,
