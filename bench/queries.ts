@@ -18,7 +18,8 @@ import os from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { sql } from 'drizzle-orm';
 import { openDatabase, rowsOf, type Database } from '../src/database/db.js';
-import { MembershipsStore, type MembershipFilter } from '../src/store/memberships.store.js';
+import { MembershipsStore } from '../src/store/memberships.store.js';
+import type { MembershipFilter } from '../src/store/membership-queries.js';
 import { runStandalone, seededStorage, type BenchContext } from './lib/context.js';
 import { seedTenant } from './lib/seed.js';
 

@@ -2,7 +2,8 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { MembershipView } from '../domain/memberships/membership.view.js';
 import type { PaymentView } from '../domain/payments/payment.view.js';
 import { rowsOf, type Db } from '../database/db.js';
-import { membershipJson, membershipWhere, SORTS, type MembershipFilter } from './memberships.store.js';
+import { membershipJson } from './memberships.store.js';
+import { membershipWhere, SORTS, type MembershipFilter } from './membership-queries.js';
 import { paymentJson, paymentWhere, type PaymentFilter } from './payments.store.js';
 
 /**

@@ -1,4 +1,5 @@
-import type { MembershipFilter, MembershipsStore } from '../../store/memberships.store.js';
+import type { MembershipsStore } from '../../store/memberships.store.js';
+import type { MembershipFilter } from '../../store/membership-queries.js';
 import type { Clock } from '../clock.js';
 import { AppError, fail, ok, type Result } from '../errors.js';
 import { parseFutureInstant } from '../instant.js';

@@ -3,7 +3,7 @@ import { formatInstant } from '../../../domain/instant.js';
 import type { MembershipsService } from '../../../domain/memberships/memberships.service.js';
 import { AppError } from '../../../domain/errors.js';
 import type { MembershipExportFilter } from '../../../store/exports.store.js';
-import type { MembershipQueryStatus, MembershipSort } from '../../../store/memberships.store.js';
+import type { MembershipQueryStatus, MembershipSort } from '../../../store/membership-queries.js';
 import { sendSuccess } from '../../envelope.js';
 import { queryInstant } from '../../schemas.js';
 import { unwrap } from '../../result.js';

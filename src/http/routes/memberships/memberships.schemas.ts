@@ -1,5 +1,5 @@
 import Type from 'typebox';
-import { MEMBERSHIP_QUERY_STATUSES, MEMBERSHIP_SORTS } from '../../../store/memberships.store.js';
+import { MEMBERSHIP_QUERY_STATUSES, MEMBERSHIP_SORTS } from '../../../store/membership-queries.js';
 import { Envelope, errorResponses, Instant, InstantString, Page, ProjectParams, QueryInstant, UserId, Uuid } from '../../schemas.js';
 
 export const Membership = Type.Object({
