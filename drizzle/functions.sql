@@ -1,4 +1,4 @@
--- revision: 14
+-- revision: 15
 --
 -- Every function and trigger of the database, as they are now: the one place to read and change
 -- them. `database.migrate()` applies this file after the migrations of this folder, under the same
@@ -226,3 +226,150 @@ END $$;
 CREATE OR REPLACE TRIGGER tenure_project_cascade AFTER DELETE ON projects
   REFERENCING OLD TABLE AS old_projects
   FOR EACH STATEMENT EXECUTE FUNCTION tenure_project_cascade();
+--> statement-breakpoint
+-- Money and growth (docs/analytics.md): every change of a membership's dates or plan, and of a
+-- payment's status, appends its facts to analytics_days in the statement that made it, for every
+-- writer (the API, Stripe's events, the bulk extend's batches, the import's COPY, the sweeper), so
+-- nothing is lost or counted twice. Rows are only appended (folded = false); a read folds them.
+--
+-- A membership is one row whose dates move, so its history is booked, not recomputed: the row
+-- stands for the box [start_date, end_date) (a member from its start, gone at its end). A change
+-- at instant p (the row's new updated_at; the statement's now() for a delete) keeps what was booked
+-- before p and replaces what was booked from p on: the old box's scheduled start and end after p
+-- are taken back, the new box's are booked, and at p itself the member goes from the old state to
+-- the new one (ended, started, or moved from one plan to another: -1 started on one, +1 on the
+-- other). A membership extended within 3 days of its end (a renewal Stripe charges an hour late,
+-- a member who paid again the next day) continues: its booked end is taken back instead of a new
+-- start booked, so it is neither churned nor new. An insert (p = -infinity) books its box whole.
+-- This row function gives the bookings of one change: (instant, plan key, started, ended).
+CREATE OR REPLACE FUNCTION tenure_analytics_member_rows(a1 timestamptz, b1 timestamptz, k1 uuid, a2 timestamptz, b2 timestamptz, k2 uuid, p timestamptz, cont boolean)
+RETURNS TABLE (ts timestamptz, plan_key uuid, started integer, ended integer) LANGUAGE sql IMMUTABLE AS $$
+  SELECT v.ts, v.plan_key, v.started, v.ended FROM (VALUES
+    (a1 < b1 AND b1 > p, b1, k1, 0, -1),
+    (a1 < b1 AND a1 > p, a1, k1, -1, 0),
+    (cont, b1, k1, 0, -1),
+    (a2 < b2 AND b2 > p, b2, k2, 0, 1),
+    (a2 < b2 AND a2 > p, a2, k2, 1, 0),
+    ((cont OR (a1 <= p AND p < b1)) AND (a2 <= p AND p < b2) AND k1 <> k2, p, k1, -1, 0),
+    ((cont OR (a1 <= p AND p < b1)) AND (a2 <= p AND p < b2) AND k1 <> k2, p, k2, 1, 0),
+    ((cont OR (a1 <= p AND p < b1)) AND NOT coalesce(a2 <= p AND p < b2, false), p, k1, 0, 1),
+    (NOT coalesce(cont OR (a1 <= p AND p < b1), false) AND (a2 <= p AND p < b2), p, k2, 1, 0)
+  ) AS v(yes, ts, plan_key, started, ended)
+  WHERE v.yes
+$$;
+--> statement-breakpoint
+-- The memberships' bookings of one statement, summed per project, UTC day and plan. Updates and
+-- deletes skip a project that no longer exists (its deletion's cascade updates and deletes its
+-- memberships after its analytics rows went with it).
+CREATE OR REPLACE FUNCTION tenure_analytics_memberships() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO analytics_days (project_id, day, plan_key, currency, members_started, members_ended)
+    SELECT n.project_id, (b.ts AT TIME ZONE 'UTC')::date AS day, b.plan_key, '', sum(b.started), sum(b.ended)
+    FROM new_rows n
+    CROSS JOIN LATERAL tenure_analytics_member_rows(NULL, NULL, NULL, n.start_date, n.end_date,
+      coalesce(n.plan_id, '00000000-0000-0000-0000-000000000000'), '-infinity', false) b
+    GROUP BY 1, 2, 3 HAVING sum(b.started) <> 0 OR sum(b.ended) <> 0;
+  ELSIF TG_OP = 'UPDATE' THEN
+    INSERT INTO analytics_days (project_id, day, plan_key, currency, members_started, members_ended)
+    SELECT c.project_id, (b.ts AT TIME ZONE 'UTC')::date AS day, b.plan_key, '', sum(b.started), sum(b.ended)
+    FROM (
+      SELECT n.project_id, o.start_date AS a1, o.end_date AS b1, coalesce(o.plan_id, '00000000-0000-0000-0000-000000000000') AS k1,
+        n.start_date AS a2, n.end_date AS b2, coalesce(n.plan_id, '00000000-0000-0000-0000-000000000000') AS k2,
+        n.updated_at AS t,
+        (o.start_date < o.end_date AND o.end_date <= n.updated_at AND n.updated_at <= o.end_date + interval '3 days' AND n.end_date > n.updated_at) AS cont
+      FROM old_rows o JOIN new_rows n ON n.id = o.id
+      WHERE (o.start_date, o.end_date, o.plan_id) IS DISTINCT FROM (n.start_date, n.end_date, n.plan_id)
+    ) c
+    CROSS JOIN LATERAL tenure_analytics_member_rows(c.a1, c.b1, c.k1, c.a2, c.b2, c.k2, CASE WHEN c.cont THEN c.b1 ELSE c.t END, c.cont) b
+    WHERE EXISTS (SELECT 1 FROM projects pr WHERE pr.id = c.project_id)
+    GROUP BY 1, 2, 3 HAVING sum(b.started) <> 0 OR sum(b.ended) <> 0;
+  ELSE
+    INSERT INTO analytics_days (project_id, day, plan_key, currency, members_started, members_ended)
+    SELECT o.project_id, (b.ts AT TIME ZONE 'UTC')::date AS day, b.plan_key, '', sum(b.started), sum(b.ended)
+    FROM old_rows o
+    CROSS JOIN LATERAL tenure_analytics_member_rows(o.start_date, o.end_date, coalesce(o.plan_id, '00000000-0000-0000-0000-000000000000'),
+      NULL, NULL, NULL, now(), false) b
+    WHERE EXISTS (SELECT 1 FROM projects pr WHERE pr.id = o.project_id)
+    GROUP BY 1, 2, 3 HAVING sum(b.started) <> 0 OR sum(b.ended) <> 0;
+  END IF;
+  RETURN NULL;
+END $$;
+--> statement-breakpoint
+CREATE OR REPLACE TRIGGER tenure_analytics_memberships_ins AFTER INSERT ON memberships
+  REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION tenure_analytics_memberships();
+--> statement-breakpoint
+CREATE OR REPLACE TRIGGER tenure_analytics_memberships_upd AFTER UPDATE ON memberships
+  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION tenure_analytics_memberships();
+--> statement-breakpoint
+CREATE OR REPLACE TRIGGER tenure_analytics_memberships_del AFTER DELETE ON memberships
+  REFERENCING OLD TABLE AS old_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION tenure_analytics_memberships();
+--> statement-breakpoint
+-- A payment's facts, booked when its status moves (o_status null for an insert): its amount as
+-- gross on the day it succeeded (its created_at when recorded succeeded, else the day the failed
+-- payment was paid), as refunded or disputed on the day it was reversed (updated_at), a failure on
+-- the day it was first recorded failed. A subscription's payment adds its amount, normalised to a
+-- month (months = years * 12 + months + days / 30.4375 of the plan's duration), to MRR over the
+-- period it pays for, [created_at, created_at + duration); a reversal takes back the rest of it.
+CREATE OR REPLACE FUNCTION tenure_analytics_payment_rows(o_status text, n_status text, created timestamptz, updated timestamptz,
+  amount bigint, subscription text, duration text)
+RETURNS TABLE (ts timestamptz, gross_count integer, gross_minor bigint, refunded_count integer, refunded_minor bigint,
+  disputed_count integer, disputed_minor bigint, failed_count integer, mrr_minor numeric) LANGUAGE sql IMMUTABLE AS $$
+  WITH x AS (
+    SELECT n_status IN ('succeeded', 'refunded', 'disputed') AND (o_status IS NULL OR o_status = 'failed') AS paid,
+      n_status IN ('refunded', 'disputed') AND (o_status IS NULL OR o_status NOT IN ('refunded', 'disputed')) AS reversed,
+      CASE WHEN subscription IS NOT NULL AND duration IS NOT NULL THEN created + duration::interval END AS covered,
+      CASE WHEN subscription IS NOT NULL AND duration IS NOT NULL THEN amount::numeric / nullif(
+        extract(year FROM duration::interval) * 12 + extract(month FROM duration::interval)
+        + (extract(day FROM duration::interval) + extract(hour FROM duration::interval) / 24) / 30.4375, 0) END AS monthly
+  )
+  SELECT v.ts, v.gc, v.gm, v.rc, v.rm, v.dc, v.dm, v.fc, v.mrr FROM x CROSS JOIN LATERAL (VALUES
+    (x.paid, CASE WHEN o_status IS NULL THEN created ELSE updated END, 1, amount, 0, 0::bigint, 0, 0::bigint, 0, 0::numeric),
+    (x.paid AND x.monthly IS NOT NULL, created, 0, 0::bigint, 0, 0::bigint, 0, 0::bigint, 0, x.monthly),
+    (x.paid AND x.monthly IS NOT NULL, x.covered, 0, 0::bigint, 0, 0::bigint, 0, 0::bigint, 0, -x.monthly),
+    (x.reversed AND n_status = 'refunded', updated, 0, 0::bigint, 1, amount, 0, 0::bigint, 0, 0::numeric),
+    (x.reversed AND n_status = 'disputed', updated, 0, 0::bigint, 0, 0::bigint, 1, amount, 0, 0::numeric),
+    (x.reversed AND x.monthly IS NOT NULL AND greatest(created, updated) < x.covered, greatest(created, updated), 0, 0::bigint, 0, 0::bigint, 0, 0::bigint, 0, -x.monthly),
+    (x.reversed AND x.monthly IS NOT NULL AND greatest(created, updated) < x.covered, x.covered, 0, 0::bigint, 0, 0::bigint, 0, 0::bigint, 0, x.monthly),
+    (o_status IS NULL AND n_status = 'failed', created, 0, 0::bigint, 0, 0::bigint, 0, 0::bigint, 1, 0::numeric)
+  ) AS v(yes, ts, gc, gm, rc, rm, dc, dm, fc, mrr)
+  WHERE v.yes
+$$;
+--> statement-breakpoint
+CREATE OR REPLACE FUNCTION tenure_analytics_payments() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO analytics_days (project_id, day, plan_key, currency, gross_count, gross_minor, refunded_count, refunded_minor,
+      disputed_count, disputed_minor, failed_count, mrr_minor)
+    SELECT n.project_id, (b.ts AT TIME ZONE 'UTC')::date AS day, coalesce(n.plan_id, '00000000-0000-0000-0000-000000000000'), n.currency,
+      sum(b.gross_count), sum(b.gross_minor), sum(b.refunded_count), sum(b.refunded_minor),
+      sum(b.disputed_count), sum(b.disputed_minor), sum(b.failed_count), sum(b.mrr_minor)
+    FROM new_rows n
+    LEFT JOIN plans pl ON pl.id = n.plan_id
+    CROSS JOIN LATERAL tenure_analytics_payment_rows(NULL, n.status, n.created_at, n.updated_at, n.amount_minor, n.subscription_id, pl.duration) b
+    GROUP BY 1, 2, 3, 4;
+  ELSE
+    INSERT INTO analytics_days (project_id, day, plan_key, currency, gross_count, gross_minor, refunded_count, refunded_minor,
+      disputed_count, disputed_minor, failed_count, mrr_minor)
+    SELECT n.project_id, (b.ts AT TIME ZONE 'UTC')::date AS day, coalesce(n.plan_id, '00000000-0000-0000-0000-000000000000'), n.currency,
+      sum(b.gross_count), sum(b.gross_minor), sum(b.refunded_count), sum(b.refunded_minor),
+      sum(b.disputed_count), sum(b.disputed_minor), sum(b.failed_count), sum(b.mrr_minor)
+    FROM old_rows o JOIN new_rows n ON n.id = o.id
+    LEFT JOIN plans pl ON pl.id = n.plan_id
+    CROSS JOIN LATERAL tenure_analytics_payment_rows(o.status, n.status, n.created_at, n.updated_at, n.amount_minor, n.subscription_id, pl.duration) b
+    WHERE o.status <> n.status AND EXISTS (SELECT 1 FROM projects pr WHERE pr.id = n.project_id)
+    GROUP BY 1, 2, 3, 4;
+  END IF;
+  RETURN NULL;
+END $$;
+--> statement-breakpoint
+CREATE OR REPLACE TRIGGER tenure_analytics_payments_ins AFTER INSERT ON payments
+  REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION tenure_analytics_payments();
+--> statement-breakpoint
+CREATE OR REPLACE TRIGGER tenure_analytics_payments_upd AFTER UPDATE ON payments
+  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION tenure_analytics_payments();

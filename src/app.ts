@@ -17,6 +17,7 @@ import { checkoutRoutes } from './http/routes/checkout/checkout.routes.js';
 import { couponsRoutes } from './http/routes/coupons/coupons.routes.js';
 import { adminsRoutes } from './http/routes/admins/admins.routes.js';
 import { exportsRoutes } from './http/routes/exports/exports.routes.js';
+import { analyticsRoutes } from './http/routes/analytics/analytics.routes.js';
 import { healthRoutes } from './http/routes/health/health.routes.js';
 import { integrationsRoutes } from './http/routes/integrations/integrations.routes.js';
 import { membershipsRoutes } from './http/routes/memberships/memberships.routes.js';
@@ -104,6 +105,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(membershipsRoutes, { memberships: services.memberships });
   await app.register(exportsRoutes, { exports: services.exports });
+  await app.register(analyticsRoutes, { analytics: services.analytics });
   await app.register(webhooksRoutes, { webhooks: services.webhooks });
   await app.register(apiKeysRoutes, { apiKeys: services.apiKeys });
   await app.register(integrationsRoutes, { integrations: services.integrations });

@@ -17,6 +17,7 @@ import { PortalService } from './domain/front-desk/portal.service.js';
 import { CheckoutCustomers } from './domain/invoicing/checkout-customer.js';
 import { InvoicingService } from './domain/invoicing/invoicing.service.js';
 import { ExportsService } from './domain/exports/exports.service.js';
+import { AnalyticsService } from './domain/analytics/analytics.service.js';
 import { MembershipsService } from './domain/memberships/memberships.service.js';
 import { CheckoutCoupons } from './domain/payments/checkout-coupons.js';
 import { CheckoutService } from './domain/payments/checkout.service.js';
@@ -83,6 +84,8 @@ export interface Services {
   payments: PaymentsService;
   /** Memberships and payments as one streamed file (docs/memberships.md, "Export"). */
   exports: ExportsService;
+  /** Money and growth: MRR, members, churn, revenue over a period (docs/analytics.md). */
+  analytics: AnalyticsService;
   /** A project's coupons (docs/coupons.md); checkout applies them. */
   coupons: CouponsService;
   /** A project's admins and their permissions (docs/dashboard.md). */
@@ -232,6 +235,7 @@ export function createServices(
     stripeEvents,
     payments: new PaymentsService(stores.payments),
     exports: new ExportsService(stores.exports, clock),
+    analytics: new AnalyticsService(stores.analytics, clock),
     coupons: new CouponsService(stores.coupons, clock),
     admins: new AdminsService(stores.admins),
     payLinks: payLinkService,

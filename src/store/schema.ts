@@ -18,4 +18,5 @@ export { memberInvoicing, memberStripeCustomers } from './schema/invoicing.js';
 export { notifications, reminderCursors, reminders, unreachableMembers } from './schema/notifications.js';
 export { discordMemberTokens, guildJoins, telegramLogins, webLogins } from './schema/web.js';
 export { admins } from './schema/admins.js';
+export { analyticsDays } from './schema/analytics.js';
 export { dashboardAudit, dashboardLinks, dashboardLogins, dashboardSessions } from './schema/dashboard.js';

@@ -31,6 +31,7 @@ import { PaidMembershipsStore } from './paid-memberships.store.js';
 import { PaymentReversalsStore } from './payment-reversals.store.js';
 import { PaymentsStore } from './payments.store.js';
 import { ExportsStore } from './exports.store.js';
+import { AnalyticsStore } from './analytics.store.js';
 import { PayLinksStore } from './pay-links.store.js';
 import { PortalLinksStore } from './portal-links.store.js';
 import { StripeEventsStore } from './stripe-events.store.js';
@@ -92,6 +93,8 @@ export interface Stores {
   payments: PaymentsStore;
   /** The exports' keyset batches of memberships and payments (docs/memberships.md, "Export"). */
   exports: ExportsStore;
+  /** Money and growth: the per-day facts the triggers book, folded and summed (docs/analytics.md). */
+  analytics: AnalyticsStore;
   /** Refunds and disputes: payments marked, reversals held for payments not recorded yet (docs/payments.md, "Out of order"). */
   paymentReversals: PaymentReversalsStore;
   /** The membership statements of payments: grants by a plan, subscription statuses (docs/payments.md). */
@@ -156,6 +159,7 @@ function storeFactories(database: Database, clock: Clock): { [K in keyof Stores]
     merchantAccounts: (db) => new MerchantAccountsStore(db),
     payments: (db) => new PaymentsStore(db),
     exports: (db) => new ExportsStore(db),
+    analytics: (db) => new AnalyticsStore(db),
     paymentReversals: (db) => new PaymentReversalsStore(db),
     paidMemberships: (db) => new PaidMembershipsStore(db),
     stripeEvents: (db) => new StripeEventsStore(db),
