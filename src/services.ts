@@ -24,6 +24,8 @@ import { CheckoutService } from './domain/payments/checkout.service.js';
 import { CheckoutPolicies } from './domain/payments/checkout-policies.js';
 import { CouponsService } from './domain/payments/coupons.service.js';
 import { AdminsService } from './domain/admins/admins.service.js';
+import { DashboardAudit } from './domain/dashboard/audit.service.js';
+import { DashboardSessions } from './domain/dashboard/sessions.service.js';
 import { MerchantAccountsService } from './domain/payments/merchant-accounts.service.js';
 import { PaymentsService } from './domain/payments/payments.service.js';
 import { StripeEventsService } from './domain/payments/stripe-events.service.js';
@@ -90,6 +92,10 @@ export interface Services {
   coupons: CouponsService;
   /** A project's admins and their permissions (docs/dashboard.md). */
   admins: AdminsService;
+  /** The dashboard's sessions and one-time sign-in links (docs/dashboard.md). */
+  dashboardSessions: DashboardSessions;
+  /** The dashboard's audit log of admin actions (docs/dashboard.md). */
+  dashboardAudit: DashboardAudit;
   /** Pay links: a plan bound to one member, paid on Stripe's checkout page (docs/front-desk.md); the chats hand them out. */
   payLinks: PayLinksService;
   /** The project's policies a pay link shows and the buyer confirms before paying (setting policies, docs/front-desk.md). */
@@ -238,6 +244,8 @@ export function createServices(
     analytics: new AnalyticsService(stores.analytics, clock),
     coupons: new CouponsService(stores.coupons, clock),
     admins: new AdminsService(stores.admins),
+    dashboardSessions: new DashboardSessions(stores.dashboardSessions, clock, { publicUrl }),
+    dashboardAudit: new DashboardAudit(stores.dashboardAudit, clock),
     payLinks: payLinkService,
     payPolicies: new CheckoutPolicies(
       {

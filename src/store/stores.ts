@@ -9,6 +9,8 @@ import { AccessWorkerStore } from './access-worker.store.js';
 import { BotLeasesStore } from './bot-leases.store.js';
 import { AccessStore } from './access.store.js';
 import { AdminsStore } from './admins.store.js';
+import { DashboardAuditStore } from './dashboard-audit.store.js';
+import { DashboardSessionsStore } from './dashboard-sessions.store.js';
 import { ApiKeysStore } from './api-keys.store.js';
 import { BulkExtendStore } from './bulk-extend.store.js';
 import { CouponsStore } from './coupons.store.js';
@@ -105,6 +107,10 @@ export interface Stores {
   coupons: CouponsStore;
   /** A project's admins and their permissions (docs/dashboard.md). */
   admins: AdminsStore;
+  /** The dashboard's sessions, one-time sign-in links and Discord sign-ins under way (docs/dashboard.md). */
+  dashboardSessions: DashboardSessionsStore;
+  /** The dashboard's audit log of admin actions (docs/dashboard.md). */
+  dashboardAudit: DashboardAuditStore;
   /** Pay links: a plan bound to one member, the Checkout Session it made, its use (docs/front-desk.md). */
   payLinks: PayLinksStore;
   /** The members' single-use portal links and the browser sessions they start (docs/front-desk.md). */
@@ -166,6 +172,8 @@ function storeFactories(database: Database, clock: Clock): { [K in keyof Stores]
     coupons: (db) => new CouponsStore(db),
     admins: (db) => new AdminsStore(db),
     payLinks: (db) => new PayLinksStore(db),
+    dashboardSessions: (db) => new DashboardSessionsStore(db),
+    dashboardAudit: (db) => new DashboardAuditStore(db),
     portalLinks: (db) => new PortalLinksStore(db),
     invoicing: (db) => new InvoicingStore(db),
     discordFrontDesk: (db) => new DiscordFrontDeskStore(db),
