@@ -7,6 +7,7 @@ import { AppError, type Result } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 import { DEFAULT_BATCH, ImportFormatError, importMemberships, type ImportReport } from '../domain/memberships/membership-import.js';
 import { DataDirLockedError } from '../database/data-dir-lock.js';
+import { addAdminCommand } from './admin-link.command.js';
 import { COMMAND_HELP, PROGRAM_HELP } from './help.js';
 import { ImportProgress } from './import-progress.js';
 import { TENURE_VERSION } from '../version.js';
@@ -113,6 +114,8 @@ function buildProgram(io: Pick<CliIo, 'env'> & Required<Pick<CliIo, 'stdout' | '
     .action(async (opts: { project: string; label?: string }) => {
       print(await withContainer(async ({ services }) => unwrap(await services.projects.createKey(opts.project, opts.label ?? null, 'cli'))));
     });
+
+  addAdminCommand(program, { withContainer, print, stderr });
 
   program
     .command('migrate')
