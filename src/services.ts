@@ -26,6 +26,8 @@ import { CouponsService } from './domain/payments/coupons.service.js';
 import { AdminsService } from './domain/admins/admins.service.js';
 import { DashboardAudit } from './domain/dashboard/audit.service.js';
 import { DashboardSessions } from './domain/dashboard/sessions.service.js';
+import { DashboardMemberActions } from './domain/dashboard-members/member-actions.js';
+import { DashboardMembersService } from './domain/dashboard-members/members.service.js';
 import { MerchantAccountsService } from './domain/payments/merchant-accounts.service.js';
 import { PaymentsService } from './domain/payments/payments.service.js';
 import { StripeEventsService } from './domain/payments/stripe-events.service.js';
@@ -96,6 +98,10 @@ export interface Services {
   dashboardSessions: DashboardSessions;
   /** The dashboard's audit log of admin actions (docs/dashboard.md). */
   dashboardAudit: DashboardAudit;
+  /** The dashboard's members table, its export and a member's page (docs/dashboard-members.md). */
+  dashboardMembers: DashboardMembersService;
+  /** A member's actions in the dashboard, through the API's own services (docs/dashboard-members.md). */
+  dashboardMemberActions: DashboardMemberActions;
   /** Pay links: a plan bound to one member, paid on Stripe's checkout page (docs/front-desk.md); the chats hand them out. */
   payLinks: PayLinksService;
   /** The project's policies a pay link shows and the buyer confirms before paying (setting policies, docs/front-desk.md). */
@@ -197,14 +203,19 @@ export function createServices(
     box: secretBox,
     clock,
   });
+  const users = new UsersService(stores.users);
+  const memberNotifications = new MemberNotificationsService(stores.memberNotifications);
+  const memberships = new MembershipsService(stores.memberships, clock, transactor, stores.bulkExtend);
+  const payments = new PaymentsService(stores.payments);
+  const dashboardAudit = new DashboardAudit(stores.dashboardAudit, clock);
   return {
     auth,
     projects,
     apiKeys: new ApiKeysService(stores.apiKeys, auth, { maxPerProject: config.auth.maxKeysPerProject }),
     settings: new SettingsService(stores.settings),
-    users: new UsersService(stores.users),
-    memberNotifications: new MemberNotificationsService(stores.memberNotifications),
-    memberships: new MembershipsService(stores.memberships, clock, transactor, stores.bulkExtend),
+    users,
+    memberNotifications,
+    memberships,
     webhooks: new WebhooksService(stores.webhooks, stores.deliveryLog, webhookSecrets, clock, {
       allowPrivate: config.webhooks.allowPrivate,
       maxPerProject: config.webhooks.maxPerProject,
@@ -239,13 +250,34 @@ export function createServices(
     merchantAccounts: new MerchantAccountsService(stores.merchantAccounts, secretBox, stripe, clock),
     checkout,
     stripeEvents,
-    payments: new PaymentsService(stores.payments),
+    payments,
     exports: new ExportsService(stores.exports, clock),
     analytics: new AnalyticsService(stores.analytics, clock),
     coupons: new CouponsService(stores.coupons, clock),
     admins: new AdminsService(stores.admins),
     dashboardSessions: new DashboardSessions(stores.dashboardSessions, clock, { publicUrl }),
-    dashboardAudit: new DashboardAudit(stores.dashboardAudit, clock),
+    dashboardAudit,
+    dashboardMembers: new DashboardMembersService({
+      table: stores.dashboardMembers,
+      page: stores.dashboardMembers,
+      users,
+      memberships,
+      payments,
+      notifications: memberNotifications,
+      portalActions,
+      clock,
+    }),
+    // Each action through the API's (or the portal's) own service, recorded in the audit log.
+    dashboardMemberActions: new DashboardMemberActions({
+      users,
+      memberships,
+      extendStatement: stores.memberships,
+      access,
+      portal,
+      portalActions,
+      audit: dashboardAudit,
+      clock,
+    }),
     payLinks: payLinkService,
     payPolicies: new CheckoutPolicies(
       {

@@ -11,6 +11,7 @@ import { AccessStore } from './access.store.js';
 import { AdminsStore } from './admins.store.js';
 import { DashboardAuditStore } from './dashboard-audit.store.js';
 import { DashboardSessionsStore } from './dashboard-sessions.store.js';
+import { DashboardMembersStore } from './dashboard-members.store.js';
 import { ApiKeysStore } from './api-keys.store.js';
 import { BulkExtendStore } from './bulk-extend.store.js';
 import { CouponsStore } from './coupons.store.js';
@@ -111,6 +112,8 @@ export interface Stores {
   dashboardSessions: DashboardSessionsStore;
   /** The dashboard's audit log of admin actions (docs/dashboard.md). */
   dashboardAudit: DashboardAuditStore;
+  /** The dashboard's members table and member page (docs/dashboard-members.md). */
+  dashboardMembers: DashboardMembersStore;
   /** Pay links: a plan bound to one member, the Checkout Session it made, its use (docs/front-desk.md). */
   payLinks: PayLinksStore;
   /** The members' single-use portal links and the browser sessions they start (docs/front-desk.md). */
@@ -174,6 +177,7 @@ function storeFactories(database: Database, clock: Clock): { [K in keyof Stores]
     payLinks: (db) => new PayLinksStore(db),
     dashboardSessions: (db) => new DashboardSessionsStore(db),
     dashboardAudit: (db) => new DashboardAuditStore(db),
+    dashboardMembers: (db) => new DashboardMembersStore(db),
     portalLinks: (db) => new PortalLinksStore(db),
     invoicing: (db) => new InvoicingStore(db),
     discordFrontDesk: (db) => new DiscordFrontDeskStore(db),

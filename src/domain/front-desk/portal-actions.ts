@@ -42,11 +42,17 @@ export interface PortalActionsDeps {
   clock: Clock;
 }
 
+/**
+ * Whom an action is for: the member the portal's session lets in, or the member an owner's
+ * dashboard acts on (docs/dashboard-members.md), through the same rules.
+ */
+export type MemberOf = Pick<PortalMember, 'projectId' | 'userId'>;
+
 export class PortalActions {
   constructor(private readonly deps: PortalActionsDeps) {}
 
   /** The member's membership `id` when `action` fits it now (the confirmation step shows it); null otherwise. */
-  async renewalTarget(member: PortalMember, id: string, action: RenewalAction): Promise<PortalMembership | null> {
+  async renewalTarget(member: MemberOf, id: string, action: RenewalAction): Promise<PortalMembership | null> {
     const found = (await this.deps.links.membershipsOf(member.projectId, member.userId, this.deps.clock.now())).find((m) => m.id === id);
     if (!found?.subscriptionId) return null;
     const view = membershipOf(found, []);
@@ -59,7 +65,7 @@ export class PortalActions {
    * its `customer.subscription.updated` event is, through the same service: the membership reads
    * the same whether the member cancelled here or on Stripe's own billing page.
    */
-  async setRenewal(member: PortalMember, id: string, action: RenewalAction): Promise<RenewalOutcome> {
+  async setRenewal(member: MemberOf, id: string, action: RenewalAction): Promise<RenewalOutcome> {
     const found = (await this.deps.links.membershipsOf(member.projectId, member.userId, this.deps.clock.now())).find((m) => m.id === id);
     const subscriptionId = found?.subscriptionId;
     if (!found || !subscriptionId) return { kind: 'not-found' };
@@ -90,7 +96,7 @@ export class PortalActions {
    * A Telegram chat of the member's plan they are not in: their current single-use link, made by
    * the access engine; with none current (it expired), the engine is asked for a fresh one.
    */
-  async telegramInvite(member: PortalMember, targetId: string): Promise<InviteOutcome> {
+  async telegramInvite(member: MemberOf, targetId: string): Promise<InviteOutcome> {
     const { projectId, userId } = member;
     const place = (await this.deps.links.accessOf(projectId, userId)).find((a) => a.targetId === targetId && a.platform === 'telegram' && a.state === 'waiting_for_member');
     if (!place) return { kind: 'not-found' };

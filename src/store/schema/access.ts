@@ -110,6 +110,8 @@ export const access = pgTable(
     index('access_project_created_idx').on(t.projectId, t.createdAt, t.targetId, t.userId),
     // The worker's claim: a project's due pending rows.
     index('access_pending_idx').on(t.projectId, t.nextAttemptAt).where(sql`state = 'pending'`),
+    // The dashboard's "access failed" and "not linked" views: the few rows needing attention.
+    index('access_attention_idx').on(t.projectId, t.state, t.desired, t.userId).where(sql`state IN ('failed', 'waiting_for_member')`),
   ],
 );
 

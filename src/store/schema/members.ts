@@ -26,6 +26,12 @@ export const users = pgTable(
   (t) => [
     primaryKey({ columns: [t.projectId, t.userId] }),
     index('users_project_first_seen_idx').on(t.projectId, t.firstSeen, t.userId),
+    // The dashboard's members table (docs/dashboard-members.md): its name order and a prefix search
+    // of the name, the username and the id, compared byte by byte (COLLATE "C") so that one index
+    // serves both an order and LIKE 'prefix%' whatever the database's collation.
+    index('users_project_name_idx').on(t.projectId, sql`(lower(coalesce(${t.firstName}, ${t.username}, '')) COLLATE "C")`, t.userId),
+    index('users_project_username_prefix_idx').on(t.projectId, sql`(lower(${t.username}) COLLATE "C")`),
+    index('users_project_user_prefix_idx').on(t.projectId, sql`(${t.userId} COLLATE "C")`),
   ],
 );
 
@@ -88,5 +94,13 @@ export const memberships = pgTable(
     // through memberships sharing one end date (src/store/reminders.store.ts).
     index('memberships_active_end_idx').on(t.endDate, t.id).where(sql`status = 'active'`),
     index('memberships_subscription_idx').on(t.projectId, t.subscriptionId).where(sql`subscription_id IS NOT NULL`),
+    // The kinds of active (in grace, cancelling, in trial) and the dashboard's "payment failed":
+    // each the few memberships it can match, by end date, so a filter reads those instead of
+    // testing every active membership (docs/dashboard-members.md, "Indexes").
+    index('memberships_project_failing_idx').on(t.projectId, t.endDate, t.id).where(sql`subscription_status IN ('past_due', 'unpaid')`),
+    index('memberships_project_trial_idx').on(t.projectId, t.endDate, t.id).where(sql`trial_ends_at IS NOT NULL`),
+    index('memberships_project_not_renewing_idx')
+      .on(t.projectId, t.endDate, t.id)
+      .where(sql`subscription_id IS NOT NULL AND (subscription_status IS NULL OR subscription_status NOT IN ('active', 'trialing') OR subscription_cancel_at_period_end)`),
   ],
 );

@@ -1,0 +1,7 @@
+CREATE INDEX "access_attention_idx" ON "access" USING btree ("project_id","state","desired","user_id") WHERE state IN ('failed', 'waiting_for_member');--> statement-breakpoint
+CREATE INDEX "memberships_project_failing_idx" ON "memberships" USING btree ("project_id","end_date","id") WHERE subscription_status IN ('past_due', 'unpaid');--> statement-breakpoint
+CREATE INDEX "memberships_project_trial_idx" ON "memberships" USING btree ("project_id","end_date","id") WHERE trial_ends_at IS NOT NULL;--> statement-breakpoint
+CREATE INDEX "memberships_project_not_renewing_idx" ON "memberships" USING btree ("project_id","end_date","id") WHERE subscription_id IS NOT NULL AND (subscription_status IS NULL OR subscription_status NOT IN ('active', 'trialing') OR subscription_cancel_at_period_end);--> statement-breakpoint
+CREATE INDEX "users_project_name_idx" ON "users" USING btree ("project_id",(lower(coalesce("first_name", "username", '')) COLLATE "C"),"user_id");--> statement-breakpoint
+CREATE INDEX "users_project_username_prefix_idx" ON "users" USING btree ("project_id",(lower("username") COLLATE "C"));--> statement-breakpoint
+CREATE INDEX "users_project_user_prefix_idx" ON "users" USING btree ("project_id",("user_id" COLLATE "C"));
