@@ -1,4 +1,4 @@
--- revision: 15
+-- revision: 16
 --
 -- Every function and trigger of the database, as they are now: the one place to read and change
 -- them. `database.migrate()` applies this file after the migrations of this folder, under the same
@@ -314,26 +314,35 @@ CREATE OR REPLACE TRIGGER tenure_analytics_memberships_del AFTER DELETE ON membe
 -- the day it was first recorded failed. A subscription's payment adds its amount, normalised to a
 -- month (months = years * 12 + months + days / 30.4375 of the plan's duration), to MRR over the
 -- period it pays for, [created_at, created_at + duration); a reversal takes back the rest of it.
-CREATE OR REPLACE FUNCTION tenure_analytics_payment_rows(o_status text, n_status text, created timestamptz, updated timestamptz,
-  amount bigint, subscription text, duration text)
+CREATE OR REPLACE FUNCTION tenure_analytics_months(duration text) RETURNS numeric LANGUAGE sql IMMUTABLE AS $$
+  SELECT nullif(extract(year FROM duration::interval) * 12 + extract(month FROM duration::interval)
+    + (extract(day FROM duration::interval) + extract(hour FROM duration::interval) / 24) / 30.4375, 0)
+$$;
+--> statement-breakpoint
+-- One SELECT (no CTE), so that PostgreSQL inlines it into the trigger's statement. monthly: the
+-- payment's amount a month, covered: the end of the period it pays for; both null unless it is a
+-- subscription's payment of a known plan. The trigger works them out from the plan once per plan,
+-- not per row: a bulk insert of 200,000 payments took 54 s with the interval parsed per row, 24 s
+-- with this function called per row, against 11 s without the trigger (on a loaded 2-core machine).
+CREATE OR REPLACE FUNCTION tenure_analytics_payment_facts(o_status text, n_status text, created timestamptz, updated timestamptz,
+  amount bigint, monthly numeric, covered timestamptz)
 RETURNS TABLE (ts timestamptz, gross_count integer, gross_minor bigint, refunded_count integer, refunded_minor bigint,
   disputed_count integer, disputed_minor bigint, failed_count integer, mrr_minor numeric) LANGUAGE sql IMMUTABLE AS $$
-  WITH x AS (
-    SELECT n_status IN ('succeeded', 'refunded', 'disputed') AND (o_status IS NULL OR o_status = 'failed') AS paid,
-      n_status IN ('refunded', 'disputed') AND (o_status IS NULL OR o_status NOT IN ('refunded', 'disputed')) AS reversed,
-      CASE WHEN subscription IS NOT NULL AND duration IS NOT NULL THEN created + duration::interval END AS covered,
-      CASE WHEN subscription IS NOT NULL AND duration IS NOT NULL THEN amount::numeric / nullif(
-        extract(year FROM duration::interval) * 12 + extract(month FROM duration::interval)
-        + (extract(day FROM duration::interval) + extract(hour FROM duration::interval) / 24) / 30.4375, 0) END AS monthly
-  )
-  SELECT v.ts, v.gc, v.gm, v.rc, v.rm, v.dc, v.dm, v.fc, v.mrr FROM x CROSS JOIN LATERAL (VALUES
-    (x.paid, CASE WHEN o_status IS NULL THEN created ELSE updated END, 1, amount, 0, 0::bigint, 0, 0::bigint, 0, 0::numeric),
-    (x.paid AND x.monthly IS NOT NULL, created, 0, 0::bigint, 0, 0::bigint, 0, 0::bigint, 0, x.monthly),
-    (x.paid AND x.monthly IS NOT NULL, x.covered, 0, 0::bigint, 0, 0::bigint, 0, 0::bigint, 0, -x.monthly),
-    (x.reversed AND n_status = 'refunded', updated, 0, 0::bigint, 1, amount, 0, 0::bigint, 0, 0::numeric),
-    (x.reversed AND n_status = 'disputed', updated, 0, 0::bigint, 0, 0::bigint, 1, amount, 0, 0::numeric),
-    (x.reversed AND x.monthly IS NOT NULL AND greatest(created, updated) < x.covered, greatest(created, updated), 0, 0::bigint, 0, 0::bigint, 0, 0::bigint, 0, -x.monthly),
-    (x.reversed AND x.monthly IS NOT NULL AND greatest(created, updated) < x.covered, x.covered, 0, 0::bigint, 0, 0::bigint, 0, 0::bigint, 0, x.monthly),
+  SELECT v.ts, v.gc, v.gm, v.rc, v.rm, v.dc, v.dm, v.fc, v.mrr FROM (VALUES
+    (n_status IN ('succeeded', 'refunded', 'disputed') AND (o_status IS NULL OR o_status = 'failed'),
+      CASE WHEN o_status IS NULL THEN created ELSE updated END, 1, amount, 0, 0::bigint, 0, 0::bigint, 0, 0::numeric),
+    (n_status IN ('succeeded', 'refunded', 'disputed') AND (o_status IS NULL OR o_status = 'failed') AND monthly IS NOT NULL,
+      created, 0, 0::bigint, 0, 0::bigint, 0, 0::bigint, 0, monthly),
+    (n_status IN ('succeeded', 'refunded', 'disputed') AND (o_status IS NULL OR o_status = 'failed') AND monthly IS NOT NULL,
+      covered, 0, 0::bigint, 0, 0::bigint, 0, 0::bigint, 0, -monthly),
+    (n_status = 'refunded' AND (o_status IS NULL OR o_status NOT IN ('refunded', 'disputed')),
+      updated, 0, 0::bigint, 1, amount, 0, 0::bigint, 0, 0::numeric),
+    (n_status = 'disputed' AND (o_status IS NULL OR o_status NOT IN ('refunded', 'disputed')),
+      updated, 0, 0::bigint, 0, 0::bigint, 1, amount, 0, 0::numeric),
+    (n_status IN ('refunded', 'disputed') AND (o_status IS NULL OR o_status NOT IN ('refunded', 'disputed')) AND monthly IS NOT NULL
+      AND greatest(created, updated) < covered, greatest(created, updated), 0, 0::bigint, 0, 0::bigint, 0, 0::bigint, 0, -monthly),
+    (n_status IN ('refunded', 'disputed') AND (o_status IS NULL OR o_status NOT IN ('refunded', 'disputed')) AND monthly IS NOT NULL
+      AND greatest(created, updated) < covered, covered, 0, 0::bigint, 0, 0::bigint, 0, 0::bigint, 0, monthly),
     (o_status IS NULL AND n_status = 'failed', created, 0, 0::bigint, 0, 0::bigint, 0, 0::bigint, 1, 0::numeric)
   ) AS v(yes, ts, gc, gm, rc, rm, dc, dm, fc, mrr)
   WHERE v.yes
@@ -348,8 +357,12 @@ BEGIN
       sum(b.gross_count), sum(b.gross_minor), sum(b.refunded_count), sum(b.refunded_minor),
       sum(b.disputed_count), sum(b.disputed_minor), sum(b.failed_count), sum(b.mrr_minor)
     FROM new_rows n
-    LEFT JOIN plans pl ON pl.id = n.plan_id
-    CROSS JOIN LATERAL tenure_analytics_payment_rows(NULL, n.status, n.created_at, n.updated_at, n.amount_minor, n.subscription_id, pl.duration) b
+    LEFT JOIN (
+      SELECT id, duration::interval AS d, tenure_analytics_months(duration) AS months FROM plans WHERE id IN (SELECT plan_id FROM new_rows)
+    ) pl ON pl.id = n.plan_id
+    CROSS JOIN LATERAL (SELECT CASE WHEN n.subscription_id IS NOT NULL THEN n.amount_minor / pl.months END AS monthly,
+      CASE WHEN n.subscription_id IS NOT NULL THEN n.created_at + pl.d END AS covered) x
+    CROSS JOIN LATERAL tenure_analytics_payment_facts(NULL, n.status, n.created_at, n.updated_at, n.amount_minor, x.monthly, x.covered) b
     GROUP BY 1, 2, 3, 4;
   ELSE
     INSERT INTO analytics_days (project_id, day, plan_key, currency, gross_count, gross_minor, refunded_count, refunded_minor,
@@ -358,8 +371,12 @@ BEGIN
       sum(b.gross_count), sum(b.gross_minor), sum(b.refunded_count), sum(b.refunded_minor),
       sum(b.disputed_count), sum(b.disputed_minor), sum(b.failed_count), sum(b.mrr_minor)
     FROM old_rows o JOIN new_rows n ON n.id = o.id
-    LEFT JOIN plans pl ON pl.id = n.plan_id
-    CROSS JOIN LATERAL tenure_analytics_payment_rows(o.status, n.status, n.created_at, n.updated_at, n.amount_minor, n.subscription_id, pl.duration) b
+    LEFT JOIN (
+      SELECT id, duration::interval AS d, tenure_analytics_months(duration) AS months FROM plans WHERE id IN (SELECT plan_id FROM new_rows)
+    ) pl ON pl.id = n.plan_id
+    CROSS JOIN LATERAL (SELECT CASE WHEN n.subscription_id IS NOT NULL THEN n.amount_minor / pl.months END AS monthly,
+      CASE WHEN n.subscription_id IS NOT NULL THEN n.created_at + pl.d END AS covered) x
+    CROSS JOIN LATERAL tenure_analytics_payment_facts(o.status, n.status, n.created_at, n.updated_at, n.amount_minor, x.monthly, x.covered) b
     WHERE o.status <> n.status AND EXISTS (SELECT 1 FROM projects pr WHERE pr.id = n.project_id)
     GROUP BY 1, 2, 3, 4;
   END IF;

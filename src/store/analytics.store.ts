@@ -75,8 +75,12 @@ export class AnalyticsStore {
           sum(refunded_count)::bigint AS refunded_count, sum(refunded_minor)::bigint AS refunded_minor,
           sum(disputed_count)::bigint AS disputed_count, sum(disputed_minor)::bigint AS disputed_minor,
           sum(failed_count)::bigint AS failed_count, sum(mrr_minor)::text AS mrr_minor
-        FROM analytics_days
-        WHERE project_id = ${projectId} AND day < ${to}::date
+        FROM (
+          -- Each kind through its own partial index.
+          SELECT * FROM analytics_days WHERE project_id = ${projectId} AND day < ${to}::date AND folded
+          UNION ALL
+          SELECT * FROM analytics_days WHERE project_id = ${projectId} AND day < ${to}::date AND NOT folded
+        ) f
         GROUP BY 1, 2, 3`),
     );
     return rows.map((r) => ({
