@@ -62,7 +62,7 @@ interface Seeded {
  * A project with PLANS plans, each granting a role of one guild, Discord connected with a client
  * secret, an accent colour; MEMBERS members with a payment each, and MEMBER's portal link.
  */
-async function seedShop(database: Database): Promise<Seeded> {
+export async function seedShop(database: Database): Promise<Seeded> {
   const tenant = await seedTenant(database, 'The Night Owls', MEMBERS);
   const { services } = await createContainer({ config: loadConfig({}), logger: createLogger('silent'), database });
   const unwrap = <T>(r: { ok: true; value: T } | { ok: false; error: Error }): T => {
