@@ -27,6 +27,7 @@ import { payLinksRoutes } from './http/routes/pay-links/pay-links.routes.js';
 import { portalLinksRoutes } from './http/routes/portal-links/portal-links.routes.js';
 import { invoicingRoutes } from './http/routes/invoicing/invoicing.routes.js';
 import { registerPages } from './http/pages/pages.plugin.js';
+import { registerDashboard } from './http/dashboard/dashboard.plugin.js';
 import { plansRoutes } from './http/routes/plans/plans.routes.js';
 import { settingsRoutes } from './http/routes/settings/settings.routes.js';
 import { stripeEventsRoutes } from './http/routes/stripe-events/stripe-events.routes.js';
@@ -139,6 +140,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     web: { pages: services.publicPages, login: services.discordLogin, telegram: services.telegramLogin },
     discordOrigin: new URL(deps.config.access.discordApiUrl).origin,
   });
+  // The owner's dashboard (docs/dashboard.md): HTML, signed-in sessions, its own error page.
+  await registerDashboard(app, { services, publicUrl: deps.config.frontDesk.publicUrl, discordOrigin: new URL(deps.config.access.discordApiUrl).origin });
 
   // Start serving with the shared limiter connected when it can be; the insurance covers a slow Redis.
   app.addHook('onReady', () => limiter.ready());

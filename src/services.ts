@@ -25,6 +25,7 @@ import { CheckoutPolicies } from './domain/payments/checkout-policies.js';
 import { CouponsService } from './domain/payments/coupons.service.js';
 import { AdminsService } from './domain/admins/admins.service.js';
 import { DashboardAudit } from './domain/dashboard/audit.service.js';
+import { DashboardOverview } from './domain/dashboard/overview.service.js';
 import { DashboardSessions } from './domain/dashboard/sessions.service.js';
 import { DashboardMemberActions } from './domain/dashboard-members/member-actions.js';
 import { DashboardMembersService } from './domain/dashboard-members/members.service.js';
@@ -98,6 +99,8 @@ export interface Services {
   dashboardSessions: DashboardSessions;
   /** The dashboard's audit log of admin actions (docs/dashboard.md). */
   dashboardAudit: DashboardAudit;
+  /** The dashboard overview's counts (docs/dashboard.md). */
+  dashboardOverview: DashboardOverview;
   /** The dashboard's members table, its export and a member's page (docs/dashboard-members.md). */
   dashboardMembers: DashboardMembersService;
   /** A member's actions in the dashboard, through the API's own services (docs/dashboard-members.md). */
@@ -257,6 +260,7 @@ export function createServices(
     admins: new AdminsService(stores.admins),
     dashboardSessions: new DashboardSessions(stores.dashboardSessions, clock, { publicUrl }),
     dashboardAudit,
+    dashboardOverview: new DashboardOverview(stores.dashboardOverview, clock),
     dashboardMembers: new DashboardMembersService({
       table: stores.dashboardMembers,
       page: stores.dashboardMembers,

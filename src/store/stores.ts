@@ -10,6 +10,7 @@ import { BotLeasesStore } from './bot-leases.store.js';
 import { AccessStore } from './access.store.js';
 import { AdminsStore } from './admins.store.js';
 import { DashboardAuditStore } from './dashboard-audit.store.js';
+import { DashboardOverviewStore } from './dashboard-overview.store.js';
 import { DashboardSessionsStore } from './dashboard-sessions.store.js';
 import { DashboardMembersStore } from './dashboard-members.store.js';
 import { ApiKeysStore } from './api-keys.store.js';
@@ -112,6 +113,8 @@ export interface Stores {
   dashboardSessions: DashboardSessionsStore;
   /** The dashboard's audit log of admin actions (docs/dashboard.md). */
   dashboardAudit: DashboardAuditStore;
+  /** The dashboard overview's capped counts (docs/dashboard.md). */
+  dashboardOverview: DashboardOverviewStore;
   /** The dashboard's members table and member page (docs/dashboard-members.md). */
   dashboardMembers: DashboardMembersStore;
   /** Pay links: a plan bound to one member, the Checkout Session it made, its use (docs/front-desk.md). */
@@ -177,6 +180,7 @@ function storeFactories(database: Database, clock: Clock): { [K in keyof Stores]
     payLinks: (db) => new PayLinksStore(db),
     dashboardSessions: (db) => new DashboardSessionsStore(db),
     dashboardAudit: (db) => new DashboardAuditStore(db),
+    dashboardOverview: (db) => new DashboardOverviewStore(db),
     dashboardMembers: (db) => new DashboardMembersStore(db),
     portalLinks: (db) => new PortalLinksStore(db),
     invoicing: (db) => new InvoicingStore(db),
