@@ -145,6 +145,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/projects/{project_id}/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's money and growth over a period: MRR, members, churn, revenue, failed payments, refunds
+         * @description docs/analytics.md. from and to are UTC midnights (the period is [from, to), by default the 30 days ending with today); interval day (default), week (ISO, from Monday) or month; at most 731 intervals. Any key of the project. An unknown parameter is a 422.
+         */
+        get: operations["getAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/projects/{project_id}/ban/{user_id}": {
         parameters: {
             query?: never;
@@ -2390,6 +2410,342 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Unexpected error; no internals are shown (INTERNAL_ERROR) */
+            500: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (SERVICE_UNAVAILABLE) */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAnalytics: {
+        parameters: {
+            query?: {
+                /** @example 2026-01-12T10:32:27.560Z */
+                from?: string;
+                interval?: "day" | "week" | "month";
+                /** @example 2026-01-12T10:32:27.560Z */
+                to?: string;
+            };
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        data: {
+                            /**
+                             * @description ISO 8601 UTC with milliseconds
+                             * @example 2026-01-12T10:32:27.560Z
+                             */
+                            from: string;
+                            /** @enum {unknown} */
+                            interval: "day" | "week" | "month";
+                            /** @description One point per interval, oldest first */
+                            series: {
+                                /** @description Members active at the end */
+                                active_members: number;
+                                /** @description Members active at the start */
+                                active_members_at_start: number;
+                                churn_rate: number | null;
+                                churned_members: number;
+                                disputes_count: number;
+                                /**
+                                 * @description ISO 8601 UTC with milliseconds
+                                 * @example 2026-01-12T10:32:27.560Z
+                                 */
+                                end: string;
+                                failed_payments: number;
+                                /** @description MRR at the end, one entry per currency */
+                                mrr: {
+                                    /**
+                                     * @description Decimal string in the currency's unit
+                                     * @example 1249.50
+                                     */
+                                    amount: string;
+                                    /**
+                                     * @description In the currency's smallest unit
+                                     * @example 124950
+                                     */
+                                    amount_minor: number;
+                                    /** @example USD */
+                                    currency: string;
+                                }[];
+                                new_members: number;
+                                refunds_count: number;
+                                /** @description One line per currency */
+                                revenue: {
+                                    /** @example USD */
+                                    currency: string;
+                                    /** @description disputes: decimal string in the currency's unit */
+                                    disputes: string;
+                                    disputes_count: number;
+                                    /** @description disputes in the currency's smallest unit */
+                                    disputes_minor: number;
+                                    /** @description gross: decimal string in the currency's unit */
+                                    gross: string;
+                                    /** @description gross in the currency's smallest unit */
+                                    gross_minor: number;
+                                    /** @description net: decimal string in the currency's unit */
+                                    net: string;
+                                    /** @description net in the currency's smallest unit */
+                                    net_minor: number;
+                                    /** @description Payments that succeeded in the period */
+                                    payments_count: number;
+                                    /** @description refunds: decimal string in the currency's unit */
+                                    refunds: string;
+                                    refunds_count: number;
+                                    /** @description refunds in the currency's smallest unit */
+                                    refunds_minor: number;
+                                }[];
+                                /**
+                                 * @description ISO 8601 UTC with milliseconds
+                                 * @example 2026-01-12T10:32:27.560Z
+                                 */
+                                start: string;
+                            }[];
+                            /**
+                             * @description ISO 8601 UTC with milliseconds
+                             * @example 2026-01-12T10:32:27.560Z
+                             */
+                            to: string;
+                            totals: {
+                                /** @description Members active at the end */
+                                active_members: number;
+                                /** @description Members active at the start */
+                                active_members_at_start: number;
+                                churn_rate: number | null;
+                                churned_members: number;
+                                disputes_count: number;
+                                failed_payments: number;
+                                /** @description MRR at the end, one entry per currency */
+                                mrr: {
+                                    /**
+                                     * @description Decimal string in the currency's unit
+                                     * @example 1249.50
+                                     */
+                                    amount: string;
+                                    /**
+                                     * @description In the currency's smallest unit
+                                     * @example 124950
+                                     */
+                                    amount_minor: number;
+                                    /** @example USD */
+                                    currency: string;
+                                }[];
+                                mrr_by_plan: {
+                                    /**
+                                     * @description Decimal string in the currency's unit
+                                     * @example 1249.50
+                                     */
+                                    amount: string;
+                                    /**
+                                     * @description In the currency's smallest unit
+                                     * @example 124950
+                                     */
+                                    amount_minor: number;
+                                    /** @example USD */
+                                    currency: string;
+                                    plan_id: string | null;
+                                    plan_name: string | null;
+                                }[];
+                                new_members: number;
+                                refunds_count: number;
+                                /** @description One line per currency */
+                                revenue: {
+                                    /** @example USD */
+                                    currency: string;
+                                    /** @description disputes: decimal string in the currency's unit */
+                                    disputes: string;
+                                    disputes_count: number;
+                                    /** @description disputes in the currency's smallest unit */
+                                    disputes_minor: number;
+                                    /** @description gross: decimal string in the currency's unit */
+                                    gross: string;
+                                    /** @description gross in the currency's smallest unit */
+                                    gross_minor: number;
+                                    /** @description net: decimal string in the currency's unit */
+                                    net: string;
+                                    /** @description net in the currency's smallest unit */
+                                    net_minor: number;
+                                    /** @description Payments that succeeded in the period */
+                                    payments_count: number;
+                                    /** @description refunds: decimal string in the currency's unit */
+                                    refunds: string;
+                                    refunds_count: number;
+                                    /** @description refunds in the currency's smallest unit */
+                                    refunds_minor: number;
+                                }[];
+                                revenue_by_plan: {
+                                    /** @example USD */
+                                    currency: string;
+                                    /** @description disputes: decimal string in the currency's unit */
+                                    disputes: string;
+                                    disputes_count: number;
+                                    /** @description disputes in the currency's smallest unit */
+                                    disputes_minor: number;
+                                    /** @description gross: decimal string in the currency's unit */
+                                    gross: string;
+                                    /** @description gross in the currency's smallest unit */
+                                    gross_minor: number;
+                                    /** @description net: decimal string in the currency's unit */
+                                    net: string;
+                                    /** @description net in the currency's smallest unit */
+                                    net_minor: number;
+                                    /** @description Payments that succeeded in the period */
+                                    payments_count: number;
+                                    plan_id: string | null;
+                                    plan_name: string | null;
+                                    /** @description refunds: decimal string in the currency's unit */
+                                    refunds: string;
+                                    refunds_count: number;
+                                    /** @description refunds in the currency's smallest unit */
+                                    refunds_minor: number;
+                                }[];
+                            };
+                        };
+                        message: string;
+                        method: string;
+                        /** @enum {boolean} */
+                        ok: true;
+                        path: string;
+                        /** Format: uuid */
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description Malformed JSON in the request body (BAD_REQUEST) */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (UNAUTHORIZED) */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key belongs to another project (FORBIDDEN) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not application/json (UNSUPPORTED_MEDIA_TYPE) */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed (VALIDATION_ERROR): an `errors` list for a malformed instant (two entries, number form first), an `error` object otherwise */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED) or access suspended after repeated violations (ACCESS_SUSPENDED) */
