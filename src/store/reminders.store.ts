@@ -15,9 +15,9 @@ import { membershipJson, withPlanPerRow } from './memberships.store.js';
  *
  * One cursor per offset and lane (`reminder_cursors`): the last (end date, id) the scan has passed
  * in that lane, so a pass reads only the memberships whose instant fell since the last one, an
- * index range scan of `memberships_active_end_idx` (end_date, id) of active rows ending in
- * (cursor, now + offset], however long tenure was down. A lane is a fixed share of the memberships
- * (`REMINDER_LANES` of them, by the last byte of the id): the lanes of an offset are written side
+ * index range scan of active rows ending in (cursor, now + offset], however long tenure was down. A lane is a fixed share of the memberships
+ * (`REMINDER_LANES` of them, by the last byte of the id), read through its own range of
+ * `memberships_active_lane_end_idx` (lane, end_date, id): the lanes of an offset are written side
  * by side, each batch its own transaction, when many instants come at once. The cursor row is
  * locked (`FOR UPDATE SKIP LOCKED`) by the batch that advances it: another worker's pass skips that
  * lane meanwhile, and the primary key (membership, end date, offset) of `reminders` makes a second
@@ -37,7 +37,8 @@ const offsetSecondsSql = (x: SQL): SQL<number> =>
 const DEFAULT_OFFSETS = JSON.stringify(DEFAULT_SETTINGS.reminder_offsets);
 const NO_ID = '00000000-0000-0000-0000-000000000000';
 
-const laneOf = (id: SQL): SQL<number> => sql<number>`(get_byte(uuid_send(${id}), 15) % ${REMINDER_LANES})`;
+/** A membership's lane; written with the lane count inline, as `memberships_active_lane_end_idx` is, so the scan uses that index. */
+const laneOf = (id: SQL): SQL<number> => sql<number>`(get_byte(uuid_send(${id}), 15) % ${sql.raw(String(REMINDER_LANES))})`;
 
 export class RemindersStore {
   constructor(private readonly db: Db) {}

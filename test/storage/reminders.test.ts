@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AccessWorker } from '../../src/access/access.worker.js';
 import { openDatabase, rowsOf } from '../../src/database/db.js';
 import type { ConfirmationJob } from '../../src/domain/front-desk/confirmations.js';
+import { REMINDER_LANES } from '../../src/domain/lifecycle/reminder-rules.js';
 import { RemindersJob } from '../../src/domain/lifecycle/reminders.job.js';
 import { createLogger } from '../../src/logger.js';
 import { createAccessWorker, createConfirmationJob } from '../../src/platform-jobs.js';
@@ -251,5 +252,13 @@ describe(`reminders before the end (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, (
     await send();
     expect(await expiring(s.t.projectId)).toStrictEqual([]);
     expect(h.discord.dms(s.bot.id, m.user_id)).toStrictEqual([]);
+  });
+
+  it("each lane has its own range of an index whose lane expression counts REMINDER_LANES lanes, as the scan's does", async () => {
+    const index = rowsOf<{ indexdef: string }>(
+      await h.database.db.execute(sql`SELECT indexdef FROM pg_indexes WHERE indexname = 'memberships_active_lane_end_idx'`),
+    );
+    expect(index).toHaveLength(1);
+    expect(index[0]!.indexdef).toContain(`((get_byte(uuid_send(id), 15) % ${REMINDER_LANES})), end_date, id) WHERE (status = 'active'::text)`);
   });
 });

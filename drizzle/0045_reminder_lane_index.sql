@@ -1,0 +1,1 @@
+CREATE INDEX "memberships_active_lane_end_idx" ON "memberships" USING btree ((get_byte(uuid_send(id), 15) % 4),"end_date","id") WHERE status = 'active';
