@@ -170,7 +170,8 @@ function storeFactories(database: Database, clock: Clock): { [K in keyof Stores]
     telegramReconcile: (db) => new TelegramReconcileStore(db),
     merchantAccounts: (db) => new MerchantAccountsStore(db),
     payments: (db) => new PaymentsStore(db),
-    exports: (db) => new ExportsStore(db),
+    // Exports stream COPY over a connection of their own from the pool (PostgreSQL).
+    exports: (db) => new ExportsStore(db, database),
     analytics: (db) => new AnalyticsStore(db),
     paymentReversals: (db) => new PaymentReversalsStore(db),
     paidMemberships: (db) => new PaidMembershipsStore(db),

@@ -1,13 +1,15 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
+import { EXPORT_FORMATS, type ExportFormat } from '../../../domain/exports/export-format.js';
+import type { ExportBody } from '../../../domain/exports/exports.service.js';
 
 /**
- * The body of an export (docs/memberships.md, "Export"): CSV or NDJSON, written batch by batch as
- * the client reads, so memory stays at about one batch however many rows there are.
+ * The body of an export (docs/memberships.md, "Export"): CSV or NDJSON, the database's bytes passed
+ * on, or written batch by batch, as the client reads, so memory stays at about a batch (or a few
+ * socket buffers) however many rows there are.
  */
 
-export const EXPORT_FORMATS = ['csv', 'ndjson'] as const;
-export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+export { EXPORT_FORMATS, type ExportFormat };
 
 const CONTENT_TYPES: Record<ExportFormat, string> = {
   csv: 'text/csv; charset=utf-8; header=present',
@@ -36,6 +38,16 @@ export function csvField(value: Cell): string {
 }
 
 const csvLine = (cells: readonly Cell[]) => `${cells.map(csvField).join(',')}\r\n`;
+
+/** The whole export as text, one chunk at a time; the first is read by the caller. */
+async function* chunks<T>(first: IteratorResult<T>, rest: AsyncIterator<T>): AsyncGenerator<T> {
+  try {
+    for (let chunk = first; !chunk.done; chunk = await rest.next()) yield chunk.value;
+  } finally {
+    // The client went away or the statement failed: stop it (a COPY's connection is closed).
+    await rest.return?.();
+  }
+}
 
 /** The lines of the whole export, one string per batch; the first batch is read by the caller. */
 async function* lines<T>(first: IteratorResult<T[]>, rest: AsyncIterator<T[]>, header: string, line: (row: T) => string): AsyncGenerator<string> {
@@ -66,25 +78,37 @@ export interface ExportOptions<T> {
   format: ExportFormat;
   /** The file's name without its extension. */
   name: string;
-  batches: AsyncGenerator<T[]>;
+  body: ExportBody<T>;
   csv: CsvColumns<T>;
   /** One NDJSON line without its newline: the list's serializer of an item. */
   json(row: T): string;
 }
 
-/**
- * Sends an export. The first batch is read before anything is sent, so a failure then (the database
- * unreachable) is an ordinary error response. A failure after the headers went out cannot change the
- * status any more: the stream is destroyed, Fastify destroys the connection, and the client sees a
- * response cut short (no final chunk), never a file that looks complete.
- */
-export async function sendExport<T>(reply: FastifyReply, options: ExportOptions<T>): Promise<FastifyReply> {
-  const { format, batches, csv } = options;
-  const first = await batches.next();
+/** The response body: the database's bytes, or the rows written as `format`'s lines. */
+async function bodyOf<T>(options: ExportOptions<T>): Promise<Readable> {
+  const { format, body, csv } = options;
+  if ('bytes' in body) {
+    const rest = body.bytes[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+    const first = await rest.next();
+    return Readable.from(chunks(first, rest), { objectMode: false });
+  }
+  const first = await body.rows.next();
   const header = format === 'csv' ? csvLine(csv.names) : '';
   const line = format === 'csv' ? (row: T) => csvLine(csv.cells(row)) : (row: T) => `${options.json(row)}\n`;
   // objectMode off: the buffer is counted in bytes, so no further batch is read while one waits.
-  const body = Readable.from(lines(first, batches, header, line), { objectMode: false, highWaterMark: 64 * 1024 });
+  return Readable.from(lines(first, body.rows, header, line), { objectMode: false, highWaterMark: 64 * 1024 });
+}
+
+/**
+ * Sends an export. Its first chunk (or batch) is read before anything is sent, so a failure then
+ * (the database unreachable, the statement refused) is an ordinary error response. A failure after
+ * the headers went out cannot change the status any more: the stream is destroyed, Fastify
+ * destroys the connection, and the client sees a response cut short (no final chunk), never a
+ * file that looks complete.
+ */
+export async function sendExport<T>(reply: FastifyReply, options: ExportOptions<T>): Promise<FastifyReply> {
+  const { format } = options;
+  const body = await bodyOf(options);
   return reply
     .code(200)
     .header('content-type', CONTENT_TYPES[format])

@@ -38,12 +38,12 @@ const PAYMENT_CSV: CsvColumns<PaymentView> = {
  */
 export const exportsRoutes: FastifyPluginAsyncTypebox<{ exports: ExportsService }> = async (app, { exports }) => {
   app.get('/v2/projects/:project_id/memberships/export', { schema: exportMembershipsSchema }, async (request, reply) => {
-    const { format, ...query } = request.query;
+    const { format = 'csv', ...query } = request.query;
     const projectId = request.params.project_id;
     return sendExport(reply, {
-      format: format ?? 'csv',
+      format,
       name: `memberships-${projectId}`,
-      batches: exports.memberships(projectId, membershipFilterOf(query)),
+      body: await exports.memberships(projectId, membershipFilterOf(query), format),
       csv: MEMBERSHIP_CSV,
       // The list's own serializer of an item: the same fields, in the same order.
       json: itemSerializer<MembershipView>(reply, Membership),
@@ -51,12 +51,12 @@ export const exportsRoutes: FastifyPluginAsyncTypebox<{ exports: ExportsService 
   });
 
   app.get('/v2/projects/:project_id/payments/export', { schema: exportPaymentsSchema }, async (request, reply) => {
-    const { format, ...query } = request.query;
+    const { format = 'csv', ...query } = request.query;
     const projectId = request.params.project_id;
     return sendExport(reply, {
-      format: format ?? 'csv',
+      format,
       name: `payments-${projectId}`,
-      batches: exports.payments(projectId, paymentFilterOf(query)),
+      body: await exports.payments(projectId, paymentFilterOf(query), format),
       csv: PAYMENT_CSV,
       json: itemSerializer<PaymentView>(reply, Payment),
     });
