@@ -17,6 +17,11 @@ export class AdminsService {
     return this.store.list(projectId, page);
   }
 
+  /** One admin of the project; null when the user is not one. */
+  get(projectId: string, userId: string): Promise<AdminView | null> {
+    return this.store.get(projectId, userId);
+  }
+
   /** The grantable permission strings: the catalogue and `all`. */
   permissions(): readonly string[] {
     return GRANTABLE;

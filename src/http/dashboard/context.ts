@@ -85,14 +85,14 @@ export function projectPath(context: DashboardContext, projectId: string, path =
  * Renders `template` (a file in src/http/dashboard/templates/, its first line
  * `<% layout('./layout', it) %>`) inside the layout: the navigation with `section` marked, the
  * signed-in actor, the sign-out button, and the notice named by `?notice=` when `notices` has it.
- * `data.title` is the page's <title> and heading. Never cached. Templates get `it.csrf` (a token for
+ * `data.title` is the page's <title> and heading; `data.httpStatus` the status (default 200). Never cached. Templates get `it.csrf` (a token for
  * their forms), `it.can(permission)`, `it.path(suffix)` (a path in this project's dashboard),
  * `it.base` and `it.actor`.
  */
 export function dashboardPage(
   reply: FastifyReply,
   template: string,
-  data: { title: string; section: Section; notices?: Record<string, string>; status?: number } & Record<string, unknown>,
+  data: { title: string; section: Section; notices?: Record<string, string>; httpStatus?: number } & Record<string, unknown>,
 ) {
   const request = reply.request;
   const actor = actorOf(request);
@@ -100,7 +100,7 @@ export function dashboardPage(
   const noticeKey = (request.query as Record<string, unknown> | undefined)?.notice;
   const notice = typeof noticeKey === 'string' && data.notices && Object.hasOwn(data.notices, noticeKey) ? data.notices[noticeKey] : null;
   return reply
-    .code(data.status ?? 200)
+    .code(data.httpStatus ?? 200)
     .header('cache-control', 'no-store')
     .type('text/html; charset=utf-8')
     .view(template, {

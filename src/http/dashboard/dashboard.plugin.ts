@@ -11,7 +11,9 @@ import type { Services } from '../../services.js';
 import { toAppError } from '../errors.js';
 import { messagePage, PermissionDenied, type DashboardDeps } from './context.js';
 import { directivesOf } from './csp.js';
+import { adminsPages } from './admins.pages.js';
 import { overviewPages } from './overview.pages.js';
+import { sessionsPages } from './sessions.pages.js';
 import { SESSION_COOKIE, signInPages } from './sign-in.pages.js';
 
 /**
@@ -52,6 +54,8 @@ const signedIn: FastifyPluginAsync<DashboardDeps> = async (app, deps) => {
   });
   // One line per page module.
   await app.register(overviewPages, deps);
+  await app.register(adminsPages, deps);
+  await app.register(sessionsPages, deps);
 };
 
 export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app, options) => {
