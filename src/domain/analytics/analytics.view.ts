@@ -40,7 +40,7 @@ export interface Figures {
   active_members: number;
   new_members: number;
   churned_members: number;
-  /** churned_members / the members active at the start; null when none were. */
+  /** churned_members / (active_members_at_start + new_members), Stripe's subscriber churn rate; null when both are 0. */
   churn_rate: number | null;
   mrr: Money[];
   revenue: RevenueLine[];
@@ -122,7 +122,8 @@ function bump<T>(map: Map<string, T>, key: string, empty: () => T): T {
 
 const byCurrency = <T>(map: Map<string, T>) => [...map.entries()].filter(([c]) => c !== '').sort(([a], [b]) => a.localeCompare(b));
 const rounded = (x: number) => Math.round(x);
-const rate = (churned: number, atStart: number) => (atStart > 0 ? Math.round((churned / atStart) * 1e6) / 1e6 : null);
+/** Stripe's subscriber churn rate: churned / (active at the start + new in the period); null when both are 0. */
+const rate = (churned: number, atStart: number, added: number) => (atStart + added > 0 ? Math.round((churned / (atStart + added)) * 1e6) / 1e6 : null);
 
 export function buildView(period: Period, sums: readonly FactSums[], planNames: ReadonlyMap<string, string>): AnalyticsView {
   // Running state: members and MRR booked up to the current point.
@@ -169,7 +170,7 @@ export function buildView(period: Period, sums: readonly FactSums[], planNames: 
       active_members: active,
       new_members: started,
       churned_members: ended,
-      churn_rate: rate(ended, before),
+      churn_rate: rate(ended, before, started),
       mrr: byCurrency(mrr).map(([c, v]) => money(c, rounded(v))).filter((m) => m.amount_minor !== 0),
       revenue: lines.map(([c, r]) => revenueLine(c, r)),
       failed_payments: lines.reduce((n, [, r]) => n + r.failed, 0),
@@ -189,7 +190,7 @@ export function buildView(period: Period, sums: readonly FactSums[], planNames: 
       active_members: active,
       new_members: newMembers,
       churned_members: churned,
-      churn_rate: rate(churned, activeAtStart),
+      churn_rate: rate(churned, activeAtStart, newMembers),
       mrr: byCurrency(mrr).map(([c, v]) => money(c, rounded(v))).filter((m) => m.amount_minor !== 0),
       mrr_by_plan: [...mrrByPlan.entries()]
         .map(([key, v]) => ({ key: split(key), v: rounded(v) }))

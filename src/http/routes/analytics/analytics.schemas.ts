@@ -33,7 +33,7 @@ const Figures = {
   active_members: Type.Integer({ description: 'Members active at the end' }),
   new_members: Type.Integer(),
   churned_members: Type.Integer(),
-  churn_rate: Nullable(Type.Number({ description: 'churned_members / active_members_at_start; null when that is 0' })),
+  churn_rate: Nullable(Type.Number({ description: 'churned_members / (active_members_at_start + new_members), as Stripe counts subscriber churn; null when both are 0' })),
   mrr: Type.Array(Type.Object(Money), { description: 'MRR at the end, one entry per currency' }),
   revenue: Type.Array(Type.Object(RevenueLine), { description: 'One line per currency' }),
   failed_payments: Type.Integer(),
