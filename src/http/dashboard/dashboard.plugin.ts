@@ -13,6 +13,8 @@ import { messagePage, PermissionDenied, type DashboardDeps } from './context.js'
 import { directivesOf } from './csp.js';
 import { adminsPages } from './admins.pages.js';
 import { overviewPages } from './overview.pages.js';
+import { plansPages } from './plans.pages.js';
+import { targetsPages } from './plans-targets.pages.js';
 import { sessionsPages } from './sessions.pages.js';
 import { SESSION_COOKIE, signInPages } from './sign-in.pages.js';
 
@@ -54,6 +56,8 @@ const signedIn: FastifyPluginAsync<DashboardDeps> = async (app, deps) => {
   });
   // One line per page module.
   await app.register(overviewPages, deps);
+  await app.register(plansPages, deps);
+  await app.register(targetsPages, deps);
   await app.register(adminsPages, deps);
   await app.register(sessionsPages, deps);
 };

@@ -1,0 +1,128 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { isUuid } from '../../domain/ids.js';
+import { ON_EXPIRY_BY_KIND } from '../../domain/targets/target-rules.js';
+import type { TargetView } from '../../domain/targets/target.view.js';
+import { createTargetSchema, updateTargetSchema } from '../routes/targets/targets.schemas.js';
+import { audit, dashboardPage, messagePage, projectPath, requirePermission, seeOther, type DashboardDeps } from './context.js';
+import { field, schemaProblem } from './plans-form.js';
+
+/**
+ * Targets on the plans page (docs/dashboard-settings.md): the list's rows and the create form's
+ * body (the route is in plans.pages.ts, which re-renders the list), and a target's own page:
+ * rename, enable or disable, what losing access does, retrying after an error (`plans:update`),
+ * deleting after a confirmation page (`plans:delete`); through TargetsService as the v2 API does.
+ */
+
+const hidden = { config: { public: true }, schema: { hide: true } };
+type TargetParams = { Params: { project_id: string; target_id: string } };
+
+export interface TargetForm {
+  name: string;
+  platform: string;
+  kind: string;
+  externalId: string;
+  parentId: string;
+}
+
+export const emptyTargetForm: TargetForm = { name: '', platform: 'discord', kind: 'role', externalId: '', parentId: '' };
+
+export const targetFormOf = (body: unknown): TargetForm => ({
+  name: field(body, 'target_name'),
+  platform: field(body, 'platform'),
+  kind: field(body, 'kind'),
+  externalId: field(body, 'external_id'),
+  parentId: field(body, 'parent_target_id').toLowerCase(),
+});
+
+/** The API's create body of the form, or the API's 422 message. */
+export function targetBody(form: TargetForm): { body: Record<string, unknown> } | { problem: string } {
+  const body = { target_name: form.name, platform: form.platform, kind: form.kind, external_id: form.externalId, parent_target_id: form.parentId || null };
+  const problem = schemaProblem(createTargetSchema.body, body);
+  return problem ? { problem } : { body };
+}
+
+/** A target as the tables show it. */
+export const targetRows = (targets: readonly TargetView[]) =>
+  targets.map((t) => ({
+    id: t.target_id,
+    name: t.target_name,
+    platform: t.platform,
+    kind: t.kind,
+    externalId: t.external_id,
+    enabled: t.is_enabled,
+    plans: t.plan_count,
+    members: t.participant_count,
+    healthy: t.health === 'ok',
+    error: t.health_error ? `${t.health_error.message} (${t.health_error.code})` : null,
+  }));
+
+export const targetsPages: FastifyPluginAsync<DashboardDeps> = async (app, { services, context }) => {
+  const targets = services.targets;
+
+  const targetOf = async (request: FastifyRequest<TargetParams>, reply: FastifyReply): Promise<TargetView | null> => {
+    const projectId = request.dashboardActor!.projectId;
+    const found = isUuid(request.params.target_id) ? await targets.get(projectId, request.params.target_id.toLowerCase()) : null;
+    if (found?.ok) return found.value;
+    await messagePage(reply, 404, { title: 'Target not found', lines: ['This target does not exist (any more). Nothing was changed.'], action: { href: projectPath(context, projectId, '/plans'), label: 'Back to the plans' } });
+    return null;
+  };
+
+  const editPage = (reply: FastifyReply, target: TargetView, extra: { status?: number; error?: string; form?: { name: string; enabled: boolean; onExpiry: string } } = {}) =>
+    dashboardPage(reply, 'target-edit', {
+      title: `Target ${target.target_name}`,
+      section: 'plans',
+      notices: { 'target-updated': 'Target saved.' },
+      httpStatus: extra.status ?? 200,
+      error: extra.error ?? null,
+      target: targetRows([target])[0],
+      form: extra.form ?? { name: target.target_name, enabled: target.is_enabled, onExpiry: target.on_expiry },
+      onExpiryChoices: ON_EXPIRY_BY_KIND[target.platform][target.kind] ?? ['none'],
+    });
+
+  app.get<TargetParams>('/dashboard/:project_id/targets/:target_id', hidden, async (request, reply) => {
+    requirePermission(request, 'plans:read');
+    const target = await targetOf(request, reply);
+    return target ? editPage(reply, target) : reply;
+  });
+
+  app.post<TargetParams>('/dashboard/:project_id/targets/:target_id/update', { ...hidden, preHandler: app.csrfProtection }, async (request, reply) => {
+    const actor = requirePermission(request, 'plans:update');
+    const target = await targetOf(request, reply);
+    if (!target) return reply;
+    const form = { name: field(request.body, 'target_name'), enabled: field(request.body, 'is_enabled') === 'on', onExpiry: field(request.body, 'on_expiry') };
+    // Every field is sent: a save with nothing changed still retries an unhealthy target, as a PATCH does.
+    const change = { target_name: form.name, is_enabled: form.enabled, on_expiry: form.onExpiry };
+    const problem = schemaProblem(updateTargetSchema.body, change);
+    if (problem) return editPage(reply, target, { status: 422, error: problem, form });
+    const updated = await targets.updateOne(actor.projectId, target.target_id, change as Parameters<typeof targets.updateOne>[2]);
+    if (!updated.ok) return editPage(reply, target, { status: updated.error.status, error: updated.error.message, form });
+    await audit(request, 'target.update', target.target_id, { ...change, was_unhealthy: target.health === 'unhealthy' });
+    return seeOther(reply, `/targets/${target.target_id}`, 'target-updated');
+  });
+
+  app.get<TargetParams>('/dashboard/:project_id/targets/:target_id/delete', hidden, async (request, reply) => {
+    const actor = requirePermission(request, 'plans:delete');
+    const target = await targetOf(request, reply);
+    if (!target) return reply;
+    return dashboardPage(reply, 'confirm', {
+      title: `Delete the target ${target.target_name}?`,
+      section: 'plans',
+      lines: [`Every plan that grants it stops granting it (${target.plan_count} now), and members lose what it gave them as its on_expiry says (${target.on_expiry}). Memberships are untouched.`],
+      action: projectPath(context, actor.projectId, `/targets/${target.target_id}/delete`),
+      confirmLabel: 'Yes, delete the target',
+      back: projectPath(context, actor.projectId, `/targets/${target.target_id}`),
+      backLabel: 'No, keep it',
+      danger: true,
+    });
+  });
+
+  app.post<TargetParams>('/dashboard/:project_id/targets/:target_id/delete', { ...hidden, preHandler: app.csrfProtection }, async (request, reply) => {
+    const actor = requirePermission(request, 'plans:delete');
+    const target = await targetOf(request, reply);
+    if (!target) return reply;
+    const deleted = await targets.delete(actor.projectId, target.target_id);
+    if (!deleted.ok) return editPage(reply, target, { status: deleted.error.status, error: deleted.error.message });
+    await audit(request, 'target.delete', target.target_id, { name: target.target_name, platform: target.platform, external_id: target.external_id });
+    return seeOther(reply, '/plans', 'target-deleted');
+  });
+};
