@@ -32,27 +32,35 @@ GROUP BY 1, 2, 3;
 -- Each existing payment booked as the payments trigger books one recorded in its present status:
 -- gross on its created_at, a reversal on its updated_at, a failure on its created_at, and a
 -- subscription's payment in MRR over the period it paid for (less what a reversal took back).
+-- Payments are first counted and summed per plan, status and days (g), so the division to a
+-- month's amount is done per group, not per payment.
 INSERT INTO "analytics_days" ("project_id", "day", "plan_key", "currency", "gross_count", "gross_minor", "refunded_count", "refunded_minor",
   "disputed_count", "disputed_minor", "failed_count", "mrr_minor")
-SELECT x.project_id, (v.ts AT TIME ZONE 'UTC')::date, coalesce(x.plan_id, '00000000-0000-0000-0000-000000000000'), x.currency,
+WITH pl AS MATERIALIZED (
+  SELECT id, duration::interval AS d, nullif(extract(year FROM duration::interval) * 12 + extract(month FROM duration::interval)
+    + (extract(day FROM duration::interval) + extract(hour FROM duration::interval) / 24) / 30.4375, 0) AS months
+  FROM plans
+), g AS (
+  SELECT p.project_id, p.plan_id, p.currency, p.status,
+    p.subscription_id IS NOT NULL AND pl.months IS NOT NULL AS recurring, pl.months,
+    (p.created_at AT TIME ZONE 'UTC')::date AS cday, (greatest(p.created_at, p.updated_at) AT TIME ZONE 'UTC')::date AS uday,
+    ((p.created_at + pl.d) AT TIME ZONE 'UTC')::date AS covday, coalesce(greatest(p.created_at, p.updated_at) < p.created_at + pl.d, false) AS early,
+    count(*)::int AS n, sum(p.amount_minor)::bigint AS amount
+  FROM payments p LEFT JOIN pl ON pl.id = p.plan_id
+  GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+)
+SELECT g.project_id, v.day, coalesce(g.plan_id, '00000000-0000-0000-0000-000000000000'), g.currency,
   sum(v.gc), sum(v.gm), sum(v.rc), sum(v.rm), sum(v.dc), sum(v.dm), sum(v.fc), sum(v.mrr)
-FROM (
-  SELECT p.*, p.status IN ('succeeded', 'refunded', 'disputed') AS paid,
-    CASE WHEN p.subscription_id IS NOT NULL THEN p.created_at + pl.duration::interval END AS covered,
-    CASE WHEN p.subscription_id IS NOT NULL THEN p.amount_minor::numeric / nullif(
-      extract(year FROM pl.duration::interval) * 12 + extract(month FROM pl.duration::interval)
-      + (extract(day FROM pl.duration::interval) + extract(hour FROM pl.duration::interval) / 24) / 30.4375, 0) END AS monthly
-  FROM payments p LEFT JOIN plans pl ON pl.id = p.plan_id
-) x
+FROM g
 CROSS JOIN LATERAL (VALUES
-  (x.paid, x.created_at, 1, x.amount_minor, 0, 0::bigint, 0, 0::bigint, 0, 0::numeric),
-  (x.paid AND x.monthly IS NOT NULL, x.created_at, 0, 0::bigint, 0, 0::bigint, 0, 0::bigint, 0, x.monthly),
-  (x.paid AND x.monthly IS NOT NULL, x.covered, 0, 0::bigint, 0, 0::bigint, 0, 0::bigint, 0, -x.monthly),
-  (x.status = 'refunded', x.updated_at, 0, 0::bigint, 1, x.amount_minor, 0, 0::bigint, 0, 0::numeric),
-  (x.status = 'disputed', x.updated_at, 0, 0::bigint, 0, 0::bigint, 1, x.amount_minor, 0, 0::numeric),
-  (x.status IN ('refunded', 'disputed') AND x.monthly IS NOT NULL AND greatest(x.created_at, x.updated_at) < x.covered, greatest(x.created_at, x.updated_at), 0, 0::bigint, 0, 0::bigint, 0, 0::bigint, 0, -x.monthly),
-  (x.status IN ('refunded', 'disputed') AND x.monthly IS NOT NULL AND greatest(x.created_at, x.updated_at) < x.covered, x.covered, 0, 0::bigint, 0, 0::bigint, 0, 0::bigint, 0, x.monthly),
-  (x.status = 'failed', x.created_at, 0, 0::bigint, 0, 0::bigint, 0, 0::bigint, 1, 0::numeric)
-) AS v(yes, ts, gc, gm, rc, rm, dc, dm, fc, mrr)
+  (g.status IN ('succeeded', 'refunded', 'disputed'), g.cday, g.n, g.amount, 0, 0::bigint, 0, 0::bigint, 0, 0::numeric),
+  (g.status IN ('succeeded', 'refunded', 'disputed') AND g.recurring, g.cday, 0, 0::bigint, 0, 0::bigint, 0, 0::bigint, 0, g.amount / g.months),
+  (g.status IN ('succeeded', 'refunded', 'disputed') AND g.recurring, g.covday, 0, 0::bigint, 0, 0::bigint, 0, 0::bigint, 0, -(g.amount / g.months)),
+  (g.status = 'refunded', g.uday, 0, 0::bigint, g.n, g.amount, 0, 0::bigint, 0, 0::numeric),
+  (g.status = 'disputed', g.uday, 0, 0::bigint, 0, 0::bigint, g.n, g.amount, 0, 0::numeric),
+  (g.status IN ('refunded', 'disputed') AND g.recurring AND g.early, g.uday, 0, 0::bigint, 0, 0::bigint, 0, 0::bigint, 0, -(g.amount / g.months)),
+  (g.status IN ('refunded', 'disputed') AND g.recurring AND g.early, g.covday, 0, 0::bigint, 0, 0::bigint, 0, 0::bigint, 0, g.amount / g.months),
+  (g.status = 'failed', g.cday, 0, 0::bigint, 0, 0::bigint, 0, 0::bigint, g.n, 0::numeric)
+) AS v(yes, day, gc, gm, rc, rm, dc, dm, fc, mrr)
 WHERE v.yes
 GROUP BY 1, 2, 3, 4;

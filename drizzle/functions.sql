@@ -1,4 +1,4 @@
--- revision: 16
+-- revision: 17
 --
 -- Every function and trigger of the database, as they are now: the one place to read and change
 -- them. `database.migrate()` applies this file after the migrations of this folder, under the same
@@ -358,7 +358,8 @@ BEGIN
       sum(b.disputed_count), sum(b.disputed_minor), sum(b.failed_count), sum(b.mrr_minor)
     FROM new_rows n
     LEFT JOIN (
-      SELECT id, duration::interval AS d, tenure_analytics_months(duration) AS months FROM plans WHERE id IN (SELECT plan_id FROM new_rows)
+      -- OFFSET 0: worked out here, once per plan, not pulled up into the join and worked out per row.
+      SELECT id, duration::interval AS d, tenure_analytics_months(duration) AS months FROM plans WHERE id IN (SELECT plan_id FROM new_rows) OFFSET 0
     ) pl ON pl.id = n.plan_id
     CROSS JOIN LATERAL (SELECT CASE WHEN n.subscription_id IS NOT NULL THEN n.amount_minor / pl.months END AS monthly,
       CASE WHEN n.subscription_id IS NOT NULL THEN n.created_at + pl.d END AS covered) x
@@ -372,7 +373,8 @@ BEGIN
       sum(b.disputed_count), sum(b.disputed_minor), sum(b.failed_count), sum(b.mrr_minor)
     FROM old_rows o JOIN new_rows n ON n.id = o.id
     LEFT JOIN (
-      SELECT id, duration::interval AS d, tenure_analytics_months(duration) AS months FROM plans WHERE id IN (SELECT plan_id FROM new_rows)
+      -- OFFSET 0: worked out here, once per plan, not pulled up into the join and worked out per row.
+      SELECT id, duration::interval AS d, tenure_analytics_months(duration) AS months FROM plans WHERE id IN (SELECT plan_id FROM new_rows) OFFSET 0
     ) pl ON pl.id = n.plan_id
     CROSS JOIN LATERAL (SELECT CASE WHEN n.subscription_id IS NOT NULL THEN n.amount_minor / pl.months END AS monthly,
       CASE WHEN n.subscription_id IS NOT NULL THEN n.created_at + pl.d END AS covered) x
