@@ -27,6 +27,7 @@ import { AdminsService } from './domain/admins/admins.service.js';
 import { DashboardAudit } from './domain/dashboard/audit.service.js';
 import { DashboardOverview } from './domain/dashboard/overview.service.js';
 import { DashboardSessions } from './domain/dashboard/sessions.service.js';
+import { DashboardSignIn } from './domain/dashboard/sign-in.service.js';
 import { DashboardMemberActions } from './domain/dashboard-members/member-actions.js';
 import { DashboardMembersService } from './domain/dashboard-members/members.service.js';
 import { MerchantAccountsService } from './domain/payments/merchant-accounts.service.js';
@@ -97,6 +98,8 @@ export interface Services {
   admins: AdminsService;
   /** The dashboard's sessions and one-time sign-in links (docs/dashboard.md). */
   dashboardSessions: DashboardSessions;
+  /** An admin's sign-in to the dashboard with Discord or Telegram (docs/dashboard.md). */
+  dashboardSignIn: DashboardSignIn;
   /** The dashboard's audit log of admin actions (docs/dashboard.md). */
   dashboardAudit: DashboardAudit;
   /** The dashboard overview's counts (docs/dashboard.md). */
@@ -211,6 +214,7 @@ export function createServices(
   const memberships = new MembershipsService(stores.memberships, clock, transactor, stores.bulkExtend);
   const payments = new PaymentsService(stores.payments);
   const dashboardAudit = new DashboardAudit(stores.dashboardAudit, clock);
+  const dashboardSessions = new DashboardSessions(stores.dashboardSessions, clock, { publicUrl });
   return {
     auth,
     projects,
@@ -258,7 +262,10 @@ export function createServices(
     analytics: new AnalyticsService(stores.analytics, clock),
     coupons: new CouponsService(stores.coupons, clock),
     admins: new AdminsService(stores.admins),
-    dashboardSessions: new DashboardSessions(stores.dashboardSessions, clock, { publicUrl }),
+    dashboardSessions,
+    dashboardSignIn: new DashboardSignIn(stores.dashboardSessions, stores.web, dashboardSessions, discordOAuth(config.access.discordApiUrl), checkTelegramLogin, secretBox, clock, {
+      publicUrl: publicUrl.replace(/\/+$/, ''),
+    }),
     dashboardAudit,
     dashboardOverview: new DashboardOverview(stores.dashboardOverview, clock),
     dashboardMembers: new DashboardMembersService({

@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
+import { addBot, discordPath } from './bots.js';
 import type { Harness, Tenant } from './harness.js';
 
 /**
@@ -61,4 +63,15 @@ export async function linkPath(h: Harness, t: Tenant, userId: string | null = nu
   const link = await h.services.dashboardSessions.createLink(t.projectId, userId);
   if (!link.ok) throw link.error;
   return new URL(link.value.url).pathname;
+}
+
+/** A project whose Discord application takes dashboard sign-ins (the bot connected with its client secret, the dashboard's callback registered). */
+export async function dashboardDiscord(h: Harness, t: Tenant): Promise<void> {
+  const bot = addBot(h.discord);
+  const clientSecret = randomBytes(24).toString('base64url');
+  const res = await t.request({ method: 'PUT', url: discordPath(t), payload: { bot_token: bot.token, client_secret: clientSecret } });
+  expect(res.statusCode, res.body).toBe(200);
+  h.discord.oauth.registerApplication(bot.id, clientSecret, [`${h.config.frontDesk.publicUrl.replace(/\/+$/, '')}/dashboard/discord/callback`]);
+  h.discord.oauth.nextLogin = {};
+  h.discord.oauth.refuseExchanges = false;
 }

@@ -16,6 +16,7 @@ import { overviewPages } from './overview.pages.js';
 import { plansPages } from './plans.pages.js';
 import { targetsPages } from './plans-targets.pages.js';
 import { sessionsPages } from './sessions.pages.js';
+import { signInAccountsPages } from './sign-in-accounts.pages.js';
 import { SESSION_COOKIE, signInPages } from './sign-in.pages.js';
 
 /**
@@ -113,6 +114,7 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
     reply.header('content-type', 'text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(STYLESHEET),
   );
   await app.register(signInPages, deps);
+  await app.register(signInAccountsPages, deps);
   await app.register(signedIn, deps);
   // An address under /dashboard that is no page: the dashboard's own 404 page, not the API's envelope.
   await app.register(

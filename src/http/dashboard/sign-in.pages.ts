@@ -1,6 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { LinkRefusal } from '../../domain/dashboard/dashboard.types.js';
-import { isUuid } from '../../domain/ids.js';
 import { messagePage, type DashboardContext, type DashboardDeps } from './context.js';
 
 /**
@@ -62,22 +61,5 @@ export const signInPages: FastifyPluginAsync<DashboardDeps> = async (app, { serv
     const spent = await sessions.spendLink(request.params.token, request.headers['user-agent']);
     if (spent.kind === 'refused') return refused(reply, spent.reason);
     return enterDashboard(reply, context, spent.projectId, spent.token);
-  });
-
-  app.get<{ Params: { project_id: string } }>('/dashboard/:project_id/sign-in', hidden, async (request, reply) => {
-    const projectId = request.params.project_id.toLowerCase();
-    const project = isUuid(projectId) ? await services.projects.get(projectId) : null;
-    if (!project) return messagePage(reply, 404, { title: 'No such dashboard', lines: ['There is no project at this address. Check that you opened all of the link.'] });
-    const signedOut = (request.query as Record<string, unknown>).signed_out === '1';
-    return reply.code(200).header('cache-control', 'no-store').type('text/html; charset=utf-8').view('sign-in', {
-      title: `Sign in to ${project.name}`,
-      base: context.base,
-      projectName: project.name,
-      projectId,
-      notice: signedOut ? 'You are signed out.' : null,
-      discord: null,
-      telegram: null,
-      csrf: reply.generateCsrf(),
-    });
   });
 };
