@@ -42,6 +42,8 @@ export const SECTIONS = [
   { key: 'members', label: 'Members', path: '/members' },
   { key: 'plans', label: 'Plans', path: '/plans' },
   { key: 'integrations', label: 'Integrations', path: '/integrations' },
+  { key: 'webhooks', label: 'Webhooks', path: '/webhooks' },
+  { key: 'messages', label: 'Messages', path: '/messages' },
   { key: 'money', label: 'Money', path: '/money' },
   { key: 'admins', label: 'Admins', path: '/admins' },
   { key: 'sessions', label: 'Sessions', path: '/sessions' },

@@ -15,6 +15,8 @@ import { adminsPages } from './admins.pages.js';
 import { overviewPages } from './overview.pages.js';
 import { plansPages } from './plans.pages.js';
 import { targetsPages } from './plans-targets.pages.js';
+import { messagesPages } from './messages.pages.js';
+import { webhooksPages } from './webhooks.pages.js';
 import { sessionsPages } from './sessions.pages.js';
 import { signInAccountsPages } from './sign-in-accounts.pages.js';
 import { SESSION_COOKIE, signInPages } from './sign-in.pages.js';
@@ -59,6 +61,8 @@ const signedIn: FastifyPluginAsync<DashboardDeps> = async (app, deps) => {
   await app.register(overviewPages, deps);
   await app.register(plansPages, deps);
   await app.register(targetsPages, deps);
+  await app.register(webhooksPages, deps);
+  await app.register(messagesPages, deps);
   await app.register(adminsPages, deps);
   await app.register(sessionsPages, deps);
 };
