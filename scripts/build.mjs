@@ -18,7 +18,7 @@ const entryPoints = readdirSync(src, { recursive: true, encoding: 'utf8' })
 
 // The member pages' templates and stylesheet (src/http/pages/) are read beside their module, so
 // they go to the same place under dist/.
-const ASSETS = ['.eta', '.css'];
+const ASSETS = ['.eta', '.css', '.js']; // .js: scripts the dashboard serves as they are (src/http/dashboard/assets/)
 for (const f of readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((f) => ASSETS.includes(path.extname(f)))) {
   const to = path.join(root, 'dist', f);
   mkdirSync(path.dirname(to), { recursive: true });

@@ -18,6 +18,7 @@ import { targetsPages } from './plans-targets.pages.js';
 import { messagesPages } from './messages.pages.js';
 import { webhooksPages } from './webhooks.pages.js';
 import { sessionsPages } from './sessions.pages.js';
+import { moneyAssets, moneyPages } from './money.pages.js';
 import { signInAccountsPages } from './sign-in-accounts.pages.js';
 import { SESSION_COOKIE, signInPages } from './sign-in.pages.js';
 
@@ -65,6 +66,7 @@ const signedIn: FastifyPluginAsync<DashboardDeps> = async (app, deps) => {
   await app.register(messagesPages, deps);
   await app.register(adminsPages, deps);
   await app.register(sessionsPages, deps);
+  await app.register(moneyPages, deps);
 };
 
 export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app, options) => {
@@ -117,6 +119,7 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
   app.get('/dashboard/assets/dashboard.css', hidden, async (_request, reply) =>
     reply.header('content-type', 'text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(STYLESHEET),
   );
+  await app.register(moneyAssets);
   await app.register(signInPages, deps);
   await app.register(signInAccountsPages, deps);
   await app.register(signedIn, deps);
