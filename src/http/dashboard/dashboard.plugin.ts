@@ -11,6 +11,8 @@ import type { Services } from '../../services.js';
 import { toAppError } from '../errors.js';
 import { messagePage, PermissionDenied, type DashboardDeps } from './context.js';
 import { directivesOf } from './csp.js';
+import { memberPages } from './member.pages.js';
+import { membersPages } from './members.pages.js';
 import { adminsPages } from './admins.pages.js';
 import { overviewPages } from './overview.pages.js';
 import { plansPages } from './plans.pages.js';
@@ -64,6 +66,8 @@ const signedIn: FastifyPluginAsync<DashboardDeps> = async (app, deps) => {
   await app.register(targetsPages, deps);
   await app.register(webhooksPages, deps);
   await app.register(messagesPages, deps);
+  await app.register(membersPages, deps);
+  await app.register(memberPages, deps);
   await app.register(adminsPages, deps);
   await app.register(sessionsPages, deps);
   await app.register(moneyPages, deps);

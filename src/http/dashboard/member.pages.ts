@@ -5,6 +5,7 @@ import type { Actor } from '../../domain/dashboard/actor.js';
 import type { Result } from '../../domain/errors.js';
 import { dashboardPage, requirePermission, seeOther, type DashboardDeps } from './context.js';
 import { memberPageView } from './member-view.js';
+import { when } from './members-view.js';
 
 /**
  * A member's page (`/dashboard/{project_id}/members/{user_id}`, docs/dashboard-members.md) and its
@@ -118,6 +119,6 @@ export const memberPages: FastifyPluginAsync<DashboardDeps> = async (app, { serv
   }
 
   function linkPage(reply: FastifyReply, userId: string, done: Done) {
-    return dashboardPage(reply, 'member-link', { title: done.link!.label, section: 'members', said: done.notice, link: done.link, back: `/members/${userId}` });
+    return dashboardPage(reply, 'member-link', { title: done.link!.label, section: 'members', said: done.notice, link: { ...done.link!, expiresAt: when(done.link!.expiresAt) }, back: `/members/${userId}` });
   }
 };
