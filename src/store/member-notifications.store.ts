@@ -21,6 +21,14 @@ interface Row {
 export class MemberNotificationsStore {
   constructor(private readonly db: Db) {}
 
+  /** Members the bot cannot reach (docs/front-desk.md, "Members the bot cannot reach"), counted by platform and reason. */
+  async unreachableCounts(projectId: string): Promise<{ platform: string; reason: string; count: number }[]> {
+    const result = await this.db.execute(sql`
+      SELECT platform, reason, count(*)::int AS count FROM unreachable_members
+      WHERE project_id = ${projectId} GROUP BY platform, reason ORDER BY platform, reason`);
+    return rowsOf<{ platform: string; reason: string; count: number }>(result);
+  }
+
   /** One page of the member's messages, newest first (ties by id); null when the project has not seen the member. */
   async list(projectId: string, userId: string, page: { limit: number; offset: number }): Promise<{ items: NotificationView[]; total: number } | null> {
     const result = await this.db.execute(sql`

@@ -4,7 +4,7 @@ import type { NotificationView } from './notification.view.js';
 import type { Page } from './users.service.js';
 
 /** The statement of MemberNotificationsStore this uses (a narrow port). */
-export type MemberNotificationsStatements = Pick<MemberNotificationsStore, 'list'>;
+export type MemberNotificationsStatements = Pick<MemberNotificationsStore, 'list' | 'unreachableCounts'>;
 
 /** What each member was sent (docs/lifecycle.md, "What each member was sent"). */
 export class MemberNotificationsService {
@@ -13,5 +13,10 @@ export class MemberNotificationsService {
   async list(projectId: string, userId: string, page: Page): Promise<Result<{ items: NotificationView[]; total: number }>> {
     const found = await this.store.list(projectId, userId, page);
     return found ? ok(found) : fail('NOT_FOUND', 'User not found');
+  }
+
+  /** How many members the bot could not reach, by platform and reason (`dm_closed`, `bot_blocked`, `no_conversation`). */
+  unreachable(projectId: string): Promise<{ platform: string; reason: string; count: number }[]> {
+    return this.store.unreachableCounts(projectId);
   }
 }
