@@ -1,4 +1,6 @@
+import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { rowsOf } from '../../src/database/db.js';
 import { createAdmin } from '../support/admins.js';
 import { DashboardBrowser, linkPath } from '../support/dashboard.js';
 import { useHarness } from '../support/harness.js';
@@ -75,6 +77,41 @@ describe('dashboard sign-in with a link', () => {
     expect(res.statusCode).toBe(403);
     expect(res.body).toContain('Please try again');
     expect((await b.get(path)).statusCode).toBe(200);
+  });
+
+  it('an expired link, a garbled one, and a link of an admin removed since: a clear page, no session', async () => {
+    const t = await h.tenant();
+    const b = new DashboardBrowser(h);
+    const expired = await linkPath(h, t);
+    await h.database.db.execute(sql`UPDATE dashboard_links SET expires_at = now() - interval '1 second' WHERE project_id = ${t.projectId}`);
+    const page = await b.get(expired);
+    expect(page.statusCode).toBe(410);
+    expect(page.body).toContain('This sign-in link has expired');
+    expect(page.body).toContain('Nothing was changed.');
+    const garbled = await b.get(`${expired.slice(0, -3)}xyz`);
+    expect(garbled.statusCode).toBe(404);
+    expect(garbled.body).toContain('This sign-in link is not valid');
+    const admin = await createAdmin(t, ['admins:read']);
+    const removedLater = await linkPath(h, t, admin.user_id);
+    await b.get(removedLater);
+    await t.request({ method: 'DELETE', url: `${t.base}/admins/${admin.user_id}` });
+    const refused = await b.post(removedLater);
+    expect(refused.statusCode).toBe(403);
+    expect(refused.body).toContain('This account is no longer an admin');
+    const sessions = rowsOf(await h.database.db.execute(sql`SELECT 1 FROM dashboard_sessions WHERE project_id = ${t.projectId}`));
+    expect(sessions).toStrictEqual([]);
+  });
+
+  it('an admin removed while signed in is sent to the sign-in page at their next request', async () => {
+    const t = await h.tenant();
+    const admin = await createAdmin(t, ['admins:read']);
+    const b = new DashboardBrowser(h);
+    await b.signIn(t, admin.user_id);
+    expect((await b.get(`/dashboard/${t.projectId}/admins`)).statusCode).toBe(200);
+    await t.request({ method: 'DELETE', url: `${t.base}/admins/${admin.user_id}` });
+    const after = await b.get(`/dashboard/${t.projectId}/admins`);
+    expect(after.statusCode).toBe(303);
+    expect(after.headers.location).toBe(`/dashboard/${t.projectId}/sign-in`);
   });
 
   it("an admin's link signs them in under their name", async () => {
