@@ -72,7 +72,6 @@ export const memberPages: FastifyPluginAsync<DashboardDeps> = async (app, { serv
       title: status === 404 ? 'No such member' : 'That did not work',
       section: 'members',
       httpStatus: status,
-      status,
       lines: [message.endsWith('.') ? message : `${message}.`, status === 404 ? 'Check the address, or find the member in the table.' : 'Nothing was changed.'],
       back: USER_ID.test(userId) && status !== 404 ? `/members/${userId}` : '/members',
     });

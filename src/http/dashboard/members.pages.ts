@@ -49,7 +49,7 @@ export const membersPages: FastifyPluginAsync<DashboardDeps> = async (app, { ser
     const parsed = parseMemberQuery(request.query);
     const base = { title: 'Members', section: 'members' as const, plans, statuses: STATUS_CHOICES, sorts: SORT_CHOICES };
     if (!parsed.ok) {
-      return dashboardPage(reply, 'members', { ...base, httpStatus: 422, status: 422, error: parsed.error.message, form: { ...raw, q: raw.q ?? '' }, views: viewLinks(raw.view), table: null });
+      return dashboardPage(reply, 'members', { ...base, httpStatus: 422, error: parsed.error.message, form: { ...raw, q: raw.q ?? '' }, views: viewLinks(raw.view), table: null });
     }
     const q = parsed.value;
     const page = await services.dashboardMembers.table(actor, q);
