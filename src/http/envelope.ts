@@ -22,6 +22,8 @@ export interface Success<T> {
   total?: number;
   /** The page a list was cut to, for lists whose original shows it (users: docs/api-keys-settings-users.md). */
   page?: { limit: number; offset: number };
+  /** On a cursor page (docs/idempotency-and-lists.md, "Cursor pages"): the next page's cursor, null on the last. */
+  next_cursor?: string | null;
   message: string;
   data: T;
 }
@@ -35,6 +37,7 @@ export function sendSuccess<T>(reply: FastifyReply, status: number, body: Succes
     code: status,
     ...(body.total === undefined ? {} : { total: body.total }),
     ...(body.page === undefined ? {} : { limit: body.page.limit, offset: body.page.offset }),
+    ...(body.next_cursor === undefined ? {} : { next_cursor: body.next_cursor }),
     message: body.message,
     data: body.data,
   };

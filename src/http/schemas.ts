@@ -73,6 +73,23 @@ export function Envelope<T extends TSchema>(data: T, withTotal = false) {
   });
 }
 
+/**
+ * A list that pages by offset or by cursor (docs/idempotency-and-lists.md, "Cursor pages"): `total`
+ * on an offset page, as every list; `next_cursor` instead of it on a page asked for with `cursor`.
+ */
+export function CursorListEnvelope<T extends TSchema>(data: T) {
+  return Type.Object({
+    ok: Type.Literal(true),
+    ...head,
+    total: Type.Optional(Type.Integer({ description: 'Every match, on a page asked for by offset (no cursor); absent on a cursor page' })),
+    next_cursor: Type.Optional(
+      Type.Union([Type.String(), Type.Null()], { description: 'On a cursor page: the cursor of the next page, null on the last; absent on an offset page' }),
+    ),
+    message: Type.String(),
+    data,
+  });
+}
+
 /** A list envelope that also reports the page: `total`, `limit` and `offset` (docs/api-keys-settings-users.md, "Users"). */
 export function PagedEnvelope<T extends TSchema>(data: T) {
   return Type.Object({

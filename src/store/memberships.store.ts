@@ -4,6 +4,7 @@ import { systemClock, type Clock } from '../domain/clock.js';
 import type { MembershipView } from '../domain/memberships/membership.view.js';
 import { statusAt } from './rule-twins.js';
 import { membershipWhere, SORTS, type MembershipFilter } from './membership-queries.js';
+import { afterListKey, keyText, pageOf, type ListKey } from './keyset.js';
 import { rowsOf, type Db } from '../database/db.js';
 import { insertEvent } from './outbox.js';
 import { preparedStatement } from '../database/prepared.js';
@@ -254,6 +255,26 @@ export class MembershipsStore {
       items: rowsOf<{ membership: MembershipView }>(page).map((r) => r.membership),
       total: rowsOf<{ total: number }>(count)[0]?.total ?? 0,
     };
+  }
+
+  /**
+   * A cursor page (docs/idempotency-and-lists.md, "Cursor pages"): the memberships after `after`
+   * in the list's order, without the count of all matches, and where the next page starts (null
+   * on the last page). The same indexes as `list`, entered at the key.
+   */
+  async listAfter(projectId: string, filter: Omit<MembershipFilter, 'offset'>, after: ListKey | null): Promise<{ items: MembershipView[]; next: ListKey | null }> {
+    const now = this.clock.now();
+    const [column, direction] = SORTS[filter.sort ?? '-created_at'];
+    const order = sql.raw(`${column} ${direction}, id ${direction}`);
+    const result = await this.db.execute(sql`
+      SELECT ${membershipJson('full_row', now)} AS item, ${keyText(sql.raw(`full_row.${column}`))} AS k, full_row.id FROM (
+        SELECT m.*, p.name AS plan_name, p.duration AS plan_duration, u.first_name AS user_first_name, u.username AS user_username
+        FROM (SELECT * FROM memberships m WHERE ${membershipWhere(projectId, filter, now)} AND ${afterListKey('m', column, direction, after)}
+              ORDER BY ${order} LIMIT ${filter.limit + 1}) m
+        LEFT JOIN plans p ON p.id = m.plan_id
+        LEFT JOIN users u ON u.project_id = m.project_id AND u.user_id = m.user_id) full_row
+      ORDER BY ${order}`);
+    return pageOf(rowsOf<{ k: string; id: string; item: MembershipView }>(result), filter.limit);
   }
 
   /** Deletes a membership with its `membership.deleted` event; false when there was none. */

@@ -6,6 +6,7 @@ import type { PaymentView } from '../domain/payments/payment.view.js';
 import { rowsOf, type Db } from '../database/db.js';
 import { insertEvent } from './outbox.js';
 import { at, iso } from '../database/sql.js';
+import { afterListKey, keyText, pageOf, type ListKey } from './keyset.js';
 
 /**
  * Payments (docs/payments.md): what a checkout reads of the project, the payments as the API
@@ -71,6 +72,15 @@ export class PaymentsStore implements PaymentStatements {
       this.db.execute(sql`SELECT count(*)::int AS total FROM payments p WHERE ${where}`),
     ]);
     return { items: rowsOf<{ payment: PaymentView }>(page).map((r) => r.payment), total: rowsOf<{ total: number }>(count)[0]?.total ?? 0 };
+  }
+
+  /** A cursor page of the list (docs/idempotency-and-lists.md, "Cursor pages"): after `after`, no total. */
+  async listAfter(projectId: string, filter: PaymentFilter & { limit: number }, after: ListKey | null): Promise<{ items: PaymentView[]; next: ListKey | null }> {
+    const result = await this.db.execute(sql`
+      SELECT ${paymentJson('p')} AS item, ${keyText(sql.raw('p.created_at'))} AS k, p.id FROM payments p
+      WHERE ${paymentWhere(projectId, filter)} AND ${afterListKey('p', 'created_at', 'DESC', after)}
+      ORDER BY p.created_at DESC, p.id DESC LIMIT ${filter.limit + 1}`);
+    return pageOf(rowsOf<{ k: string; id: string; item: PaymentView }>(result), filter.limit);
   }
 
   /** The status guard lets one event do it when two race. */

@@ -8724,6 +8724,8 @@ export interface operations {
     getMemberships: {
         parameters: {
             query?: {
+                /** @description Page by cursor: empty for the first page, then the previous answer's next_cursor. The answer then has next_cursor (null on the last page) and no total */
+                cursor?: string;
                 /** @example 2026-01-12T10:32:27.560Z */
                 ends_after?: string;
                 /** @example 2026-01-12T10:32:27.560Z */
@@ -8791,12 +8793,15 @@ export interface operations {
                         }[];
                         message: string;
                         method: string;
+                        /** @description On a cursor page: the cursor of the next page, null on the last; absent on an offset page */
+                        next_cursor?: string | null;
                         /** @enum {boolean} */
                         ok: true;
                         path: string;
                         /** Format: uuid */
                         request_id: string;
-                        total: number;
+                        /** @description Every match, on a page asked for by offset (no cursor); absent on a cursor page */
+                        total?: number;
                     };
                 };
             };
@@ -11350,6 +11355,8 @@ export interface operations {
                 created_after?: string;
                 /** @example 2026-01-12T10:32:27.560Z */
                 created_before?: string;
+                /** @description Page by cursor: empty for the first page, then the previous answer's next_cursor. The answer then has next_cursor (null on the last page) and no total */
+                cursor?: string;
                 limit?: number;
                 offset?: number;
                 status?: "succeeded" | "refunded" | "disputed" | "failed";
@@ -11418,12 +11425,15 @@ export interface operations {
                         }[];
                         message: string;
                         method: string;
+                        /** @description On a cursor page: the cursor of the next page, null on the last; absent on an offset page */
+                        next_cursor?: string | null;
                         /** @enum {boolean} */
                         ok: true;
                         path: string;
                         /** Format: uuid */
                         request_id: string;
-                        total: number;
+                        /** @description Every match, on a page asked for by offset (no cursor); absent on a cursor page */
+                        total?: number;
                     };
                 };
             };

@@ -71,6 +71,7 @@ const noMemberships: MembershipStatements = {
   create: () => Promise.reject(new Error('not used')),
   get: () => Promise.reject(new Error('not used')),
   list: () => Promise.reject(new Error('not used')),
+  listAfter: () => Promise.reject(new Error('not used')),
   delete: () => Promise.reject(new Error('not used')),
   planExists: () => Promise.reject(new Error('not used')),
 };

@@ -1,4 +1,5 @@
 import type { MembershipsStore } from '../../store/memberships.store.js';
+import type { ListKey } from '../../store/keyset.js';
 import type { MembershipFilter } from '../../store/membership-queries.js';
 import type { Clock } from '../clock.js';
 import { AppError, fail, ok, type Result } from '../errors.js';
@@ -26,7 +27,7 @@ export const BULK_EXTEND_STALE_MS = 30_000;
 const BULK_EXTEND_KEEP_MS = 7 * 86_400_000;
 
 /** The statements of one membership the service runs, each one statement with its event. */
-export type MembershipStatements = Pick<MembershipsStore, 'extendOne' | 'create' | 'get' | 'list' | 'delete' | 'planExists'>;
+export type MembershipStatements = Pick<MembershipsStore, 'extendOne' | 'create' | 'get' | 'list' | 'listAfter' | 'delete' | 'planExists'>;
 
 /** The stores a bulk extend's transaction uses. */
 export interface BulkExtendStores {
@@ -161,6 +162,11 @@ export class MembershipsService {
 
   list(projectId: string, filter: MembershipFilter) {
     return this.store.list(projectId, filter);
+  }
+
+  /** A cursor page: the memberships after `after` (null: from the start), without a total. */
+  listAfter(projectId: string, filter: Omit<MembershipFilter, 'offset'>, after: ListKey | null) {
+    return this.store.listAfter(projectId, filter, after);
   }
 
   async delete(projectId: string, membershipId: string): Promise<Result<null>> {

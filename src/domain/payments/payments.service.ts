@@ -1,8 +1,9 @@
+import type { ListKey } from '../../store/keyset.js';
 import type { PaymentFilter, PaymentsStore } from '../../store/payments.store.js';
 import type { PaymentView } from './payment.view.js';
 
 /** What listing payments reads. */
-export type PaymentsReader = Pick<PaymentsStore, 'list'>;
+export type PaymentsReader = Pick<PaymentsStore, 'list' | 'listAfter'>;
 
 export const PAYMENT_STATUSES = ['succeeded', 'refunded', 'disputed', 'failed'] as const;
 
@@ -12,5 +13,10 @@ export class PaymentsService {
 
   list(projectId: string, filter: PaymentFilter & { limit: number; offset: number }): Promise<{ items: PaymentView[]; total: number }> {
     return this.store.list(projectId, filter);
+  }
+
+  /** A cursor page: the payments after `after` (null: from the start), without a total. */
+  listAfter(projectId: string, filter: PaymentFilter & { limit: number }, after: ListKey | null): Promise<{ items: PaymentView[]; next: ListKey | null }> {
+    return this.store.listAfter(projectId, filter, after);
   }
 }

@@ -4,6 +4,7 @@ import type { MembershipsService } from '../../../domain/memberships/memberships
 import { AppError } from '../../../domain/errors.js';
 import type { MembershipExportFilter } from '../../../store/exports.store.js';
 import type { MembershipQueryStatus, MembershipSort } from '../../../store/membership-queries.js';
+import { decodeCursor, encodeCursor } from '../../cursor.js';
 import { sendSuccess } from '../../envelope.js';
 import { queryInstant } from '../../schemas.js';
 import { unwrap } from '../../result.js';
@@ -66,8 +67,17 @@ export const membershipsRoutes: FastifyPluginAsyncTypebox<{ memberships: Members
   });
 
   app.get(base, { schema: listMembershipsSchema }, async (request, reply) => {
-    const { limit, offset, ...query } = request.query;
-    const page = await memberships.list(request.params.project_id, { ...membershipFilterOf(query), limit, offset });
+    const { limit, offset, cursor, ...query } = request.query;
+    const projectId = request.params.project_id;
+    const filter = membershipFilterOf(query);
+    if (cursor !== undefined) {
+      // A cursor page (docs/idempotency-and-lists.md, "Cursor pages"): no total, the next cursor.
+      if (offset !== 0) throw new AppError('VALIDATION_ERROR', 'offset cannot be combined with cursor: page by one or the other');
+      const scope = { list: 'memberships', projectId, query };
+      const page = await memberships.listAfter(projectId, { ...filter, limit }, decodeCursor(scope, cursor));
+      return sendSuccess(reply, 200, { next_cursor: encodeCursor(scope, page.next), message: 'All memberships retrieved successfully', data: page.items });
+    }
+    const page = await memberships.list(projectId, { ...filter, limit, offset });
     return sendSuccess(reply, 200, { total: page.total, message: 'All memberships retrieved successfully', data: page.items });
   });
 

@@ -1,6 +1,7 @@
 import Type from 'typebox';
 import { MEMBERSHIP_QUERY_STATUSES, MEMBERSHIP_SORTS } from '../../../store/membership-queries.js';
-import { Envelope, errorResponses, Instant, InstantString, Page, ProjectParams, QueryInstant, UserId, Uuid } from '../../schemas.js';
+import { CursorParam } from '../../cursor.js';
+import { CursorListEnvelope, Envelope, errorResponses, Instant, InstantString, Page, ProjectParams, QueryInstant, UserId, Uuid } from '../../schemas.js';
 
 export const Membership = Type.Object({
   membership_id: Type.String({ format: 'uuid' }),
@@ -73,8 +74,8 @@ export const listMembershipsSchema = {
   summary: 'List memberships, newest first unless sorted; filtered by user, status, plan or end date',
   description: 'docs/memberships.md, "Listing and filtering". Every parameter is optional; an unknown one is a 422.',
   params: ProjectParams,
-  querystring: Type.Object({ ...membershipFilters(), ...Page() }),
-  response: { 200: Envelope(Type.Array(Membership), true), ...errorResponses(422) },
+  querystring: Type.Object({ ...membershipFilters(), ...Page(), cursor: CursorParam }),
+  response: { 200: CursorListEnvelope(Type.Array(Membership)), ...errorResponses(422) },
 };
 
 /** The filters and order of `GET /memberships`, which its export takes too. */

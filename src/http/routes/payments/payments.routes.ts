@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { PaymentsService } from '../../../domain/payments/payments.service.js';
 import { AppError } from '../../../domain/errors.js';
 import type { PaymentFilter } from '../../../store/payments.store.js';
+import { decodeCursor, encodeCursor } from '../../cursor.js';
 import { sendSuccess } from '../../envelope.js';
 import { queryInstant } from '../../schemas.js';
 import { listPaymentsSchema } from './payments.schemas.js';
@@ -23,8 +24,17 @@ export function paymentFilterOf(query: { user_id?: string; status?: string; crea
 
 export const paymentsRoutes: FastifyPluginAsyncTypebox<{ payments: PaymentsService }> = async (app, { payments }) => {
   app.get('/v2/projects/:project_id/payments', { schema: listPaymentsSchema }, async (request, reply) => {
-    const { limit, offset, ...query } = request.query;
-    const page = await payments.list(request.params.project_id, { ...paymentFilterOf(query), limit, offset });
+    const { limit, offset, cursor, ...query } = request.query;
+    const projectId = request.params.project_id;
+    const filter = paymentFilterOf(query);
+    if (cursor !== undefined) {
+      // A cursor page (docs/idempotency-and-lists.md, "Cursor pages"): no total, the next cursor.
+      if (offset !== 0) throw new AppError('VALIDATION_ERROR', 'offset cannot be combined with cursor: page by one or the other');
+      const scope = { list: 'payments', projectId, query };
+      const page = await payments.listAfter(projectId, { ...filter, limit }, decodeCursor(scope, cursor));
+      return sendSuccess(reply, 200, { next_cursor: encodeCursor(scope, page.next), message: 'Payments retrieved successfully', data: page.items });
+    }
+    const page = await payments.list(projectId, { ...filter, limit, offset });
     return sendSuccess(reply, 200, { total: page.total, message: 'Payments retrieved successfully', data: page.items });
   });
 };

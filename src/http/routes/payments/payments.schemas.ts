@@ -1,6 +1,7 @@
 import Type from 'typebox';
 import { PAYMENT_STATUSES } from '../../../domain/payments/payments.service.js';
-import { Envelope, errorResponses, InstantString, Page, ProjectParams, QueryInstant, UserId } from '../../schemas.js';
+import { CursorParam } from '../../cursor.js';
+import { CursorListEnvelope, errorResponses, InstantString, Page, ProjectParams, QueryInstant, UserId } from '../../schemas.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
@@ -26,8 +27,8 @@ export const Payment = Type.Object({
 export const listPaymentsSchema = {
   summary: "List the project's payments, newest first",
   params: ProjectParams,
-  querystring: Type.Object({ ...Page(), ...paymentFilters() }),
-  response: { 200: Envelope(Type.Array(Payment), true), ...errorResponses(422) },
+  querystring: Type.Object({ ...Page(), ...paymentFilters(), cursor: CursorParam }),
+  response: { 200: CursorListEnvelope(Type.Array(Payment)), ...errorResponses(422) },
 };
 
 /** The filters of `GET /payments`, which its export takes too. */
