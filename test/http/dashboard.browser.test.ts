@@ -46,10 +46,11 @@ async function signedIn(ctx: { skip(note?: string): never }, t: Tenant, userId: 
 describe('the dashboard core, in a browser', () => {
   it('owner: overview, admins (add, change), sessions (revoke), audit', { timeout: 240_000 }, async (ctx) => {
     const t = await served.h.tenant();
+    await served.h.database.db.execute(sql`UPDATE projects SET name = 'Night Owls' WHERE id = ${t.projectId}`);
     const grace = await seedUser(t, { first_name: 'Grace' });
     const helper = await createAdmin(t, ['memberships:read'], { first_name: 'Hal' });
     const { context, page } = await signedIn(ctx, t, null, true);
-    expect(await heading(page)).toContain('test ');
+    expect(await heading(page)).toBe('Night Owls');
     expect(await main(page)).toContain('Active members');
     await check(page, '02-overview');
 
@@ -123,6 +124,7 @@ describe('the dashboard core, in a browser', () => {
   it('an admin signs in with Discord (the fake Discord)', { timeout: 120_000 }, async (ctx) => {
     const browser = needBrowser(served.launched, ctx);
     const t = await served.h.tenant();
+    await served.h.database.db.execute(sql`UPDATE projects SET name = 'Night Owls' WHERE id = ${t.projectId}`);
     await dashboardDiscord(served.h, t);
     const admin = await createAdmin(t, ['plans:read'], { first_name: 'Dee' });
     served.h.discord.oauth.nextLogin = { userId: admin.user_id };
