@@ -83,6 +83,8 @@ export const EnvSchema = z.object({
   DATA_DIR: z.string().min(1).default('./data'),
   // A data-directory lock whose holder stopped refreshing it (a killed process) is taken over after this.
   TENURE_DATA_DIR_LOCK_STALE_SECONDS: int(10, 2, 600),
+  // The embedded database's page cache: resident from the start, so it is memory the process always holds.
+  TENURE_EMBEDDED_CACHE_MB: int(16, 1, 1024),
   DATABASE_URL: postgresUrl.optional(),
   DATABASE_POOL_SIZE: int(10, 1, 1000),
   REDIS_URL: redisUrl.optional(),

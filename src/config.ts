@@ -12,7 +12,7 @@ export interface Config {
   /** `trustProxy`: false, a hop count, or the trusted proxies' addresses and ranges (TRUST_PROXY). */
   http: { port: number; host: string; trustProxy: false | number | string[] };
   storage:
-    | { kind: 'pglite'; dataDir: string; lockStaleMs: number }
+    | { kind: 'pglite'; dataDir: string; lockStaleMs: number; cacheMb: number }
     | { kind: 'postgres'; url: string; poolSize: number; dataDir: string };
   redisUrl: string | undefined;
   log: { level: string };
@@ -168,7 +168,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     http: { port: e.PORT, host: e.HOST, trustProxy: e.TRUST_PROXY },
     storage: e.DATABASE_URL
       ? { kind: 'postgres', url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE, dataDir: e.DATA_DIR }
-      : { kind: 'pglite', dataDir: e.DATA_DIR, lockStaleMs: e.TENURE_DATA_DIR_LOCK_STALE_SECONDS * 1000 },
+      : { kind: 'pglite', dataDir: e.DATA_DIR, lockStaleMs: e.TENURE_DATA_DIR_LOCK_STALE_SECONDS * 1000, cacheMb: e.TENURE_EMBEDDED_CACHE_MB },
     redisUrl: e.REDIS_URL,
     log: { level: e.LOG_LEVEL },
     rateLimit: {
@@ -254,7 +254,7 @@ export function defaultPublicUrl(host: string, port: number): string {
 export function storageOf(config: Config): StorageOptions {
   return config.storage.kind === 'postgres'
     ? { kind: 'postgres', url: config.storage.url, poolSize: config.storage.poolSize }
-    : { kind: 'pglite', dataDir: config.storage.dataDir, lockStaleMs: config.storage.lockStaleMs };
+    : { kind: 'pglite', dataDir: config.storage.dataDir, lockStaleMs: config.storage.lockStaleMs, cacheMb: config.storage.cacheMb };
 }
 
 /**

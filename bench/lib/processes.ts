@@ -12,6 +12,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 export interface Server {
   name: string;
   url: string;
+  /** The server process's id (bench/lib/memory.ts reads its /proc). */
+  pid: number;
   /** CPU seconds (user + system) the server process has used so far; NaN where /proc is missing. */
   cpuSeconds(): number;
   /** The server process's resident memory now and its peak so far (VmRSS, VmHWM), in MiB; NaN where /proc is missing. */
@@ -73,7 +75,7 @@ export async function startServer(name: string, args: string[], env: Record<stri
       await sleep(100);
     }
   }
-  return { name, url, cpuSeconds: () => cpuSecondsOf(child.pid!), memoryMiB: () => memoryOf(child.pid!), logTail: () => tail(logFile), stop: () => stopChild(child, exited) };
+  return { name, url, pid: child.pid!, cpuSeconds: () => cpuSecondsOf(child.pid!), memoryMiB: () => memoryOf(child.pid!), logTail: () => tail(logFile), stop: () => stopChild(child, exited) };
 }
 
 /** SIGTERM (both servers close their database and release a PGlite lock on it), then SIGKILL. */

@@ -15,6 +15,7 @@ import * as schema from '../store/schema.js';
 import { reportingOnce, survivingConnectionLoss } from './connection-loss.js';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
 import { encloseDataDir, tightenDataDir } from './data-dir-modes.js';
+import { createApart, embeddedOptions } from './embedded-start.js';
 import { applyDefinitions, DEFINITIONS_FILE, definitionsPending, readDefinitions } from './definitions.js';
 import { EmbeddedNotifications, PostgresNotifications, type Notifications } from './notifications.js';
 import { wakingDb, Wakeups } from './wakeups.js';
@@ -23,7 +24,14 @@ import { wakingDb, Wakeups } from './wakeups.js';
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 
 export type StorageOptions =
-  | { kind: 'pglite'; dataDir: string; /** A lock not refreshed for this long is taken over (default 10 s). */ lockStaleMs?: number }
+  | {
+      kind: 'pglite';
+      dataDir: string;
+      /** A lock not refreshed for this long is taken over (default 10 s). */
+      lockStaleMs?: number;
+      /** The embedded database's page cache, in MiB (default EMBEDDED_CACHE_MB). */
+      cacheMb?: number;
+    }
   | { kind: 'pglite-memory'; /** A dump (from `dumpDataDir`) to start from, e.g. an already-migrated database. */ seed?: Blob }
   | { kind: 'postgres'; url: string; poolSize: number };
 
@@ -78,9 +86,12 @@ export async function openDatabase(storage: StorageOptions, options: OpenOptions
       await encloseDataDir(storage.dataDir, logger);
       const lock = await acquireDataDirLock(storage.dataDir, { ...options, staleMs: storage.lockStaleMs });
       try {
-        const client = await PGlite.create(path.join(storage.dataDir, 'pglite'));
+        const pgDir = path.join(storage.dataDir, 'pglite');
+        await createApart(pgDir);
+        const open = async () => PGlite.create(pgDir, await embeddedOptions(storage.cacheMb));
+        const client = await open();
         await tightenDataDir(storage.dataDir, logger);
-        return openPglite(client, lock, logger);
+        return openPglite(client, lock, logger, open);
       } catch (err) {
         await lock.release();
         throw err;
@@ -97,13 +108,22 @@ export function pgliteDatabase(client: PGlite, options: OpenOptions = {}): Datab
   return openPglite(client, null, options.logger ?? silent);
 }
 
-function openPglite(client: PGlite, lock: DataDirLock | null, logger: Pick<Logger, 'warn'>): Database {
-  const db = drizzlePglite({ client, schema }) as unknown as Db;
+/**
+ * `reopen` (a data directory): after migrations were applied, the instance is closed and opened
+ * again. A WebAssembly memory only grows: what the migrations made it grow to would otherwise stay
+ * with the process for good; a fresh instance starts at its initial size.
+ */
+function openPglite(first: PGlite, lock: DataDirLock | null, logger: Pick<Logger, 'warn'>, reopen?: () => Promise<PGlite>): Database {
+  let client = first;
+  let db = drizzlePglite({ client, schema }) as unknown as Db;
   // One process holds the database: wake-ups stay in it.
   const wakeups = new Wakeups((err) => logger.warn({ err }, 'wake-up failed'));
-  let notifications: Notifications | null = null;
+  let waking = wakingDb(db, (topics) => wakeups.written(topics));
+  let notifications: EmbeddedNotifications | null = null;
   return {
-    db: wakingDb(db, (topics) => wakeups.written(topics)),
+    get db() {
+      return waking;
+    },
     kind: 'pglite',
     url: null,
     wakeups,
@@ -112,8 +132,16 @@ function openPglite(client: PGlite, lock: DataDirLock | null, logger: Pick<Logge
     },
     // One process holds the data directory (the lock), so no migration lock is needed.
     async migrate() {
+      const pending = reopen !== undefined && (await pendingMigrations(db)).length > 0;
       await migratePglite(drizzlePglite({ client, schema }), { migrationsFolder });
       await applyDefinitions(db, readDefinitions(migrationsFolder));
+      if (!pending) return;
+      await notifications?.close();
+      notifications = null;
+      await client.close();
+      client = await reopen();
+      db = drizzlePglite({ client, schema }) as unknown as Db;
+      waking = wakingDb(db, (topics) => wakeups.written(topics));
     },
     migrationsApplied: () => migrationsApplied(db),
     dump: () => client.dumpDataDir('none'),
