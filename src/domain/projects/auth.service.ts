@@ -27,6 +27,12 @@ const verdictOf = (key: ApiKeyRecord): Result<Principal> =>
   key.revokedAt ? fail('UNAUTHORIZED', 'Invalid or revoked API key') : ok({ keyId: key.id, projectId: key.projectId, scope: key.scope });
 
 /**
+ * Keys the cache holds at most, least recently used dropped first: a flood of distinct valid keys
+ * costs at most this many records in memory (docs/operations.md, "Bounds").
+ */
+export const KEY_CACHE_ENTRIES = 10_000;
+
+/**
  * Resolves bearer tokens to keys. Found keys are cached for `cacheTtlMs` so the hot path does not
  * pay a database round trip per request; `invalidate` drops a key at once (revocation). Unknown
  * hashes are not cached: guessing is throttled by the per-IP limit instead of filling memory.
@@ -43,7 +49,12 @@ export class AuthService {
     private readonly store: KeyLookupStatements,
     cacheTtlMs: number,
   ) {
-    this.cache = cacheTtlMs > 0 ? new LRUCache({ max: 10_000, ttl: cacheTtlMs }) : null;
+    this.cache = cacheTtlMs > 0 ? new LRUCache({ max: KEY_CACHE_ENTRIES, ttl: cacheTtlMs }) : null;
+  }
+
+  /** Keys in the cache now (at most KEY_CACHE_ENTRIES). */
+  get cachedKeys(): number {
+    return this.cache?.size ?? 0;
   }
 
   /**
