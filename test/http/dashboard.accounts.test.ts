@@ -47,6 +47,8 @@ describe('dashboard sign-in with Discord', () => {
     expect(done.headers.location).toBe(`/dashboard/${t.projectId}`);
     expect((await b.get(`/dashboard/${t.projectId}`)).body).toContain(`Signed in as <strong>Lin (${admin.user_id})</strong>`);
     expect(await sessionsOf(h, t.projectId)).toStrictEqual([{ user_id: admin.user_id, method: 'discord' }]);
+    const audit = await h.services.dashboardAudit.list(t.projectId, { limit: 5, offset: 0 });
+    expect(audit.items).toMatchObject([{ action: 'session.sign-in', actorUserId: admin.user_id, details: { method: 'discord' } }]);
 
     // The same answer again (its state cookie is gone, so: not this browser's), and from another browser.
     expect((await b.get(callback)).statusCode).toBe(400);

@@ -43,7 +43,8 @@ describe('dashboard admins, sessions and audit pages', () => {
 
     const audit = await b.get(`/dashboard/${t.projectId}/audit`);
     const actions = [...audit.body.matchAll(/<code>([a-z.-]+)<\/code>/g)].map((m) => m[1]);
-    expect(actions).toStrictEqual(['admin.remove', 'admin.update', 'admin.add']);
+    expect(actions).toStrictEqual(['admin.remove', 'admin.update', 'admin.add', 'session.sign-in']);
+    expect(audit.body).toContain('method: link');
     expect(audit.body).toContain('after: admins:read; before: memberships:read, plans:read');
     expect(audit.body).toContain('permissions: memberships:read, plans:read');
   });

@@ -93,7 +93,7 @@ describe('the dashboard core, in a browser', () => {
     await nav(page, 'Audit');
     expect(await heading(page)).toBe('Audit log');
     const actions = await page.locator('tbody tr td:nth-child(3)').allTextContents();
-    expect(actions).toStrictEqual(['session.revoke', 'admin.update', 'admin.add']);
+    expect(actions).toStrictEqual(['session.revoke', 'session.sign-in', 'admin.update', 'admin.add', 'session.sign-in']);
     await check(page, '09-audit');
 
     await page.getByRole('button', { name: 'Sign out' }).click();

@@ -3,6 +3,9 @@ import type { Clock } from '../clock.js';
 import type { Actor } from './actor.js';
 import type { AuditEntry, NewAuditEntry, Page } from './dashboard.types.js';
 
+/** Who an entry is of: the project, the admin (null: the owner) and their session. */
+export type AuditActor = Pick<Actor, 'projectId' | 'userId' | 'sessionId'>;
+
 /**
  * The audit log of admin actions (docs/dashboard.md, "Audit log"): who (the admin, or null for the
  * owner), in which session, what (`admin.add`, `session.revoke`, …), to what (a user id, a plan
@@ -15,7 +18,7 @@ export class DashboardAudit {
     private readonly clock: Clock,
   ) {}
 
-  record(actor: Actor, action: string, subject: string | null = null, details: Record<string, unknown> = {}): Promise<void> {
+  record(actor: AuditActor, action: string, subject: string | null = null, details: Record<string, unknown> = {}): Promise<void> {
     return this.store.record(entryOf(actor, action, subject, details, this.clock.now()));
   }
 
@@ -25,6 +28,6 @@ export class DashboardAudit {
 }
 
 /** The audit row of an actor's action (for a use case recording in its own transaction). */
-export function entryOf(actor: Actor, action: string, subject: string | null, details: Record<string, unknown>, at: Date): NewAuditEntry {
+export function entryOf(actor: AuditActor, action: string, subject: string | null, details: Record<string, unknown>, at: Date): NewAuditEntry {
   return { projectId: actor.projectId, actorUserId: actor.userId, sessionId: actor.sessionId, action, subject, details, at };
 }

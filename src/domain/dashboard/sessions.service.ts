@@ -26,7 +26,7 @@ export type DashboardSessionStatements = Pick<
   'createSession' | 'findSession' | 'touchSession' | 'listSessions' | 'revokeSession' | 'createLink' | 'peekLink' | 'spendLink' | 'projectActor'
 >;
 
-export type LinkSpent = { kind: 'ok'; token: string; projectId: string; sessionId: string } | { kind: 'refused'; reason: LinkRefusal };
+export type LinkSpent = { kind: 'ok'; token: string; projectId: string; sessionId: string; userId: string | null } | { kind: 'refused'; reason: LinkRefusal };
 
 export class DashboardSessions {
   constructor(
@@ -59,7 +59,7 @@ export class DashboardSessions {
     const session = newDashboardToken();
     const now = this.clock.now();
     const spent = await this.store.spendLink(digestOf(token), { tokenHash: digestOf(session), userAgent: trimAgent(userAgent), now, expiresAt: this.expiryOf(now, now) });
-    if (spent) return { kind: 'ok', token: session, projectId: spent.projectId, sessionId: spent.id };
+    if (spent) return { kind: 'ok', token: session, projectId: spent.projectId, sessionId: spent.id, userId: spent.userId };
     const why = await this.store.peekLink(digestOf(token), now);
     // Spent by a request that raced this one: the link is used.
     return { kind: 'refused', reason: 'refused' in why ? why.refused : 'used' };

@@ -27,7 +27,7 @@ export type AccountStatements = Pick<DiscordLoginStatements, 'portalLoginTarget'
 export type SignInStart = { kind: 'redirect'; url: string; state: string } | { kind: 'unknown' } | { kind: 'not-configured' };
 
 export type SignedIn =
-  | { kind: 'session'; projectId: string; token: string }
+  | { kind: 'session'; projectId: string; token: string; sessionId: string; userId: string }
   /** Who they are is known, but they are not an admin of the project. */
   | { kind: 'not-admin'; projectId: string; userId: string }
   | { kind: 'refused'; projectId: string | null; reason: 'forged' | 'used' | 'expired' | 'denied' | 'refused' | 'unavailable' | 'malformed' | 'bad-hash' | 'stale' | 'replayed' | 'not-configured' | 'unknown' };
@@ -117,8 +117,8 @@ export class DashboardSignIn {
   private async admit(projectId: string, userId: string, method: 'discord' | 'telegram', userAgent: string | undefined): Promise<SignedIn> {
     const actor = await this.store.projectActor(projectId, userId);
     if (!actor || actor.permissions === null) return { kind: 'not-admin', projectId, userId };
-    const { token } = await this.sessions.start(projectId, userId, method, userAgent);
-    return { kind: 'session', projectId, token };
+    const { token, sessionId } = await this.sessions.start(projectId, userId, method, userAgent);
+    return { kind: 'session', projectId, token, sessionId, userId };
   }
 
   private intended(box: SecretBox, cookie: string | undefined, projectId: string): boolean {

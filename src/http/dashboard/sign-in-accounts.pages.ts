@@ -40,8 +40,11 @@ export const signInAccountsPages: FastifyPluginAsync<DashboardDeps> = async (app
   const signInPath = (projectId: string) => `${context.base}/dashboard/${encodeURIComponent(projectId)}/sign-in`;
   const cookie = (path: string) => ({ path: `${context.base}${path}`, httpOnly: true, sameSite: 'lax' as const, secure: context.secure, maxAge: 600 });
 
-  const outcome = (reply: FastifyReply, o: SignedIn) => {
-    if (o.kind === 'session') return enterDashboard(reply, context, o.projectId, o.token);
+  const outcome = async (reply: FastifyReply, o: SignedIn, method: 'discord' | 'telegram') => {
+    if (o.kind === 'session') {
+      await services.dashboardAudit.record({ projectId: o.projectId, userId: o.userId, sessionId: o.sessionId }, 'session.sign-in', o.sessionId, { method });
+      return enterDashboard(reply, context, o.projectId, o.token);
+    }
     const back = o.projectId ? { href: signInPath(o.projectId), label: 'Back to the sign-in page' } : null;
     if (o.kind === 'not-admin') {
       return messagePage(reply, 403, { title: 'Not an admin of this project', lines: [`The account ${o.userId} is not an admin of this project, so it cannot sign in here. Ask the owner to add it on the Admins page.`], action: back });
@@ -76,7 +79,7 @@ export const signInAccountsPages: FastifyPluginAsync<DashboardDeps> = async (app
     const projectId = request.params.project_id.toLowerCase();
     const started = isUuid(projectId) ? await signIn.startDiscord(projectId) : ({ kind: 'unknown' } as const);
     if (started.kind === 'unknown') return messagePage(reply, 404, NO_PROJECT);
-    if (started.kind === 'not-configured') return outcome(reply, { kind: 'refused', projectId, reason: 'not-configured' });
+    if (started.kind === 'not-configured') return outcome(reply, { kind: 'refused', projectId, reason: 'not-configured' }, 'discord');
     reply.setCookie(STATE_COOKIE, started.state, cookie('/dashboard/discord/callback'));
     return reply.header('cache-control', 'no-store').redirect(started.url, 303);
   });
@@ -88,7 +91,7 @@ export const signInAccountsPages: FastifyPluginAsync<DashboardDeps> = async (app
     reply.clearCookie(STATE_COOKIE, { path: `${context.base}/dashboard/discord/callback` });
     const o = await signIn.finishDiscord(queryOf(request), state, request.headers['user-agent']);
     if (o.kind !== 'session') request.log.warn({ outcome: o.kind, reason: o.kind === 'refused' ? o.reason : undefined }, 'a dashboard sign-in with Discord was refused');
-    return outcome(reply, o);
+    return outcome(reply, o, 'discord');
   });
 
   app.get<Params>('/dashboard/:project_id/telegram/callback', hidden, async (request, reply) => {
@@ -97,6 +100,6 @@ export const signInAccountsPages: FastifyPluginAsync<DashboardDeps> = async (app
     const o = await signIn.finishTelegram(projectId, queryOf(request), request.cookies[INTENT_COOKIE], request.headers['user-agent']);
     // The reason only: never the query, whose hash is a bearer of the login.
     if (o.kind !== 'session') request.log.warn({ outcome: o.kind, reason: o.kind === 'refused' ? o.reason : undefined }, 'a dashboard sign-in with Telegram was refused');
-    return outcome(reply, o);
+    return outcome(reply, o, 'telegram');
   });
 };

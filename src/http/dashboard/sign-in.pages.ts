@@ -60,6 +60,7 @@ export const signInPages: FastifyPluginAsync<DashboardDeps> = async (app, { serv
   app.post<{ Params: { token: string } }>('/dashboard/sign-in/:token', { ...hidden, preHandler: app.csrfProtection }, async (request, reply) => {
     const spent = await sessions.spendLink(request.params.token, request.headers['user-agent']);
     if (spent.kind === 'refused') return refused(reply, spent.reason);
+    await services.dashboardAudit.record({ projectId: spent.projectId, userId: spent.userId, sessionId: spent.sessionId }, 'session.sign-in', spent.sessionId, { method: 'link' });
     return enterDashboard(reply, context, spent.projectId, spent.token);
   });
 };
