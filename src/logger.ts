@@ -54,8 +54,8 @@ export const REDACT_PATHS = [
  */
 const CREDENTIAL_PARAM = /key|token|secret|auth|password|passwd|signature|session|cookie|^code$|^state$|^hash$/i;
 const API_KEY_SHAPE = /tk_live_[0-9A-Za-z_-]*/g;
-/** A member's pay or portal link (docs/front-desk.md): its id is the secret that opens it. */
-const MEMBER_LINK = /^(\/(?:pay|portal)\/)[^/]+/;
+/** A member's pay or portal link (docs/front-desk.md), a dashboard sign-in link (docs/dashboard.md): its id is the secret that opens it. */
+const MEMBER_LINK = /^(\/(?:pay|portal|dashboard\/sign-in)\/)[^/]+/;
 
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');

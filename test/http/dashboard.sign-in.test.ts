@@ -136,3 +136,11 @@ describe('dashboard addresses that are no page', () => {
     expect(res.headers['content-type']).toMatch(/text\/html/);
   });
 });
+
+describe('dashboard sign-in links in the logs', () => {
+  it('the token in a sign-in link is redacted from logged addresses', async () => {
+    const { redactUrl } = await import('../../src/logger.js');
+    expect(redactUrl('/dashboard/sign-in/abcDEF123_-abcDEF123_-abcDEF123_-abcDEF123_-abc')).toBe('/dashboard/sign-in/[redacted]');
+    expect(redactUrl('/dashboard/discord/callback?code=c&state=s')).toBe('/dashboard/discord/callback?code=[redacted]&state=[redacted]');
+  });
+});
