@@ -42,7 +42,7 @@ async function signedIn(ctx: { skip(note?: string): never }, t: Tenant, userId: 
 }
 
 describe('the members pages, in a browser', () => {
-  it('the table: all, a filter, a sort, a search, a saved view, the next page, and the CSV of the view', { timeout: 240_000 }, async (ctx) => {
+  it('the table: all, a filter, a sort, a search, a saved view and the CSV of the view', { timeout: 240_000 }, async (ctx) => {
     const t = await served.h.tenant();
     const s = await seedMembers(served.h, t);
     const { context, page } = await signedIn(ctx, t);
