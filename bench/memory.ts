@@ -222,5 +222,8 @@ export async function runMemoryBench(ctx: BenchContext, storages: Storage[]): Pr
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  await runStandalone({ name: 'memory', command: COMMAND, storageVar: 'BENCH_MEMORY_STORAGE', run: runMemoryBench });
+  // One storage alone writes a section of its own, so the two may run side by side (two processes).
+  const only = process.env.BENCH_MEMORY_STORAGE;
+  const name = only === 'pg' || only === 'pglite' ? `memory-${only}` : 'memory';
+  await runStandalone({ name, command: only ? `${COMMAND} (BENCH_MEMORY_STORAGE=${only})` : COMMAND, storageVar: 'BENCH_MEMORY_STORAGE', run: runMemoryBench });
 }
