@@ -31,8 +31,8 @@ describe('dashboard sign-in with a link', () => {
     expect(page.body).toContain('Sign in');
     const signIn = await b.post(path);
     expect(signIn.statusCode, signIn.body).toBe(303);
-    const cookie = (signIn.cookies as { name: string; path?: string; httpOnly?: boolean; sameSite?: string }[]).find((c) => c.name === 'tenure_dashboard');
-    expect(cookie).toMatchObject({ path: `/dashboard/${t.projectId}`, httpOnly: true, sameSite: 'Lax' });
+    const cookie = (signIn.cookies as { name: string; path?: string; httpOnly?: boolean; sameSite?: string; maxAge?: number }[]).find((c) => c.name === 'tenure_dashboard');
+    expect(cookie).toMatchObject({ path: `/dashboard/${t.projectId}`, httpOnly: true, sameSite: 'Lax', maxAge: 7 * 24 * 3600 });
     const overview = await b.get(`/dashboard/${t.projectId}`);
     expect(overview.statusCode, overview.body).toBe(200);
     expect(overview.body).toContain('Signed in as <strong>Owner</strong>');

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { LinkRefusal } from '../../domain/dashboard/dashboard.types.js';
+import { SESSION_MAX_MS } from '../../domain/dashboard/sessions.service.js';
 import { messagePage, type DashboardContext, type DashboardDeps } from './context.js';
 
 /**
@@ -19,7 +20,8 @@ export function sessionCookieOptions(context: DashboardContext, projectId: strin
 
 /** Sets the new session's cookie and goes on to the project's overview. */
 export function enterDashboard(reply: FastifyReply, context: DashboardContext, projectId: string, token: string) {
-  reply.setCookie(SESSION_COOKIE, token, sessionCookieOptions(context, projectId));
+  // Kept by the browser as long as the session can live at most; the server ends it sooner when idle or revoked.
+  reply.setCookie(SESSION_COOKIE, token, { ...sessionCookieOptions(context, projectId), maxAge: SESSION_MAX_MS / 1000 });
   return reply.header('cache-control', 'no-store').redirect(`${context.base}/dashboard/${encodeURIComponent(projectId)}`, 303);
 }
 
