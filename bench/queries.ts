@@ -9,9 +9,11 @@
  * BENCH_QUERIES_MEMBERS (1,000,000) memberships in one INSERT … SELECT generate_series, end dates
  * spread over a year around now (so about half are active), created over the last two years, one
  * in five backed by a subscription (some in a trial, some past_due, some with their renewal
- * cancelled), then ANALYZEd. The database is then opened again and each query below runs through
- * the real MembershipsStore.list (the statement the route runs: the page and its total), 20 times
- * to warm up, then BENCH_QUERIES_RUNS (300) times one after another; p50, p99 and max of each, in ms.
+ * cancelled), then ANALYZEd. The database is then opened again and each query below runs both ways
+ * a client may page: by offset through the real MembershipsStore.list (the page and its total, as
+ * the route runs them), and by cursor through MembershipsStore.listAfter (the page after a key, no
+ * total; at the query's offset, the key of the row before it), 20 times to warm up, then
+ * BENCH_QUERIES_RUNS (300) times one after another; p50, p99 and max of each, in ms.
  * Run as a script it writes the queries section of bench/RESULTS.md (between its markers).
  */
 import os from 'node:os';
@@ -81,30 +83,43 @@ function percentile(sorted: readonly number[], p: number): number {
 interface Row {
   storage: string;
   query: string;
+  /** `offset + total` or `cursor`. */
+  paging: string;
   total: number;
   p50: number;
   p99: number;
   max: number;
 }
 
+/** p50, p99 and max of RUNS calls of `run` after WARMUP, in ms; each must give a page with items. */
+async function timed(name: string, run: () => Promise<{ items: unknown[] }>): Promise<{ p50: number; p99: number; max: number }> {
+  for (let i = 0; i < WARMUP; i++) await run();
+  const times: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const start = performance.now();
+    const page = await run();
+    times.push(performance.now() - start);
+    if (page.items.length === 0) throw new Error(`${name}: an empty page`);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 50), p99: percentile(times, 99), max: times[times.length - 1]! };
+}
+
 async function measure(storage: 'PostgreSQL' | 'PGlite', database: Database, seeded: Seeded, log: (l: string) => void): Promise<Row[]> {
   const store = new MembershipsStore(database.db);
   const rows: Row[] = [];
   for (const q of QUERIES) {
-    const filter = { ...q.filter(seeded, new Date()), limit: 20, offset: q.offset ?? 0 };
-    let total = 0;
-    for (let i = 0; i < WARMUP; i++) total = (await store.list(seeded.projectId, filter)).total;
-    const times: number[] = [];
-    for (let i = 0; i < RUNS; i++) {
-      const start = performance.now();
-      const page = await store.list(seeded.projectId, filter);
-      times.push(performance.now() - start);
-      if (page.items.length === 0) throw new Error(`${q.name}: an empty page`);
+    const filter = { ...q.filter(seeded, new Date()), limit: 20 };
+    const offset = q.offset ?? 0;
+    const total = (await store.list(seeded.projectId, { ...filter, offset })).total;
+    const byOffset = await timed(q.name, () => store.list(seeded.projectId, { ...filter, offset }));
+    // The cursor a client holds after `offset` rows: the key of the row before the page.
+    const after = offset === 0 ? null : (await store.listAfter(seeded.projectId, { ...filter, limit: offset }, null)).next;
+    const byCursor = await timed(q.name, () => store.listAfter(seeded.projectId, filter, after));
+    for (const [paging, t] of [['offset + total', byOffset], ['cursor', byCursor]] as const) {
+      log(`${storage} ${q.name} (${paging}): total ${total}, p50 ${t.p50.toFixed(1)} ms, p99 ${t.p99.toFixed(1)} ms`);
+      rows.push({ storage, query: q.name, paging, total, ...t });
     }
-    times.sort((a, b) => a - b);
-    const row = { storage, query: q.name, total, p50: percentile(times, 50), p99: percentile(times, 99), max: times[times.length - 1]! };
-    log(`${storage} ${q.name}: total ${total}, p50 ${row.p50.toFixed(1)} ms, p99 ${row.p99.toFixed(1)} ms`);
-    rows.push(row);
   }
   return rows;
 }
@@ -127,12 +142,13 @@ export async function runQueriesBench(ctx: BenchContext, storages: ('PostgreSQL'
     '## Membership queries (GET /memberships filters and sorts)',
     '',
     `${MEMBERS.toLocaleString('en-US')} memberships of one project (10 plans, end dates over a year around now, one in five with a subscription), ` +
-      `a page of 20 through MembershipsStore.list (the page and its total, as the route runs them), ${RUNS} runs after ${WARMUP} to warm up, one at a time. ` +
-      `Machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? 'unknown CPU'}. Target: p99 under ${TARGET_MS} ms on PostgreSQL.`,
+      `a page of 20 by offset through MembershipsStore.list (the page and its total, as the route runs them) and by cursor through ` +
+      `MembershipsStore.listAfter (no total), ${RUNS} runs after ${WARMUP} to warm up, one at a time. ` +
+      `Machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? 'unknown CPU'}, load average ${os.loadavg()[0]!.toFixed(1)} at the end. Target: p99 under ${TARGET_MS} ms on PostgreSQL.`,
     '',
-    '| Storage | Query | total | p50 (ms) | p99 (ms) | max (ms) | p99 < 50 ms |',
-    '|---|---|---:|---:|---:|---:|---|',
-    ...rows.map((r) => `| ${r.storage} | ${r.query} | ${r.total.toLocaleString('en-US')} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${r.p99 < TARGET_MS ? 'yes' : 'no'} |`),
+    '| Storage | Query | paging | total | p50 (ms) | p99 (ms) | max (ms) | p99 < 50 ms |',
+    '|---|---|---|---:|---:|---:|---:|---|',
+    ...rows.map((r) => `| ${r.storage} | ${r.query} | ${r.paging} | ${r.total.toLocaleString('en-US')} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${r.p99 < TARGET_MS ? 'yes' : 'no'} |`),
   ].join('\n');
 }
 
