@@ -56,7 +56,7 @@ const backfill = async () =>
     .map((s) => s.trim())
     .filter((s) => s.replace(/^--.*$/gm, '').trim().startsWith('INSERT INTO "analytics_days"'));
 
-async function seed(database: Database, storage: 'PostgreSQL' | 'PGlite', log: (l: string) => void): Promise<Seeded> {
+export async function seed(database: Database, storage: 'PostgreSQL' | 'PGlite', log: (l: string) => void): Promise<Seeded> {
   const started = Date.now();
   const db = database.db;
   const tenant = await seedTenant(database, 'analytics bench', 0);

@@ -23,7 +23,7 @@ CREATE INDEX "analytics_days_appended_idx" ON "analytics_days" USING btree ("pro
 -- [start_date, end_date) whole (the gaps of a membership that lapsed and was renewed before this
 -- migration are not known); from here on drizzle/functions.sql's triggers book every change.
 INSERT INTO "analytics_days" ("project_id", "day", "plan_key", "currency", "members_started", "members_ended")
-SELECT m.project_id, (v.ts AT TIME ZONE 'UTC')::date, coalesce(m.plan_id, '00000000-0000-0000-0000-000000000000'), '', sum(v.started), sum(v.ended)
+SELECT m.project_id, (v.ts AT TIME ZONE 'UTC')::date, '00000000-0000-0000-0000-000000000000'::uuid, '', sum(v.started), sum(v.ended)
 FROM memberships m
 CROSS JOIN LATERAL (VALUES (m.start_date, 1, 0), (m.end_date, 0, 1)) AS v(ts, started, ended)
 WHERE m.start_date < m.end_date

@@ -1,4 +1,4 @@
--- revision: 17
+-- revision: 18
 --
 -- Every function and trigger of the database, as they are now: the one place to read and change
 -- them. `database.migrate()` applies this file after the migrations of this folder, under the same
@@ -258,7 +258,8 @@ RETURNS TABLE (ts timestamptz, plan_key uuid, started integer, ended integer) LA
   WHERE v.yes
 $$;
 --> statement-breakpoint
--- The memberships' bookings of one statement, summed per project, UTC day and plan. Updates and
+-- The memberships' bookings of one statement, summed per project and UTC day (under the zero plan
+-- key: the figures count members, not members per plan, and a view then reads a row a day). Updates and
 -- deletes skip a project that no longer exists (its deletion's cascade updates and deletes its
 -- memberships after its analytics rows went with it).
 CREATE OR REPLACE FUNCTION tenure_analytics_memberships() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -267,19 +268,18 @@ BEGIN
     INSERT INTO analytics_days (project_id, day, plan_key, currency, members_started, members_ended)
     SELECT n.project_id, (b.ts AT TIME ZONE 'UTC')::date AS day, b.plan_key, '', sum(b.started), sum(b.ended)
     FROM new_rows n
-    CROSS JOIN LATERAL tenure_analytics_member_rows(NULL, NULL, NULL, n.start_date, n.end_date,
-      coalesce(n.plan_id, '00000000-0000-0000-0000-000000000000'), '-infinity', false) b
+    CROSS JOIN LATERAL tenure_analytics_member_rows(NULL, NULL, NULL, n.start_date, n.end_date, '00000000-0000-0000-0000-000000000000', '-infinity', false) b
     GROUP BY 1, 2, 3 HAVING sum(b.started) <> 0 OR sum(b.ended) <> 0;
   ELSIF TG_OP = 'UPDATE' THEN
     INSERT INTO analytics_days (project_id, day, plan_key, currency, members_started, members_ended)
     SELECT c.project_id, (b.ts AT TIME ZONE 'UTC')::date AS day, b.plan_key, '', sum(b.started), sum(b.ended)
     FROM (
-      SELECT n.project_id, o.start_date AS a1, o.end_date AS b1, coalesce(o.plan_id, '00000000-0000-0000-0000-000000000000') AS k1,
-        n.start_date AS a2, n.end_date AS b2, coalesce(n.plan_id, '00000000-0000-0000-0000-000000000000') AS k2,
+      SELECT n.project_id, o.start_date AS a1, o.end_date AS b1, '00000000-0000-0000-0000-000000000000'::uuid AS k1,
+        n.start_date AS a2, n.end_date AS b2, '00000000-0000-0000-0000-000000000000'::uuid AS k2,
         n.updated_at AS t,
         (o.start_date < o.end_date AND o.end_date <= n.updated_at AND n.updated_at <= o.end_date + interval '3 days' AND n.end_date > n.updated_at) AS cont
       FROM old_rows o JOIN new_rows n ON n.id = o.id
-      WHERE (o.start_date, o.end_date, o.plan_id) IS DISTINCT FROM (n.start_date, n.end_date, n.plan_id)
+      WHERE (o.start_date, o.end_date) IS DISTINCT FROM (n.start_date, n.end_date)
     ) c
     CROSS JOIN LATERAL tenure_analytics_member_rows(c.a1, c.b1, c.k1, c.a2, c.b2, c.k2, CASE WHEN c.cont THEN c.b1 ELSE c.t END, c.cont) b
     WHERE EXISTS (SELECT 1 FROM projects pr WHERE pr.id = c.project_id)
@@ -288,8 +288,7 @@ BEGIN
     INSERT INTO analytics_days (project_id, day, plan_key, currency, members_started, members_ended)
     SELECT o.project_id, (b.ts AT TIME ZONE 'UTC')::date AS day, b.plan_key, '', sum(b.started), sum(b.ended)
     FROM old_rows o
-    CROSS JOIN LATERAL tenure_analytics_member_rows(o.start_date, o.end_date, coalesce(o.plan_id, '00000000-0000-0000-0000-000000000000'),
-      NULL, NULL, NULL, now(), false) b
+    CROSS JOIN LATERAL tenure_analytics_member_rows(o.start_date, o.end_date, '00000000-0000-0000-0000-000000000000', NULL, NULL, NULL, now(), false) b
     WHERE EXISTS (SELECT 1 FROM projects pr WHERE pr.id = o.project_id)
     GROUP BY 1, 2, 3 HAVING sum(b.started) <> 0 OR sum(b.ended) <> 0;
   END IF;

@@ -8,10 +8,14 @@ import { rowsOf, type Db } from '../database/db.js';
 
 export type AnalyticsUnit = 'day' | 'week' | 'month';
 
-/** The sums of one (bucket, plan, currency); bucket null: every day before the period. */
+/**
+ * Sums of the facts: `pre` (every day before the period) per plan and currency; or in the period,
+ * per plan and currency (`bucket` null) or per bucket and currency (`planKey` null).
+ */
 export interface FactSums {
+  pre: boolean;
   bucket: string | null;
-  planKey: string;
+  planKey: string | null;
   currency: string;
   started: number;
   ended: number;
@@ -60,32 +64,39 @@ export class AnalyticsStore {
   }
 
   /**
-   * The sums per bucket of [from, to) (a bucket is the day, or the ISO week or calendar month it
-   * falls in, starting no earlier than `from`), per plan and currency, and with bucket null the
-   * sums of every day before `from`: what was booked up to the period's start.
+   * The sums the view needs, in one scan of the project's rows before `to` (GROUPING SETS):
+   * - `pre` rows (every day before `from`), per plan and currency: what was booked up to the start;
+   * - period rows per plan and currency (`bucket` null): the totals by plan;
+   * - period rows per bucket and currency (`planKey` null): a bucket is the day, ISO week or
+   *   calendar month a day falls in, starting no earlier than `from`.
    */
   async sums(projectId: string, from: string, to: string, unit: AnalyticsUnit): Promise<FactSums[]> {
-    const rows = rowsOf<Record<string, string | number | null>>(
+    const rows = rowsOf<Record<string, string | number | boolean | null>>(
       await this.db.execute(sql`
-        SELECT CASE WHEN day < ${from}::date THEN NULL
-                    ELSE to_char(greatest(date_trunc(${unit}, day)::date, ${from}::date), 'YYYY-MM-DD') END AS bucket,
-          plan_key, currency,
+        SELECT f.pre, CASE WHEN GROUPING(f.bucket) = 0 THEN f.bucket END AS bucket,
+          CASE WHEN GROUPING(f.plan_key) = 0 THEN f.plan_key::text END AS plan_key, f.currency,
           sum(members_started)::bigint AS started, sum(members_ended)::bigint AS ended,
           sum(gross_count)::bigint AS gross_count, sum(gross_minor)::bigint AS gross_minor,
           sum(refunded_count)::bigint AS refunded_count, sum(refunded_minor)::bigint AS refunded_minor,
           sum(disputed_count)::bigint AS disputed_count, sum(disputed_minor)::bigint AS disputed_minor,
           sum(failed_count)::bigint AS failed_count, sum(mrr_minor)::text AS mrr_minor
         FROM (
-          -- Each kind through its own partial index.
-          SELECT * FROM analytics_days WHERE project_id = ${projectId} AND day < ${to}::date AND folded
-          UNION ALL
-          SELECT * FROM analytics_days WHERE project_id = ${projectId} AND day < ${to}::date AND NOT folded
+          SELECT d.*, d.day < ${from}::date AS pre,
+            CASE WHEN d.day >= ${from}::date THEN to_char(greatest(date_trunc(${unit}, d.day)::date, ${from}::date), 'YYYY-MM-DD') END AS bucket
+          FROM (
+            -- Each kind through its own partial index.
+            SELECT * FROM analytics_days WHERE project_id = ${projectId} AND day < ${to}::date AND folded
+            UNION ALL
+            SELECT * FROM analytics_days WHERE project_id = ${projectId} AND day < ${to}::date AND NOT folded
+          ) d
         ) f
-        GROUP BY 1, 2, 3`),
+        GROUP BY GROUPING SETS ((f.pre, f.plan_key, f.currency), (f.pre, f.bucket, f.currency))
+        HAVING NOT (f.pre AND GROUPING(f.plan_key) = 1)`),
     );
     return rows.map((r) => ({
-      bucket: r.bucket as string | null,
-      planKey: String(r.plan_key),
+      pre: r.pre === true,
+      bucket: (r.bucket as string | null) ?? null,
+      planKey: (r.plan_key as string | null) ?? null,
       currency: String(r.currency),
       started: Number(r.started),
       ended: Number(r.ended),

@@ -131,16 +131,20 @@ export function buildView(period: Period, sums: readonly FactSums[], planNames: 
   const mrr = new Map<string, number>();
   const mrrByPlan = new Map<string, number>(); // planKey|currency
   const points = new Map<string, FactSums[]>();
+  const planRevenue = new Map<string, Revenue>(); // planKey|currency
   for (const s of sums) {
-    if (s.bucket === null) {
+    const key = `${s.planKey}|${s.currency}`;
+    if (s.pre) {
       active += s.started - s.ended;
       mrr.set(s.currency, (mrr.get(s.currency) ?? 0) + Number(s.mrrMinor));
-      mrrByPlan.set(`${s.planKey}|${s.currency}`, (mrrByPlan.get(`${s.planKey}|${s.currency}`) ?? 0) + Number(s.mrrMinor));
-    } else bump(points, s.bucket, () => []).push(s);
+      mrrByPlan.set(key, (mrrByPlan.get(key) ?? 0) + Number(s.mrrMinor));
+    } else if (s.planKey !== null) {
+      mrrByPlan.set(key, (mrrByPlan.get(key) ?? 0) + Number(s.mrrMinor));
+      if (s.currency !== '') addRevenue(bump(planRevenue, key, emptyRevenue), s);
+    } else if (s.bucket !== null) bump(points, s.bucket, () => []).push(s);
   }
   const activeAtStart = active;
   const totalRevenue = new Map<string, Revenue>();
-  const planRevenue = new Map<string, Revenue>(); // planKey|currency
   let newMembers = 0;
   let churned = 0;
   const series: SeriesPoint[] = period.buckets.map(({ start, end }) => {
@@ -152,12 +156,9 @@ export function buildView(period: Period, sums: readonly FactSums[], planNames: 
       started += s.started;
       ended += s.ended;
       mrr.set(s.currency, (mrr.get(s.currency) ?? 0) + Number(s.mrrMinor));
-      const key = `${s.planKey}|${s.currency}`;
-      mrrByPlan.set(key, (mrrByPlan.get(key) ?? 0) + Number(s.mrrMinor));
       if (s.currency === '') continue;
       addRevenue(bump(revenue, s.currency, emptyRevenue), s);
       addRevenue(bump(totalRevenue, s.currency, emptyRevenue), s);
-      addRevenue(bump(planRevenue, key, emptyRevenue), s);
     }
     active += started - ended;
     newMembers += started;
