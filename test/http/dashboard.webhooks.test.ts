@@ -78,7 +78,7 @@ describe('dashboard webhooks and messages pages', () => {
     expect((await hooksOf(t)).map((x) => x.id)).toStrictEqual([okHook.id]);
 
     const audit = await b.get(`${p}/audit`);
-    const actions = [...audit.body.matchAll(/<code>([a-z.-]+)<\/code>/g)].map((m) => m[1]);
+    const actions = [...audit.body.matchAll(/<code>([a-z.-]+)<\/code>/g)].map((m) => m[1]).filter((a) => !a!.startsWith('session.'));
     expect(actions).toStrictEqual(['webhook.remove', 'webhook.replay', 'webhook.test', 'webhook.add', 'webhook.test', 'webhook.add']);
     expect(audit.body).not.toContain(secret!);
   });

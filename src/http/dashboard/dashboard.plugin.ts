@@ -17,6 +17,7 @@ import { adminsPages } from './admins.pages.js';
 import { overviewPages } from './overview.pages.js';
 import { plansPages } from './plans.pages.js';
 import { targetsPages } from './plans-targets.pages.js';
+import { couponsPages } from './coupons.pages.js';
 import { integrationsPages } from './integrations.pages.js';
 import { messagesPages } from './messages.pages.js';
 import { webhooksPages } from './webhooks.pages.js';
@@ -65,6 +66,7 @@ const signedIn: FastifyPluginAsync<DashboardDeps> = async (app, deps) => {
   await app.register(overviewPages, deps);
   await app.register(plansPages, deps);
   await app.register(targetsPages, deps);
+  await app.register(couponsPages, deps);
   await app.register(integrationsPages, deps);
   await app.register(webhooksPages, deps);
   await app.register(messagesPages, deps);
