@@ -109,6 +109,8 @@ async function bodyOf<T>(options: ExportOptions<T>): Promise<Readable> {
 export async function sendExport<T>(reply: FastifyReply, options: ExportOptions<T>): Promise<FastifyReply> {
   const { format } = options;
   const body = await bodyOf(options);
+  // The client went away while the first chunk was read: stop here (a COPY's connection is closed).
+  if (reply.raw.destroyed) body.destroy();
   return reply
     .code(200)
     .header('content-type', CONTENT_TYPES[format])
