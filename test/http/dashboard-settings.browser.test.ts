@@ -12,7 +12,7 @@ import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
 /**
  * The dashboard's settings pages in a real headless Chromium with the CSP in force and no script
  * (docs/dashboard-settings.md): plans (create a target and a plan, grant the target), integrations
- * (an unhealthy target and its fix), webhooks (add one, send a test event the receiver refuses, see
+ * (an unhealthy target and its fix), coupons (create one), webhooks (add one, send a test event the receiver refuses, see
  * the failed delivery, replay it), messages (edit a reminder text; a bad placeholder refused).
  * Every page passes axe-core's WCAG 2.1 A/AA rules and is saved at 390 and 1280 px under
  * test-artifacts/dashboard-settings/. The app runs with a webhook delivery worker the test drains.
@@ -92,6 +92,24 @@ describe('the dashboard settings pages, in a browser', () => {
     await page.getByRole('button', { name: 'Create plan' }).click();
     expect(await page.getByRole('alert').first().textContent()).toContain('plan_price must be a non-negative decimal string');
     await check(page, '03-plans-refused');
+    await context.close();
+  });
+
+  it('coupons: create one for a plan', { timeout: 240_000 }, async (ctx) => {
+    const t = await w.tenant();
+    await t.request({ method: 'POST', url: `${t.base}/plans`, payload: { plan_name: 'Gold', plan_price: '9.99', plan_duration: '1 month' } });
+    const { context, page } = await signedIn(ctx, t);
+    await nav(page, 'Plans');
+    await page.getByRole('link', { name: 'Coupons' }).click();
+    expect(await heading(page)).toBe('Coupons');
+    await page.getByLabel('Amount off').fill('25');
+    await page.getByLabel('Code', { exact: true }).fill('SPRING25');
+    await page.getByLabel('Gold').check();
+    await page.getByLabel('Most uses').fill('100');
+    await page.getByRole('button', { name: 'Create coupon' }).click();
+    expect(await main(page)).toContain('Coupon created.');
+    expect(await main(page)).toContain('25% off');
+    await check(page, '09-coupons');
     await context.close();
   });
 
