@@ -7,8 +7,10 @@ import { SESSION_COOKIE, sessionCookieOptions } from './sign-in.pages.js';
 
 const ABOUT: Record<string, string> = {
   members: 'who is in, who is leaving, and acting on a member',
-  plans: 'plans, what each grants, coupons',
-  integrations: 'the Discord and Telegram bots, Stripe, webhooks, messages',
+  plans: 'plans, what each grants, targets and coupons',
+  integrations: 'the Discord and Telegram bots and their problems, Stripe',
+  webhooks: "your backend's endpoints, what was sent to them, replays",
+  messages: 'what the bot tells members, reminders and quiet hours',
   money: 'revenue, MRR, new and churned members',
   admins: 'who may act on the project, with which permissions',
   sessions: 'where you and others are signed in',
