@@ -80,7 +80,7 @@ function storageTables(r: StorageResult): string[] {
     ...r.sizes.map((s) => {
       const steady = s.steady ? `${mb(s.steady.first)} → ${mb(s.steady.last)} (${(s.steady.last / s.steady.first).toFixed(2)}×, ${count(s.steady.requests)} requests in ${s.steady.seconds} s)` : '—';
       const imp = s.import ? `${count(s.import.rows)} rows in ${s.import.seconds.toFixed(0)} s, peak ${mb(s.import.peak)}${s.import.serverMax !== null ? `; the server meanwhile ≤ ${mb(s.import.serverMax)}` : ' (server stopped: one process per data directory)'}` : '—';
-      return `| ${count(s.members)} | ${mb(s.disk)} | **${mb(s.rest.rss)}** (${mb(s.rest.peak)}) | ${s.loadRps.toFixed(0)} req/s, ${mb(s.loadMax)}, **${mb(s.loadPeak)}** | ${s.bulkS.toFixed(1)} s, ${mb(s.bulkMax)}, ${mb(s.bulkPeak)} | ${steady} | ${imp} |`;
+      return `| ${count(s.members)} | ${mb(s.disk)} | **${mb(s.rest.rss)}** (${mb(s.rest.peak)}) | ${s.loadRps.toFixed(0)} req/s, ${mb(s.loadMax)}, **${mb(s.loadPeak)}** | ${Number.isFinite(s.bulkS) ? `${s.bulkS.toFixed(1)} s` : 'no answer within 300 s'}, ${mb(s.bulkMax)}, ${mb(s.bulkPeak)} | ${steady} | ${imp} |`;
     }),
     '',
     'Where it is (smaps), MiB: resident part of PGlite\'s WebAssembly memory / its size, mapped files (node and its libraries), every other anonymous mapping (V8\'s heap, compiled code, malloc):',
