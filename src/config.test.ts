@@ -5,7 +5,7 @@ describe('loadConfig', () => {
   it('has the documented defaults', () => {
     const c = loadConfig({});
     expect(c.http).toEqual({ port: 3000, host: '127.0.0.1', trustProxy: false });
-    expect(c.storage).toEqual({ kind: 'pglite', dataDir: './data', lockStaleMs: 10_000 });
+    expect(c.storage).toEqual({ kind: 'pglite', dataDir: './data', lockStaleMs: 10_000, cacheMb: 16 });
     expect(c.rateLimit).toEqual({
       enabled: true,
       perKey: 100,
@@ -85,7 +85,9 @@ describe('loadConfig', () => {
   });
 
   it('reads how soon an abandoned data-directory lock is taken over', () => {
-    expect(loadConfig({ TENURE_DATA_DIR_LOCK_STALE_SECONDS: '3' }).storage).toEqual({ kind: 'pglite', dataDir: './data', lockStaleMs: 3_000 });
+    expect(loadConfig({ TENURE_DATA_DIR_LOCK_STALE_SECONDS: '3' }).storage).toEqual({ kind: 'pglite', dataDir: './data', lockStaleMs: 3_000, cacheMb: 16 });
+    expect(loadConfig({ TENURE_EMBEDDED_CACHE_MB: '64' }).storage).toMatchObject({ kind: 'pglite', cacheMb: 64 });
+    expect(() => loadConfig({ TENURE_EMBEDDED_CACHE_MB: '0' })).toThrow(/TENURE_EMBEDDED_CACHE_MB/);
   });
 
   it('treats empty values as unset', () => {
