@@ -1,3 +1,1 @@
-CREATE INDEX "memberships_grace_end_idx" ON "memberships" USING btree ("project_id","end_date","id") WHERE subscription_status IN ('past_due', 'unpaid');--> statement-breakpoint
-CREATE INDEX "memberships_trial_end_idx" ON "memberships" USING btree ("project_id","end_date","id") WHERE trial_ends_at IS NOT NULL;--> statement-breakpoint
 CREATE INDEX "memberships_subscribed_end_idx" ON "memberships" USING btree ("project_id","end_date","id") WHERE subscription_id IS NOT NULL;

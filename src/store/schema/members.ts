@@ -93,9 +93,8 @@ export const memberships = pgTable(
     // The sub-states of active a list may filter by, each its own (small) range by end date, so a
     // page of them reads its rows only instead of every active membership (bench/queries.ts). Their
     // predicates are the list's WHERE (src/store/membership-queries.ts) word for word, which is
-    // what lets PostgreSQL use them: in_grace, in_trial, and cancelling (within subscribed).
-    index('memberships_grace_end_idx').on(t.projectId, t.endDate, t.id).where(sql`subscription_status IN ('past_due', 'unpaid')`),
-    index('memberships_trial_end_idx').on(t.projectId, t.endDate, t.id).where(sql`trial_ends_at IS NOT NULL`),
+    // what lets PostgreSQL use them: cancelling (within subscribed) here; in_grace and in_trial
+    // read memberships_project_failing_idx and memberships_project_trial_idx below.
     index('memberships_subscribed_end_idx').on(t.projectId, t.endDate, t.id).where(sql`subscription_id IS NOT NULL`),
     // The expiry sweeper's scan: only active rows, by end date; the id orders the reminders' scan
     // through memberships sharing one end date (src/store/reminders.store.ts).
