@@ -88,10 +88,14 @@ export async function openDatabase(storage: StorageOptions, options: OpenOptions
       try {
         const pgDir = path.join(storage.dataDir, 'pglite');
         await createApart(pgDir);
-        const open = async () => PGlite.create(pgDir, await embeddedOptions(storage.cacheMb));
-        const client = await open();
-        await tightenDataDir(storage.dataDir, logger);
-        return openPglite(client, lock, logger, open);
+        // Each open (the first, and the reopen after migrating) writes files of its own
+        // (pg_internal.init among them): the directory is tightened after each.
+        const open = async () => {
+          const opened = await PGlite.create(pgDir, await embeddedOptions(storage.cacheMb));
+          await tightenDataDir(storage.dataDir, logger);
+          return opened;
+        };
+        return openPglite(await open(), lock, logger, open);
       } catch (err) {
         await lock.release();
         throw err;

@@ -47,6 +47,10 @@ export function pgLiteral(value: Literal): string {
   return `E'${value.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
 }
 
+/** The SQLSTATE of a driver error, on it or on its cause (Drizzle wraps the driver's error). */
+const pgCodeOf = (err: unknown): string | undefined =>
+  (err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code;
+
 /** The statement's values, one placeholder per key, as SQL fragments for the builder. */
 export type Params<P> = { readonly [K in keyof P]: SQL };
 
@@ -69,7 +73,7 @@ export function preparedStatement<P extends Record<string, Literal>>(
   if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`a prepared statement's name is a lower-case SQL identifier: ${name}`);
   let compiled: { query: ReturnType<PgDialect['sqlToQuery']>; topics: Set<WakeTopic> } | null = null;
   const perSession = new WeakMap<object, PgPreparedQuery<PreparedQueryConfig>>();
-  /** PGlite sessions (instances) the statement was PREPAREd on: the promise of that PREPARE. */
+  /** PGlite instances the statement was PREPAREd on: the promise of that PREPARE. */
   const preparedOn = new WeakMap<object, Promise<unknown>>();
   const placeholders = new Proxy({} as Params<P>, {
     get: (_, key) => sql`${sql.placeholder(String(key)) as Placeholder}`,
@@ -88,12 +92,19 @@ export function preparedStatement<P extends Record<string, Literal>>(
       const session = db._.session;
       if (is(session, PgliteSession)) {
         const { sql: text, params } = compiled.query;
-        let ready = preparedOn.get(session);
+        // Keyed by the PGlite instance, not the Drizzle session: several sessions may wrap one
+        // instance (the test harness hands one from file to file), and the statement is the instance's.
+        const instance = (session as unknown as { client: object }).client;
+        let ready = preparedOn.get(instance);
         if (!ready) {
-          ready = db.execute(sql.raw(`PREPARE ${name} AS ${text}`));
-          preparedOn.set(session, ready);
-          // A failed PREPARE is tried again by the next call rather than kept.
-          ready.catch(() => preparedOn.delete(session));
+          ready = db.execute(sql.raw(`PREPARE ${name} AS ${text}`)).catch((err: unknown) => {
+            // 42P05: already prepared on this instance (by another copy of this module, which
+            // builds the same text from the same name); anything else is tried again next call.
+            if (pgCodeOf(err) === '42P05') return;
+            preparedOn.delete(instance);
+            throw err;
+          });
+          preparedOn.set(instance, ready);
         }
         await ready;
         const args = fillPlaceholders(params, values).map((v) => pgLiteral(v as Literal));
