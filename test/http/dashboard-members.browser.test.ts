@@ -53,6 +53,7 @@ describe('the members pages, in a browser', () => {
 
     await page.getByLabel('Status').selectOption('in_grace');
     await page.getByRole('button', { name: 'Show members' }).click();
+    await page.waitForURL(/[?&]status=in_grace(&|$)/);
     expect(await main(page)).toContain('1 member matches');
     expect(await page.locator('tbody tr').count()).toBe(1);
     expect(await page.locator('tbody').textContent()).toContain('Grace');
@@ -73,15 +74,19 @@ describe('the members pages, in a browser', () => {
 
     await page.getByLabel('Search').fill('LOVE');
     await page.getByRole('button', { name: 'Show members' }).click();
+    await page.waitForURL(/[?&]q=LOVE(&|$)/);
     expect(await page.locator('tbody tr').count()).toBe(1);
     expect(await page.locator('tbody').textContent()).toContain('Ada');
     await check(page, '03-members-search');
 
     await page.getByRole('link', { name: 'Access failed' }).click();
+    await page.waitForURL(/[?&]view=access_failed$/);
     expect(await page.locator('tbody').textContent()).toContain('VIP role: failed');
     await page.getByRole('link', { name: 'Not linked' }).click();
+    await page.waitForURL(/[?&]view=not_linked$/);
     expect(await page.locator('tbody').textContent()).toContain('Discord: DMs closed');
     await page.getByRole('link', { name: 'Expiring in 7 days' }).click();
+    await page.waitForURL(/[?&]view=expiring_7d$/);
     expect(await main(page)).toContain('2 members match');
     await check(page, '04-members-expiring');
 

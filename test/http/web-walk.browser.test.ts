@@ -148,8 +148,16 @@ describe('a member’s whole way on the web, in a browser', () => {
     expect(await page.getByRole('status').textContent()).toContain('we are adding you to the Discord server now');
     await check(page, '13-rejoin-joining');
     await expect.poll(() => served.h.discord.memberRoles(shop.guildId, buyer), { timeout: 20_000, interval: 200 }).toStrictEqual([shop.roleId]);
-    await page.goto(rejoinedUrl);
-    expect(await page.getByRole('region', { name: 'Gold' }).textContent()).toContain('You are in.');
+    // The role lands at Discord before the worker records it on the access row, which the page reads.
+    await expect
+      .poll(
+        async () => {
+          await page.goto(rejoinedUrl);
+          return page.getByRole('region', { name: 'Gold' }).textContent();
+        },
+        { timeout: 20_000, interval: 300 },
+      )
+      .toContain('You are in.');
     await check(page, '14-rejoined');
     expect(problems).toStrictEqual([]);
     await context.close();
