@@ -7,7 +7,8 @@ import { median } from './stats.js';
 
 /** bench/RESULTS.md: its top part (written by bench/run.ts) and the marked sections of other benches. */
 
-export const RESULTS_FILE = fileURLToPath(new URL('../RESULTS.md', import.meta.url));
+/** bench/RESULTS.md, or BENCH_RESULTS_FILE (a scratch copy, for a trial run that should not rewrite the record). */
+export const RESULTS_FILE = process.env.BENCH_RESULTS_FILE ?? fileURLToPath(new URL('../RESULTS.md', import.meta.url));
 
 /**
  * What the measured numbers depend on. The results file and the bench's notes are left out: a
