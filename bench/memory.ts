@@ -22,6 +22,10 @@
  *
  *   npm run build && npx tsx bench/memory.ts     # BENCH_MEMORY_STORAGE=pg or pglite for one storage
  *
+ * BENCH_MEMORY_PHASES (first,rest,load,bulk,steady,import,cache: all) picks the phases, e.g. the hour
+ * alone: BENCH_MEMORY_PHASES=steady BENCH_MEMORY_SIZES=10000 BENCH_MEMORY_STEADY_S=3600. A phase
+ * left out reads as "—" in the tables and counts in no target.
+ *
  * Writes the memory section of bench/RESULTS.md (between its markers).
  */
 import { execFileSync } from 'node:child_process';
@@ -53,6 +57,13 @@ export const SETTINGS = {
   importRows: Number(env('BENCH_MEMORY_IMPORT_ROWS', '1000000')),
   cacheRounds: Number(env('BENCH_MEMORY_CACHE_ROUNDS', '3')),
 };
+const PHASES = ['first', 'rest', 'load', 'bulk', 'steady', 'import', 'cache'] as const;
+type Phase = (typeof PHASES)[number];
+const chosen = env('BENCH_MEMORY_PHASES', PHASES.join(',')).split(',').map((p) => p.trim());
+for (const p of chosen) if (!(PHASES as readonly string[]).includes(p)) throw new Error(`BENCH_MEMORY_PHASES: unknown phase "${p}" (phases: ${PHASES.join(', ')})`);
+const runs = (phase: Phase) => chosen.includes(phase);
+const SKIPPED: MemoryBreakdown = { rss: Number.NaN, peak: Number.NaN, wasmRss: Number.NaN, wasmSize: Number.NaN, files: Number.NaN, otherAnon: Number.NaN };
+const skippedSample = { value: undefined, samples: [], max: Number.NaN, peak: Number.NaN };
 const COMMAND = 'npm run build && npx tsx bench/memory.ts';
 const YEAR_MS = 365 * 86_400_000;
 type Storage = 'PostgreSQL' | 'PGlite';
@@ -95,6 +106,11 @@ async function steadyMixed(ctx: BenchContext, server: Server, tenant: Tenant, se
   const failures = run.value.non2xx + run.value.errors + run.value.timeouts;
   ctx.log(`  steady: ${JSON.stringify(run.value.statusCodeStats)}, ${run.value.errors} errors, ${run.value.timeouts} timeouts`);
   if (failures > run.value.requests.total / 100) throw new Error(`steady load on ${server.name}: ${failures} of ${run.value.requests.total} requests failed (status codes ${JSON.stringify(run.value.statusCodeStats)}):\n${server.logTail().split('\n').filter((l) => /"statusCode":[45]/.test(l)).slice(-3).join('\n')}`);
+  // Minute by minute, for runs long enough to read a trend from (the hour: first ten minutes against the last ten).
+  for (let m = 0; m * 60 < seconds; m++) {
+    const inMinute = run.samples.filter((s) => s.t >= m * 60 && s.t < (m + 1) * 60).map((s) => s.rss);
+    if (inMinute.length > 0 && seconds >= 600) ctx.log(`  steady minute ${m + 1}: ${(inMinute.reduce((a, b) => a + b, 0) / inMinute.length).toFixed(1)} MiB (max ${Math.max(...inMinute).toFixed(1)})`);
+  }
   return { ...tenths(run.samples), requests: run.value.requests.total, seconds };
 }
 
@@ -164,21 +180,21 @@ async function measureSize(ctx: BenchContext, storage: Storage, members: number,
   const storageEnv = storage === 'PGlite' ? seededEnv : { ...seededEnv, DATA_DIR: path.join(ctx.tmp, `${name}-data`) };
   ctx.log(`${storage}, ${members} members: seeded in ${((performance.now() - seeding) / 1000).toFixed(0)} s`);
   const disk = await diskMiB(ctx, storageEnv);
-  const cache = storage === 'PGlite' && SETTINGS.cacheRounds > 0 ? await cacheRounds(ctx, storageEnv.DATA_DIR!, tenant) : [];
+  const cache = storage === 'PGlite' && SETTINGS.cacheRounds > 0 && runs('cache') ? await cacheRounds(ctx, storageEnv.DATA_DIR!, tenant) : [];
   const server = await startFull(ctx, name, storageEnv);
   let result: SizeResult;
   try {
-    const rest = await atRest(server);
+    const rest = runs('rest') ? await atRest(server) : SKIPPED;
     ctx.log(`  later start, at rest: ${rest.rss.toFixed(0)} MiB (peak ${rest.peak.toFixed(0)}, WebAssembly ${rest.wasmRss.toFixed(0)} of ${rest.wasmSize.toFixed(0)})`);
-    const load = await sampled(server.pid, 250, () => extendOneLoad(server.url, tenant, { connections: 10, durationS: SETTINGS.loadS }));
+    const load = runs('load') ? await sampled(server.pid, 250, () => extendOneLoad(server.url, tenant, { connections: 10, durationS: SETTINGS.loadS })) : { ...skippedSample, value: { rps: Number.NaN, failures: 0 } };
     if (load.value.failures > 0) throw new Error(`per-request load on ${name} had ${load.value.failures} failures:\n${server.logTail()}`);
     ctx.log(`  per-request load: ${load.value.rps.toFixed(0)} req/s, peak ${load.peak.toFixed(0)} MiB`);
-    const afterLoad = breakdownOf(server.pid);
+    const afterLoad = runs('load') ? breakdownOf(server.pid) : SKIPPED;
     // A bulk extend that does not answer within timeBulkExtend's 300 s (a busy shared machine) is
     // reported as such, with the memory read meanwhile; the other phases still run.
-    const bulk = await sampled(server.pid, 250, () => timeBulkExtend(server.url, tenant).catch((err: unknown) => (ctx.log(`  bulk extend failed: ${String(err)}`), Number.NaN)));
+    const bulk = runs('bulk') ? await sampled(server.pid, 250, () => timeBulkExtend(server.url, tenant).catch((err: unknown) => (ctx.log(`  bulk extend failed: ${String(err)}`), Number.NaN))) : { ...skippedSample, value: Number.NaN };
     ctx.log(`  bulk extend of ${members}: ${(bulk.value / 1000).toFixed(1)} s, peak ${bulk.peak.toFixed(0)} MiB`);
-    const steady = SETTINGS.steadySizes.includes(members) ? await steadyMixed(ctx, server, tenant, SETTINGS.steadyS, SETTINGS.rate) : null;
+    const steady = SETTINGS.steadySizes.includes(members) && runs('steady') ? await steadyMixed(ctx, server, tenant, SETTINGS.steadyS, SETTINGS.rate) : null;
     if (steady) ctx.log(`  steady: first tenth ${steady.first.toFixed(0)} MiB, last tenth ${steady.last.toFixed(0)} MiB`);
     result = { members, disk, rest, loadRps: load.value.rps, loadMax: load.max, loadPeak: load.peak, afterLoad, bulkS: bulk.value / 1000, bulkMax: bulk.max, bulkPeak: bulk.peak, steady, cache, import: null };
     if (withImport && storage === 'PostgreSQL') {
@@ -214,10 +230,10 @@ async function firstStart(ctx: BenchContext, storage: Storage): Promise<MemoryBr
 export async function runMemoryBench(ctx: BenchContext, storages: Storage[]): Promise<string> {
   const results: StorageResult[] = [];
   for (const storage of storages) {
-    const first = await firstStart(ctx, storage);
+    const first = runs('first') ? await firstStart(ctx, storage) : SKIPPED;
     const sizes: SizeResult[] = [];
     // The import goes into the smallest size's project, after its other phases.
-    for (const [i, members] of SETTINGS.sizes.entries()) sizes.push(await measureSize(ctx, storage, members, i === 0 && SETTINGS.importRows > 0));
+    for (const [i, members] of SETTINGS.sizes.entries()) sizes.push(await measureSize(ctx, storage, members, i === 0 && SETTINGS.importRows > 0 && runs('import')));
     results.push({ storage, first, sizes });
   }
   return memoryMarkdown(results, SETTINGS, median);
