@@ -156,7 +156,7 @@ export function createServices(
     secretBox,
     stripe,
     new CheckoutCoupons(stores.coupons, transactor, stripe, clock),
-    new CheckoutCustomers(stores.portalLinks, invoicing, stripe),
+    new CheckoutCustomers(invoicing, stripe),
     // collect_email_on_subscribe: the buyer's e-mail is kept on their user (docs/payments.md, "Checkout").
     async (projectId) => ({ collectEmail: (await stores.settings.get(projectId, 'collect_email_on_subscribe'))?.value === true }),
     () => clock.now(),

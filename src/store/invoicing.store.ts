@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { InvoicingAddress, InvoicingDetails } from '../domain/invoicing/invoicing-rules.js';
 import type { InvoicingStatements } from '../domain/invoicing/invoicing-statements.js';
 import { rowsOf, type Db } from '../database/db.js';
@@ -40,13 +40,22 @@ export class InvoicingStore implements InvoicingStatements {
     return detailsOf(r);
   }
 
-  async rememberedCustomer(projectId: string, userId: string, merchantAccountId: string): Promise<string | null> {
-    const r = rowsOf<{ customer_id: string }>(
+  async billingCustomer(projectId: string, userId: string, merchantAccountId?: string): Promise<{ customerId: string; merchantAccountId: string } | null> {
+    // On an account: the latest payment's customer only if it is on that account (an older
+    // payment's on it is not looked for), else the one remembered there.
+    const onAccount = (column: SQL) => (merchantAccountId === undefined ? sql`` : sql`AND ${column} = ${merchantAccountId}`);
+    const r = rowsOf<{ customer_id: string; merchant_account_id: string }>(
       await this.db.execute(sql`
-        SELECT customer_id FROM member_stripe_customers
-        WHERE project_id = ${projectId} AND user_id = ${userId} AND merchant_account_id = ${merchantAccountId}`),
+        SELECT customer_id, merchant_account_id FROM (
+          (SELECT customer_id, merchant_account_id, 0 AS rank FROM payments
+           WHERE project_id = ${projectId} AND user_id = ${userId} AND provider = 'stripe' AND customer_id IS NOT NULL AND merchant_account_id IS NOT NULL
+           ORDER BY created_at DESC, id DESC LIMIT 1)
+          UNION ALL
+          (SELECT customer_id, merchant_account_id, 1 AS rank FROM member_stripe_customers
+           WHERE project_id = ${projectId} AND user_id = ${userId} ${onAccount(sql`merchant_account_id`)} ORDER BY created_at DESC LIMIT 1)
+        ) c WHERE true ${onAccount(sql`c.merchant_account_id`)} ORDER BY rank LIMIT 1`),
     )[0];
-    return r ? r.customer_id : null;
+    return r ? { customerId: r.customer_id, merchantAccountId: r.merchant_account_id } : null;
   }
 
   async rememberCustomer(projectId: string, userId: string, merchantAccountId: string, customerId: string, now: Date): Promise<string> {

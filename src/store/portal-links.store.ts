@@ -104,22 +104,6 @@ export class PortalLinksStore implements PortalLinkStatements, PortalMemberState
     return rows.length > 0;
   }
 
-  /** The latest payment's customer, else the one tenure made for the member before any payment (docs/portal.md, "One customer per member"). */
-  async billingCustomer(projectId: string, userId: string): Promise<{ customerId: string; merchantAccountId: string } | null> {
-    const r = rowsOf<{ customer_id: string; merchant_account_id: string }>(
-      await this.db.execute(sql`
-        SELECT customer_id, merchant_account_id FROM (
-          (SELECT customer_id, merchant_account_id, 0 AS rank FROM payments
-           WHERE project_id = ${projectId} AND user_id = ${userId} AND provider = 'stripe' AND customer_id IS NOT NULL AND merchant_account_id IS NOT NULL
-           ORDER BY created_at DESC, id DESC LIMIT 1)
-          UNION ALL
-          (SELECT customer_id, merchant_account_id, 1 AS rank FROM member_stripe_customers
-           WHERE project_id = ${projectId} AND user_id = ${userId} ORDER BY created_at DESC LIMIT 1)
-        ) c ORDER BY rank LIMIT 1`),
-    )[0];
-    return r ? { customerId: r.customer_id, merchantAccountId: r.merchant_account_id } : null;
-  }
-
   async membershipsOf(projectId: string, userId: string, now: Date): Promise<PortalMembershipRecord[]> {
     const rows = rowsOf<{
       id: string;
@@ -152,8 +136,8 @@ export class PortalLinksStore implements PortalLinkStatements, PortalMemberState
 
   /**
    * The page's memberships, access, latest payments, whether a billing customer exists and the
-   * invoicing details, in one statement: the same reads as membershipsOf, accessOf, billingCustomer
-   * and the invoicing store's find, with the payments as the API lists them, so an open costs one
+   * invoicing details, in one statement: the same reads as membershipsOf, accessOf, the invoicing
+   * store's billingCustomer and find, with the payments as the API lists them, so an open costs one
    * round trip for the member's things.
    */
   async pageOf(projectId: string, userId: string, now: Date, limit: number): Promise<PortalPageRecord> {

@@ -43,23 +43,28 @@ describe(`portal and invoicing statements (${onPostgres ? 'PostgreSQL' : 'PGlite
     const store = h.container.stores.invoicing;
     const account = m.stripe.view.merchant_account_id;
     const user = userId();
-    expect(await store.rememberedCustomer(m.t.projectId, user, account)).toBeNull();
-    expect(await h.container.stores.portalLinks.billingCustomer(m.t.projectId, user)).toBeNull();
+    expect(await store.billingCustomer(m.t.projectId, user, account)).toBeNull();
+    expect(await store.billingCustomer(m.t.projectId, user)).toBeNull();
     const now = new Date('2026-01-01T00:00:00.000Z');
     const winners = await Promise.all([store.rememberCustomer(m.t.projectId, user, account, 'cus_first', now), store.rememberCustomer(m.t.projectId, user, account, 'cus_second', now)]);
     expect(new Set(winners).size).toBe(1);
     const kept = winners[0]!;
     expect(await store.rememberCustomer(m.t.projectId, user, account, 'cus_third', now)).toBe(kept);
-    expect(await store.rememberedCustomer(m.t.projectId, user, account)).toBe(kept);
-    expect(await h.container.stores.portalLinks.billingCustomer(m.t.projectId, user)).toStrictEqual({ customerId: kept, merchantAccountId: account });
+    expect(await store.billingCustomer(m.t.projectId, user, account)).toStrictEqual({ customerId: kept, merchantAccountId: account });
+    expect(await store.billingCustomer(m.t.projectId, user)).toStrictEqual({ customerId: kept, merchantAccountId: account });
+    // A customer belongs to one account: none on another.
+    expect(await store.billingCustomer(m.t.projectId, user, randomUUID())).toBeNull();
     expect((await h.container.stores.portalLinks.pageOf(m.t.projectId, user, now, 20)).hasBillingCustomer).toBe(true);
     // A payment's customer comes first: it is the one Stripe bills.
-    const paid = await h.container.stores.portalLinks.billingCustomer(m.t.projectId, m.user);
+    const paid = await store.billingCustomer(m.t.projectId, m.user);
+    expect(paid).toMatchObject({ merchantAccountId: account });
     await store.rememberCustomer(m.t.projectId, m.user, account, 'cus_remembered', now);
-    expect(await h.container.stores.portalLinks.billingCustomer(m.t.projectId, m.user)).toStrictEqual(paid);
+    expect(await store.billingCustomer(m.t.projectId, m.user)).toStrictEqual(paid);
+    expect(await store.billingCustomer(m.t.projectId, m.user, account)).toStrictEqual(paid);
+    expect(await store.billingCustomer(m.t.projectId, m.user, randomUUID())).toBeNull();
     // The merchant account's deletion takes its customers.
     await h.database.db.execute(sql`DELETE FROM merchant_accounts WHERE id = ${account}`);
-    expect(await store.rememberedCustomer(m.t.projectId, user, account)).toBeNull();
+    expect(await store.billingCustomer(m.t.projectId, user, account)).toBeNull();
   });
 
   it("the portal's reads: memberships with their renewal flag, granted access with target names, a subscription's account", async () => {

@@ -20,8 +20,6 @@ export interface PortalLinkStatements {
   find(tokenHash: string): Promise<PortalLinkRecord | null>;
   /** Spends an unused, unexpired link on a browser session; false when it was not (used, expired, raced). */
   claim(tokenHash: string, session: { sessionHash: string; sessionExpiresAt: Date }, now: Date): Promise<boolean>;
-  /** The Stripe customer of the member's latest payment that names one, else the one tenure made for them (remembered before payment), with its merchant account. */
-  billingCustomer(projectId: string, userId: string): Promise<{ customerId: string; merchantAccountId: string } | null>;
 }
 
 /** A membership as the portal shows it (docs/portal.md). */
@@ -73,7 +71,7 @@ export interface PortalPageRecord {
   access: PortalAccessRecord[];
   /** The latest `limit`, newest first. */
   payments: PortalPaymentRecord[];
-  /** Whether the member has a Stripe customer on a merchant account (billingCustomer is not null). */
+  /** Whether the member has a Stripe customer on a merchant account (the invoicing store's billingCustomer is not null). */
   hasBillingCustomer: boolean;
   /** The member's invoicing details as the invoicing store reads them (its `find`); null when never given. */
   invoicing: (InvoicingDetails & { updatedAt: Date }) | null;

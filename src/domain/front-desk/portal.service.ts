@@ -53,7 +53,7 @@ export interface PortalDeps {
   links: PortalLinkStatements & PortalMemberStatements;
   accounts: Pick<MerchantAccountsStore, 'secretsOf'>;
   stripe: Pick<StripeApi, 'createBillingPortalSession' | 'updateCustomer'>;
-  invoicing: Pick<InvoicingService, 'stripeDetails'>;
+  invoicing: Pick<InvoicingService, 'stripeDetails' | 'billingCustomer'>;
   box: SecretBox | null;
   clock: Clock;
   publicUrl: string;
@@ -118,7 +118,7 @@ export class PortalService {
   async billing(token: string, session: string | undefined): Promise<BillingOutcome> {
     const member = await this.enter(token, session);
     if ('kind' in member) return member;
-    const customer = await this.deps.links.billingCustomer(member.projectId, member.userId);
+    const customer = await this.deps.invoicing.billingCustomer(member.projectId, member.userId);
     if (!customer) return { kind: 'no-customer' };
     const account = await this.deps.accounts.secretsOf(customer.merchantAccountId);
     const secretKey = account && openOrNull(this.deps.box, account.secretKeySealed);

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { PortalLinkStatements } from '../front-desk/portal-link-statements.js';
 import type { StripeApi, StripeCustomerDetails } from '../payments/stripe-api.js';
 import type { InvoicingService } from './invoicing.service.js';
 
@@ -15,8 +14,7 @@ import type { InvoicingService } from './invoicing.service.js';
  */
 export class CheckoutCustomers {
   constructor(
-    private readonly links: Pick<PortalLinkStatements, 'billingCustomer'>,
-    private readonly invoicing: Pick<InvoicingService, 'stripeDetails' | 'rememberedCustomer' | 'rememberCustomer'>,
+    private readonly invoicing: Pick<InvoicingService, 'stripeDetails' | 'billingCustomer' | 'rememberCustomer'>,
     private readonly stripe: Pick<StripeApi, 'updateCustomer' | 'createCustomer'>,
   ) {}
 
@@ -24,9 +22,9 @@ export class CheckoutCustomers {
   async customerFor(projectId: string, userId: string, merchantAccountId: string, secretKey: string): Promise<string | null> {
     const details = await this.invoicing.stripeDetails(projectId, userId);
     if (!details) return null;
-    const billing = await this.links.billingCustomer(projectId, userId);
     // A customer belongs to one Stripe account: another account's is no customer here.
-    let customerId = billing && billing.merchantAccountId === merchantAccountId ? billing.customerId : await this.invoicing.rememberedCustomer(projectId, userId, merchantAccountId);
+    const billing = await this.invoicing.billingCustomer(projectId, userId, merchantAccountId);
+    let customerId = billing?.customerId ?? null;
     if (customerId === null) {
       const created = await this.stripe.createCustomer(secretKey, {
         details,

@@ -12,8 +12,13 @@ export interface InvoicingStatements {
    * (inserting the row the first time), so two changes at once each keep the other's fields.
    */
   update(projectId: string, userId: string, patch: Partial<InvoicingDetails>, now: Date): Promise<InvoicingDetails & { updatedAt: Date }>;
-  /** The Stripe customer tenure made for the member on the merchant account; null when none. */
-  rememberedCustomer(projectId: string, userId: string, merchantAccountId: string): Promise<string | null>;
+  /**
+   * The member's Stripe customer with its merchant account (docs/portal.md, "One customer per
+   * member"): the customer of their latest payment that names one, else the latest one tenure made
+   * for them. With `merchantAccountId`: that one if it is on the account, else the one tenure made
+   * there; null when none.
+   */
+  billingCustomer(projectId: string, userId: string, merchantAccountId?: string): Promise<{ customerId: string; merchantAccountId: string } | null>;
   /**
    * Remembers the customer just made for the member on the account, unless one is remembered
    * already (a checkout made at the same moment won): answers the one remembered, which is used.

@@ -32,9 +32,9 @@ export class InvoicingService {
     return ok(invoicingViewOf(userId, saved));
   }
 
-  /** The Stripe customer tenure made for the member on the merchant account, before any payment named it; null when none. */
-  rememberedCustomer(projectId: string, userId: string, merchantAccountId: string): Promise<string | null> {
-    return this.store.rememberedCustomer(projectId, userId, merchantAccountId);
+  /** The member's Stripe customer (InvoicingStatements.billingCustomer), on the merchant account when one is named; null when none. */
+  billingCustomer(projectId: string, userId: string, merchantAccountId?: string): Promise<{ customerId: string; merchantAccountId: string } | null> {
+    return this.store.billingCustomer(projectId, userId, merchantAccountId);
   }
 
   /** Remembers a customer just made for the member; answers the one to use (an earlier one, made at the same moment, wins). */
