@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { rowsOf, type Db } from '../database/db.js';
 
 /**
@@ -16,111 +16,82 @@ export class RetentionStore {
   constructor(private readonly db: Db) {}
 
   /** Deletes up to `batch` events emitted before `before` (and what hangs on them); returns how many. */
-  async pruneEvents(before: Date, batch: number): Promise<number> {
-    const result = await this.db.execute(sql`
-      WITH old AS (
-        SELECT e.id FROM events e
-        WHERE e.emitted_at < ${before}::timestamptz
-          AND NOT EXISTS (SELECT 1 FROM event_plan_queue q WHERE q.seq = e.seq)
+  pruneEvents(before: Date, batch: number): Promise<number> {
+    return this.pruneBatch(
+      {
+        table: 'events',
+        key: ['id'],
+        where: sql`t.emitted_at < ${before}::timestamptz
+          AND NOT EXISTS (SELECT 1 FROM event_plan_queue q WHERE q.seq = t.seq)
           AND NOT EXISTS (
             SELECT 1 FROM webhook_deliveries d
-            WHERE d.event_id = e.id AND (d.status = 'pending' OR d.created_at >= ${before}::timestamptz))
-        ORDER BY e.emitted_at
-        LIMIT ${batch}
-        FOR UPDATE SKIP LOCKED
-      ), gone AS (
-        DELETE FROM events e USING old WHERE e.id = old.id RETURNING 1
-      )
-      SELECT count(*)::int AS n FROM gone`);
-    return rowsOf<{ n: number }>(result)[0]?.n ?? 0;
+            WHERE d.event_id = t.id AND (d.status = 'pending' OR d.created_at >= ${before}::timestamptz))`,
+        orderBy: sql`t.emitted_at`,
+      },
+      batch,
+    );
   }
 
   /** Deletes up to `batch` Telegram updates handled before `before`; returns how many. */
-  async pruneTelegramUpdates(before: Date, batch: number): Promise<number> {
-    const result = await this.db.execute(sql`
-      WITH old AS (
-        SELECT project_id, bot_id, update_id FROM telegram_updates
-        WHERE handled_at < ${before}::timestamptz
-        LIMIT ${batch}
-        FOR UPDATE SKIP LOCKED
-      ), gone AS (
-        DELETE FROM telegram_updates u USING old
-        WHERE u.project_id = old.project_id AND u.bot_id = old.bot_id AND u.update_id = old.update_id
-        RETURNING 1
-      )
-      SELECT count(*)::int AS n FROM gone`);
-    return rowsOf<{ n: number }>(result)[0]?.n ?? 0;
+  pruneTelegramUpdates(before: Date, batch: number): Promise<number> {
+    return this.pruneBatch({ table: 'telegram_updates', key: ['project_id', 'bot_id', 'update_id'], where: sql`t.handled_at < ${before}::timestamptz` }, batch);
   }
 
   /** Deletes up to `batch` confirmations made before `before` and no longer pending (sent, unreachable, failed, dropped); returns how many. */
-  async pruneNotifications(before: Date, batch: number): Promise<number> {
-    const result = await this.db.execute(sql`
-      WITH old AS (
-        SELECT id FROM notifications
-        WHERE created_at < ${before}::timestamptz AND state <> 'pending'
-        LIMIT ${batch}
-        FOR UPDATE SKIP LOCKED
-      ), gone AS (
-        DELETE FROM notifications n USING old WHERE n.id = old.id RETURNING 1
-      )
-      SELECT count(*)::int AS n FROM gone`);
-    return rowsOf<{ n: number }>(result)[0]?.n ?? 0;
+  pruneNotifications(before: Date, batch: number): Promise<number> {
+    return this.pruneBatch({ table: 'notifications', key: ['id'], where: sql`t.created_at < ${before}::timestamptz AND t.state <> 'pending'` }, batch);
   }
 
   /** Deletes up to `batch` guild joins (docs/web.md) made before `before` and settled (joined or failed); returns how many. */
-  async pruneGuildJoins(before: Date, batch: number): Promise<number> {
-    const result = await this.db.execute(sql`
-      WITH old AS (
-        SELECT id FROM guild_joins
-        WHERE created_at < ${before}::timestamptz AND state <> 'pending'
-        LIMIT ${batch}
-        FOR UPDATE SKIP LOCKED
-      ), gone AS (
-        DELETE FROM guild_joins j USING old WHERE j.id = old.id RETURNING 1
-      )
-      SELECT count(*)::int AS n FROM gone`);
-    return rowsOf<{ n: number }>(result)[0]?.n ?? 0;
+  pruneGuildJoins(before: Date, batch: number): Promise<number> {
+    return this.pruneBatch({ table: 'guild_joins', key: ['id'], where: sql`t.created_at < ${before}::timestamptz AND t.state <> 'pending'` }, batch);
   }
 
   /** Deletes up to `batch` logins with Discord (docs/web.md) that expired before `before` unused; returns how many. */
-  async pruneWebLogins(before: Date, batch: number): Promise<number> {
-    const result = await this.db.execute(sql`
-      WITH old AS (
-        SELECT state_hash FROM web_logins WHERE expires_at < ${before}::timestamptz
-        LIMIT ${batch}
-        FOR UPDATE SKIP LOCKED
-      ), gone AS (
-        DELETE FROM web_logins l USING old WHERE l.state_hash = old.state_hash RETURNING 1
-      )
-      SELECT count(*)::int AS n FROM gone`);
-    return rowsOf<{ n: number }>(result)[0]?.n ?? 0;
+  pruneWebLogins(before: Date, batch: number): Promise<number> {
+    return this.pruneBatch({ table: 'web_logins', key: ['state_hash'], where: sql`t.expires_at < ${before}::timestamptz` }, batch);
   }
 
   /** Deletes up to `batch` pay links that expired before `before` (their done page goes with them); returns how many. */
-  async prunePayLinks(before: Date, batch: number): Promise<number> {
-    const result = await this.db.execute(sql`
-      WITH old AS (
-        SELECT id_hash FROM pay_links
-        WHERE expires_at < ${before}::timestamptz
-        LIMIT ${batch}
-        FOR UPDATE SKIP LOCKED
-      ), gone AS (
-        DELETE FROM pay_links l USING old WHERE l.id_hash = old.id_hash RETURNING 1
-      )
-      SELECT count(*)::int AS n FROM gone`);
-    return rowsOf<{ n: number }>(result)[0]?.n ?? 0;
+  prunePayLinks(before: Date, batch: number): Promise<number> {
+    return this.pruneBatch({ table: 'pay_links', key: ['id_hash'], where: sql`t.expires_at < ${before}::timestamptz` }, batch);
   }
 
   /** Deletes up to `batch` portal links whose link and browser session both ended before `before`; returns how many. */
-  async prunePortalLinks(before: Date, batch: number): Promise<number> {
+  prunePortalLinks(before: Date, batch: number): Promise<number> {
+    return this.pruneBatch(
+      {
+        table: 'portal_links',
+        key: ['token_hash'],
+        where: sql`t.expires_at < ${before}::timestamptz AND (t.session_expires_at IS NULL OR t.session_expires_at < ${before}::timestamptz)`,
+      },
+      batch,
+    );
+  }
+
+  /**
+   * One batch of a table's pruning, in one statement: up to `batch` rows (`t`) matching `where`,
+   * skipping those another node has locked, are deleted by their key; answers how many.
+   */
+  private async pruneBatch(what: { table: string; key: readonly string[]; where: SQL; orderBy?: SQL }, batch: number): Promise<number> {
+    const table = sql.identifier(what.table);
+    const key = sql.join(
+      what.key.map((k) => sql`t.${sql.identifier(k)}`),
+      sql`, `,
+    );
+    const sameKey = sql.join(
+      what.key.map((k) => sql`x.${sql.identifier(k)} = old.${sql.identifier(k)}`),
+      sql` AND `,
+    );
     const result = await this.db.execute(sql`
       WITH old AS (
-        SELECT token_hash FROM portal_links
-        WHERE expires_at < ${before}::timestamptz AND (session_expires_at IS NULL OR session_expires_at < ${before}::timestamptz)
+        SELECT ${key} FROM ${table} t
+        WHERE ${what.where}
+        ${what.orderBy ? sql`ORDER BY ${what.orderBy}` : sql``}
         LIMIT ${batch}
         FOR UPDATE SKIP LOCKED
       ), gone AS (
-        DELETE FROM portal_links l USING old WHERE l.token_hash = old.token_hash RETURNING 1
+        DELETE FROM ${table} x USING old WHERE ${sameKey} RETURNING 1
       )
       SELECT count(*)::int AS n FROM gone`);
     return rowsOf<{ n: number }>(result)[0]?.n ?? 0;
