@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { Grant, PaidMembershipStatements } from '../domain/payments/payment-statements.js';
 import type { Db } from '../database/db.js';
 import { rowsOf } from '../database/db.js';
@@ -70,25 +70,13 @@ export class PaidMembershipsStore implements PaidMembershipStatements {
     const nowAt = at(now);
     const eventAt = sql`${at(g.eventAt)}`;
     const status = g.subscriptionId ? sql`'active'` : sql`NULL`;
-    const row = rowsOf<{ banned: boolean; id: string | null }>(
-      await this.db.execute(sql`
-        WITH banned AS (
-          SELECT EXISTS (SELECT 1 FROM bans WHERE project_id = ${g.projectId} AND user_id = ${g.userId}) AS yes
-        ), ins AS (
-          INSERT INTO memberships (project_id, user_id, plan_id, start_date, end_date, subscription_id, subscription_status, subscription_status_at, created_at, updated_at)
-          SELECT ${g.projectId}::uuid, ${g.userId}::text, ${g.planId}::uuid, ${nowAt}, ${nowAt} + (SELECT duration FROM plans WHERE id = ${g.planId})::interval,
-            ${g.subscriptionId}::text, ${status}, CASE WHEN ${g.subscriptionId}::text IS NOT NULL THEN ${eventAt} END, ${nowAt}, ${nowAt}
-          FROM banned WHERE NOT banned.yes
-          ON CONFLICT (project_id, user_id) DO NOTHING
-          RETURNING *
-        ), usr AS (
-          INSERT INTO users (project_id, user_id) SELECT project_id, user_id FROM ins
-          ON CONFLICT (project_id, user_id) DO UPDATE SET last_seen = now()
-          RETURNING project_id, user_id, first_name, username
-        ), full_row AS (${withPlan('ins', 'usr')}), ev AS (${membershipEvent('membership.created', now)})
-        SELECT (SELECT yes FROM banned) AS banned, (SELECT id FROM full_row) AS id`),
-    )[0]!;
-    return { created: Boolean(row.id), banned: row.banned };
+    return this.createUnlessBanned(
+      g,
+      sql`end_date, subscription_id, subscription_status, subscription_status_at`,
+      sql`${nowAt} + (SELECT duration FROM plans WHERE id = ${g.planId})::interval,
+        ${g.subscriptionId}::text, ${status}, CASE WHEN ${g.subscriptionId}::text IS NOT NULL THEN ${eventAt} END`,
+      now,
+    );
   }
 
   /**
@@ -116,13 +104,29 @@ export class PaidMembershipsStore implements PaidMembershipStatements {
         SELECT id FROM full_row`),
     );
     if (extended.length > 0) return 'extended';
+    const created = await this.createUnlessBanned(
+      g,
+      sql`end_date, trial_ends_at, subscription_id, subscription_status, subscription_status_at`,
+      sql`${endAt}, ${endAt}, ${g.subscriptionId}::text, 'trialing', ${eventAt}`,
+      now,
+    );
+    return created.banned ? 'banned' : 'created';
+  }
+
+  /**
+   * The member's membership from now, the named `columns` set to `values`, with the user's row and
+   * its `membership.created` event, in one statement; nothing is written when the user is banned or
+   * has a membership (made concurrently).
+   */
+  private async createUnlessBanned(g: Grant, columns: SQL, values: SQL, now: Date): Promise<{ created: boolean; banned: boolean }> {
+    const nowAt = at(now);
     const row = rowsOf<{ banned: boolean; id: string | null }>(
       await this.db.execute(sql`
         WITH banned AS (
           SELECT EXISTS (SELECT 1 FROM bans WHERE project_id = ${g.projectId} AND user_id = ${g.userId}) AS yes
         ), ins AS (
-          INSERT INTO memberships (project_id, user_id, plan_id, start_date, end_date, trial_ends_at, subscription_id, subscription_status, subscription_status_at, created_at, updated_at)
-          SELECT ${g.projectId}::uuid, ${g.userId}::text, ${g.planId}::uuid, ${nowAt}, ${endAt}, ${endAt}, ${g.subscriptionId}::text, 'trialing', ${eventAt}, ${nowAt}, ${nowAt}
+          INSERT INTO memberships (project_id, user_id, plan_id, start_date, ${columns}, created_at, updated_at)
+          SELECT ${g.projectId}::uuid, ${g.userId}::text, ${g.planId}::uuid, ${nowAt}, ${values}, ${nowAt}, ${nowAt}
           FROM banned WHERE NOT banned.yes
           ON CONFLICT (project_id, user_id) DO NOTHING
           RETURNING *
@@ -133,7 +137,7 @@ export class PaidMembershipsStore implements PaidMembershipStatements {
         ), full_row AS (${withPlan('ins', 'usr')}), ev AS (${membershipEvent('membership.created', now)})
         SELECT (SELECT yes FROM banned) AS banned, (SELECT id FROM full_row) AS id`),
     )[0]!;
-    return row.banned ? 'banned' : 'created';
+    return { created: Boolean(row.id), banned: row.banned };
   }
 
   async setSubscriptionStatus(
