@@ -5,7 +5,7 @@
  *
  *   npx tsx bench/queries.ts      # PostgreSQL at BENCH_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test, and PGlite
  *
- * Each storage is seeded through seededStorage (bench/lib/context.ts): one project, 10 plans and
+ * Each storage is seeded through measureSeeded (bench/lib/seed.ts): one project, 10 plans and
  * BENCH_QUERIES_MEMBERS (1,000,000) memberships in one INSERT … SELECT generate_series, end dates
  * spread over a year around now (so about half are active), created over the last two years, one
  * in five backed by a subscription (some in a trial, some past_due, some with their renewal
@@ -19,11 +19,12 @@
 import os from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { sql } from 'drizzle-orm';
-import { openDatabase, rowsOf, type Database } from '../src/database/db.js';
+import { rowsOf, type Database } from '../src/database/db.js';
 import { MembershipsStore } from '../src/store/memberships.store.js';
 import type { MembershipFilter } from '../src/store/membership-queries.js';
-import { runStandalone, seededStorage, type BenchContext } from './lib/context.js';
-import { seedTenant } from './lib/seed.js';
+import { runStandalone, type BenchContext } from './lib/context.js';
+import { measureSeeded, seedTenant, type Storage } from './lib/seed.js';
+import { percentile } from './lib/stats.js';
 
 const MEMBERS = Number(process.env.BENCH_QUERIES_MEMBERS ?? 1_000_000);
 const RUNS = Number(process.env.BENCH_QUERIES_RUNS ?? 300);
@@ -76,10 +77,6 @@ const QUERIES: Query[] = [
   { name: '`status=expired` (newest first), offset 10,000', filter: () => ({ status: 'expired' }), offset: 10_000 },
 ];
 
-function percentile(sorted: readonly number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
 interface Row {
   storage: string;
   query: string;
@@ -105,7 +102,7 @@ async function timed(name: string, run: () => Promise<{ items: unknown[] }>): Pr
   return { p50: percentile(times, 50), p99: percentile(times, 99), max: times[times.length - 1]! };
 }
 
-async function measure(storage: 'PostgreSQL' | 'PGlite', database: Database, seeded: Seeded, log: (l: string) => void): Promise<Row[]> {
+async function measure(storage: Storage, database: Database, seeded: Seeded, log: (l: string) => void): Promise<Row[]> {
   const store = new MembershipsStore(database.db);
   const rows: Row[] = [];
   for (const q of QUERIES) {
@@ -124,19 +121,8 @@ async function measure(storage: 'PostgreSQL' | 'PGlite', database: Database, see
   return rows;
 }
 
-export async function runQueriesBench(ctx: BenchContext, storages: ('PostgreSQL' | 'PGlite')[] = ['PostgreSQL', 'PGlite']): Promise<string> {
-  const rows: Row[] = [];
-  for (const storage of storages) {
-    const started = Date.now();
-    const { env, seeded } = await seededStorage(ctx, storage, 'queries', seed);
-    ctx.log(`${storage}: seeded ${MEMBERS} memberships in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-    const database = await openDatabase(env.DATABASE_URL ? { kind: 'postgres', url: env.DATABASE_URL, poolSize: 4 } : { kind: 'pglite', dataDir: env.DATA_DIR! });
-    try {
-      rows.push(...(await measure(storage, database, seeded, ctx.log)));
-    } finally {
-      await database.close();
-    }
-  }
+export async function runQueriesBench(ctx: BenchContext, storages: Storage[] = ['PostgreSQL', 'PGlite']): Promise<string> {
+  const { rows } = await measureSeeded(ctx, storages, { name: 'queries', seed, measure: (storage, database, seeded) => measure(storage, database, seeded, ctx.log) });
   const ms = (n: number) => n.toFixed(1);
   return [
     '## Membership queries (GET /memberships filters and sorts)',

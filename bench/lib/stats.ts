@@ -11,3 +11,8 @@ export function median(values: readonly number[]): number {
 export function alternate<T>(items: readonly T[], round: number): T[] {
   return round % 2 === 0 ? [...items] : [...items].reverse();
 }
+
+/** The `p`th percentile of ascending `sorted` (nearest rank). */
+export function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
