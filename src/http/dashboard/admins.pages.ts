@@ -2,6 +2,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { AdminView } from '../../domain/admins/admin.view.js';
 import { GRANTABLE } from '../../domain/admins/permissions.js';
 import { audit, dashboardPage, messagePage, projectPath, requirePermission, seeOther, type DashboardDeps } from './context.js';
+import { confirmedAction } from './confirmed-action.js';
 import { pageOf, pagerOf } from './paging.js';
 
 /**
@@ -93,30 +94,20 @@ export const adminsPages: FastifyPluginAsync<DashboardDeps> = async (app, { serv
     return seeOther(reply, '/admins', 'updated');
   });
 
-  app.get<AdminParams>('/dashboard/:project_id/admins/:user_id/remove', hidden, async (request, reply) => {
-    requirePermission(request, 'admins:delete');
-    const admin = await target(request, reply);
-    if (!admin) return reply;
-    const label = nameOf(admin) ? `${nameOf(admin)} (${admin.user_id})` : admin.user_id;
-    return dashboardPage(reply, 'confirm', {
-      title: `Remove ${label} as an admin?`,
-      section: 'admins',
+  confirmedAction(app, context, {
+    route: '/admins/:user_id/remove',
+    permissions: ['admins:delete'],
+    section: 'admins',
+    find: target,
+    confirm: (admin) => ({
+      title: `Remove ${nameOf(admin) ? `${nameOf(admin)} (${admin.user_id})` : admin.user_id} as an admin?`,
       lines: ['They lose every permission at once, and their dashboard sessions stop working. They stay a user of the project, with their memberships as they are.'],
-      action: projectPath(context, request.dashboardActor!.projectId, `/admins/${admin.user_id}/remove`),
       confirmLabel: 'Yes, remove the admin',
-      back: projectPath(context, request.dashboardActor!.projectId, '/admins'),
+      back: '/admins',
       backLabel: 'No, keep them',
-      danger: true,
-    });
-  });
-
-  app.post<AdminParams>('/dashboard/:project_id/admins/:user_id/remove', { ...hidden, preHandler: app.csrfProtection }, async (request, reply) => {
-    const actor = requirePermission(request, 'admins:delete');
-    const admin = await target(request, reply);
-    if (!admin) return reply;
-    const removed = await admins.remove(actor.projectId, admin.user_id);
-    if (!removed.ok) return messagePage(reply, removed.error.status, { title: 'Admin not found', lines: ['Nothing was changed.'] });
-    await audit(request, 'admin.remove', admin.user_id, { permissions: admin.permissions });
-    return seeOther(reply, '/admins', 'removed');
+    }),
+    act: (actor, admin) => admins.remove(actor.projectId, admin.user_id),
+    audit: (admin) => ({ action: 'admin.remove', subject: admin.user_id, details: { permissions: admin.permissions } }),
+    done: (reply) => seeOther(reply, '/admins', 'removed'),
   });
 };

@@ -5,6 +5,7 @@ import type { CouponView } from '../../domain/payments/coupon.view.js';
 import type { CouponInput, CouponPatch } from '../../domain/payments/coupons.service.js';
 import { createCouponSchema, updateCouponSchema } from '../routes/coupons/coupons.schemas.js';
 import { audit, dashboardPage, messagePage, projectPath, requirePermission, seeOther, type DashboardDeps } from './context.js';
+import { confirmedAction } from './confirmed-action.js';
 import { pageOf, pagerOf, when } from './paging.js';
 import { field, schemaProblem, type Form } from './plans-form.js';
 
@@ -163,29 +164,20 @@ export const couponsPages: FastifyPluginAsync<DashboardDeps> = async (app, { ser
     return seeOther(reply, '/coupons', 'updated');
   });
 
-  app.get<CouponParams>('/dashboard/:project_id/coupons/:coupon_id/delete', hidden, async (request, reply) => {
-    const actor = requirePermission(request, 'coupons:delete');
-    const c = await couponOf(request, reply);
-    if (!c) return reply;
-    return dashboardPage(reply, 'confirm', {
+  confirmedAction(app, context, {
+    route: '/coupons/:coupon_id/delete',
+    permissions: ['coupons:delete'],
+    section: 'plans',
+    find: couponOf,
+    confirm: (c) => ({
       title: `Delete the coupon ${c.code}?`,
-      section: 'plans',
       lines: ['Checkouts can no longer use it. Discounts already given stay as they are.'],
-      action: projectPath(context, actor.projectId, `/coupons/${c.coupon_id}/delete`),
       confirmLabel: 'Yes, delete the coupon',
-      back: projectPath(context, actor.projectId, `/coupons/${c.coupon_id}`),
-      backLabel: 'No, keep it',
-      danger: true,
-    });
-  });
-
-  app.post<CouponParams>('/dashboard/:project_id/coupons/:coupon_id/delete', { ...hidden, preHandler: app.csrfProtection }, async (request, reply) => {
-    const actor = requirePermission(request, 'coupons:delete');
-    const c = await couponOf(request, reply);
-    if (!c) return reply;
-    const deleted = await coupons.delete(actor.projectId, c.coupon_id);
-    if (!deleted.ok) return editPage(reply, c, { status: deleted.error.status, error: deleted.error.message });
-    await audit(request, 'coupon.delete', c.coupon_id, { code: c.code });
-    return seeOther(reply, '/coupons', 'deleted');
+      back: `/coupons/${c.coupon_id}`,
+    }),
+    act: (actor, c) => coupons.delete(actor.projectId, c.coupon_id),
+    audit: (c) => ({ action: 'coupon.delete', subject: c.coupon_id, details: { code: c.code } }),
+    refused: (reply, c, error) => editPage(reply, c, { status: error.status, error: error.message }),
+    done: (reply) => seeOther(reply, '/coupons', 'deleted'),
   });
 };

@@ -1,7 +1,9 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { IntegrationStatusView } from '../../domain/integrations/integration.view.js';
 import type { Platform } from '../../domain/targets/target.view.js';
-import { audit, can, dashboardPage, requirePermission, seeOther, type DashboardDeps } from './context.js';
+import { isUuid } from '../../domain/ids.js';
+import { audit, can, dashboardPage, messagePage, projectPath, requirePermission, seeOther, type DashboardDeps } from './context.js';
+import { confirmedAction } from './confirmed-action.js';
 import { botFix, chatFix, targetFix, unreachableFix } from './integrations-fixes.js';
 import { field } from './plans-form.js';
 
@@ -9,22 +11,34 @@ import { field } from './plans-form.js';
  * The integrations page (`/dashboard/{project_id}/integrations`, docs/dashboard-settings.md): each
  * bot's connection and health, the targets it cannot act on with the fix in plain words, Telegram
  * chats' missing rights, members the bot cannot reach; connecting or replacing a bot token (and the
- * Discord client secret), and the Stripe accounts with the webhook address to paste into Stripe.
+ * Discord client secret) or disconnecting a bot, and the Stripe accounts with the webhook address to
+ * paste into Stripe, saving or deleting one (disconnecting and deleting ask first).
  * Secrets are write-only: never shown back, re-rendered, audited or logged. Everything goes through
  * IntegrationsService and MerchantAccountsService as the v2 API does.
- * Needs `settings.integrations:write`; the Stripe accounts also `merchant-accounts:read`.
+ * Needs `settings.integrations:write`; the Stripe accounts (seeing and deleting) also `merchant-accounts:read`.
  */
 
 const hidden = { config: { public: true }, schema: { hide: true } };
 const PERMISSION = 'settings.integrations:write';
 type Params = { Params: { project_id: string } };
 type PlatformParams = { Params: { project_id: string; platform: string } };
+type AccountParams = { Params: { project_id: string; merchant_account_id: string } };
 const PLATFORMS: readonly Platform[] = ['discord', 'telegram'];
 const LABEL: Record<Platform, string> = { discord: 'Discord', telegram: 'Telegram' };
+
+const NOTICES = {
+  discord: 'Discord bot connected.',
+  telegram: 'Telegram bot connected.',
+  stripe: 'Stripe account saved.',
+  'discord-disconnected': 'Discord bot disconnected: its token is deleted and access on Discord is no longer kept in step.',
+  'telegram-disconnected': 'Telegram bot disconnected: its token is deleted and access on Telegram is no longer kept in step.',
+  'stripe-deleted': 'Stripe account deleted: its keys are gone and its webhook address refuses events.',
+};
 
 type Failure = { status: number; error: string; for: string };
 
 export const integrationsPages: FastifyPluginAsync<DashboardDeps> = async (app, { services, context }) => {
+  const back = (request: FastifyRequest) => ({ href: projectPath(context, request.dashboardActor!.projectId, '/integrations'), label: 'Back to the integrations' });
   const botView = (platform: Platform, s: IntegrationStatusView | null) => {
     if (!s) return { platform, label: LABEL[platform], connected: false };
     return {
@@ -57,7 +71,7 @@ export const integrationsPages: FastifyPluginAsync<DashboardDeps> = async (app, 
     return dashboardPage(reply, 'integrations', {
       title: 'Integrations',
       section: 'integrations',
-      notices: { discord: 'Discord bot connected.', telegram: 'Telegram bot connected.', stripe: 'Stripe account saved.' },
+      notices: NOTICES,
       httpStatus: failure?.status ?? 200,
       error: failure?.error ?? null,
       errorFor: failure?.for ?? null,
@@ -101,5 +115,57 @@ export const integrationsPages: FastifyPluginAsync<DashboardDeps> = async (app, 
     const a = saved.value.account;
     await audit(request, 'merchant-account.connect', a.merchant_account_id, { environment: a.environment, account: a.provider_account_id, webhook_secret_set: a.webhook_secret_set });
     return seeOther(reply, '/integrations', 'stripe');
+  });
+
+  confirmedAction(app, context, {
+    route: '/integrations/:platform/disconnect',
+    permissions: [PERMISSION],
+    section: 'integrations',
+    find: async (request: FastifyRequest<PlatformParams>, reply) => {
+      const platform = request.params.platform as Platform;
+      const status = PLATFORMS.includes(platform) ? await services.integrations.status(request.dashboardActor!.projectId, platform) : null;
+      if (status?.ok) return { platform, bot: status.value };
+      const label = LABEL[platform] ?? request.params.platform;
+      await messagePage(reply, 404, { title: 'No bot to disconnect', lines: [`No ${label} bot is connected to this project (any more). Nothing was changed.`], action: back(request) });
+      return null;
+    },
+    confirm: ({ platform, bot }) => ({
+      title: `Disconnect the ${LABEL[platform]} bot ${bot.bot_name}?`,
+      lines: [
+        `Its token is deleted and tenure stops giving and taking access on ${LABEL[platform]}: new members do not get in, ended ones are not removed.`,
+        `Nothing is taken back on ${LABEL[platform]} (members keep what they hold now), and members' access records stay, so connecting a bot again carries on from them. To take the bot out of your ${platform === 'discord' ? 'server, kick it there' : 'chats, remove it there'}.`,
+      ],
+      confirmLabel: 'Yes, disconnect the bot',
+      back: '/integrations',
+    }),
+    act: (actor, { platform }) => services.integrations.disconnect(actor.projectId, platform),
+    audit: ({ platform, bot }) => ({ action: 'integration.disconnect', subject: platform, details: { bot_id: bot.bot_id, bot_name: bot.bot_name } }),
+    done: (reply, { platform }) => seeOther(reply, '/integrations', `${platform}-disconnected`),
+  });
+
+  confirmedAction(app, context, {
+    route: '/integrations/stripe/accounts/:merchant_account_id/delete',
+    // Deleting changes the integrations, and the confirmation page shows the account.
+    permissions: [PERMISSION, 'merchant-accounts:read'],
+    section: 'integrations',
+    find: async (request: FastifyRequest<AccountParams>, reply) => {
+      const id = request.params.merchant_account_id.toLowerCase();
+      const found = isUuid(id) ? await services.merchantAccounts.get(request.dashboardActor!.projectId, id) : null;
+      if (found?.ok) return found.value;
+      await messagePage(reply, 404, { title: 'Stripe account not found', lines: ['This Stripe account is not connected to this project (any more). Nothing was changed.'], action: back(request) });
+      return null;
+    },
+    confirm: (a) => ({
+      title: `Delete the ${a.environment} Stripe account ${a.provider_account_name ?? a.provider_account_id}?`,
+      lines: [
+        `Its keys are deleted: members can no longer pay with ${a.environment === 'production' ? 'live' : 'test'} money until an account is saved again, and Stripe's events sent to its webhook address are refused from now on.`,
+        'Payments already recorded stay, and so do the memberships they paid for.',
+      ],
+      confirmLabel: 'Yes, delete the Stripe account',
+      back: '/integrations',
+    }),
+    act: (actor, a) => services.merchantAccounts.delete(actor.projectId, a.merchant_account_id),
+    audit: (a) => ({ action: 'merchant-account.delete', subject: a.merchant_account_id, details: { environment: a.environment, account: a.provider_account_id } }),
+    done: (reply) => seeOther(reply, '/integrations', 'stripe-deleted'),
   });
 };

@@ -4,6 +4,7 @@ import { ON_EXPIRY_BY_KIND } from '../../domain/targets/target-rules.js';
 import type { TargetView } from '../../domain/targets/target.view.js';
 import { createTargetSchema, updateTargetSchema } from '../routes/targets/targets.schemas.js';
 import { audit, dashboardPage, messagePage, projectPath, requirePermission, seeOther, type DashboardDeps } from './context.js';
+import { confirmedAction } from './confirmed-action.js';
 import { field, schemaProblem } from './plans-form.js';
 
 /**
@@ -100,29 +101,20 @@ export const targetsPages: FastifyPluginAsync<DashboardDeps> = async (app, { ser
     return seeOther(reply, `/targets/${target.target_id}`, 'target-updated');
   });
 
-  app.get<TargetParams>('/dashboard/:project_id/targets/:target_id/delete', hidden, async (request, reply) => {
-    const actor = requirePermission(request, 'plans:delete');
-    const target = await targetOf(request, reply);
-    if (!target) return reply;
-    return dashboardPage(reply, 'confirm', {
+  confirmedAction(app, context, {
+    route: '/targets/:target_id/delete',
+    permissions: ['plans:delete'],
+    section: 'plans',
+    find: targetOf,
+    confirm: (target) => ({
       title: `Delete the target ${target.target_name}?`,
-      section: 'plans',
       lines: [`Every plan that grants it stops granting it (${target.plan_count} now), and members lose what it gave them as its on_expiry says (${target.on_expiry}). Memberships are untouched.`],
-      action: projectPath(context, actor.projectId, `/targets/${target.target_id}/delete`),
       confirmLabel: 'Yes, delete the target',
-      back: projectPath(context, actor.projectId, `/targets/${target.target_id}`),
-      backLabel: 'No, keep it',
-      danger: true,
-    });
-  });
-
-  app.post<TargetParams>('/dashboard/:project_id/targets/:target_id/delete', { ...hidden, preHandler: app.csrfProtection }, async (request, reply) => {
-    const actor = requirePermission(request, 'plans:delete');
-    const target = await targetOf(request, reply);
-    if (!target) return reply;
-    const deleted = await targets.delete(actor.projectId, target.target_id);
-    if (!deleted.ok) return editPage(reply, target, { status: deleted.error.status, error: deleted.error.message });
-    await audit(request, 'target.delete', target.target_id, { name: target.target_name, platform: target.platform, external_id: target.external_id });
-    return seeOther(reply, '/plans', 'target-deleted');
+      back: `/targets/${target.target_id}`,
+    }),
+    act: (actor, target) => targets.delete(actor.projectId, target.target_id),
+    audit: (target) => ({ action: 'target.delete', subject: target.target_id, details: { name: target.target_name, platform: target.platform, external_id: target.external_id } }),
+    refused: (reply, target, error) => editPage(reply, target, { status: error.status, error: error.message }),
+    done: (reply) => seeOther(reply, '/plans', 'target-deleted'),
   });
 };

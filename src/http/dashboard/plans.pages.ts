@@ -3,6 +3,7 @@ import type { PlanView } from '../../domain/plans/plan.view.js';
 import { isUuid } from '../../domain/ids.js';
 import { createPlanSchema, updatePlanSchema } from '../routes/plans/plans.schemas.js';
 import { audit, dashboardPage, messagePage, projectPath, requirePermission, seeOther, type DashboardDeps } from './context.js';
+import { confirmedAction } from './confirmed-action.js';
 import { pageOf, pagerOf } from './paging.js';
 import { EMPTY_PLAN_FORM, planBody, planFormFrom, planFormOf, planPatch, schemaProblem, UNITS, type PlanForm } from './plans-form.js';
 import { emptyTargetForm, targetBody, targetFormOf, targetRows, type TargetForm } from './plans-targets.pages.js';
@@ -151,58 +152,44 @@ export const plansPages: FastifyPluginAsync<DashboardDeps> = async (app, { servi
     return seeOther(reply, `/plans/${plan.plan_id}`, 'granted');
   });
 
-  app.get<LinkParams>('/dashboard/:project_id/plans/:plan_id/targets/:target_id/remove', hidden, async (request, reply) => {
-    const actor = requirePermission(request, 'plans:update');
-    const plan = await planOf(request, reply);
-    if (!plan) return reply;
-    const target = plan.plan_targets.find((t) => t.target_id === request.params.target_id.toLowerCase());
-    if (!target) return messagePage(reply, 404, { title: 'Not granted by this plan', lines: ['Nothing was changed.'], action: { href: projectPath(context, actor.projectId, `/plans/${plan.plan_id}`), label: 'Back to the plan' } });
-    return dashboardPage(reply, 'confirm', {
+  confirmedAction(app, context, {
+    route: '/plans/:plan_id/targets/:target_id/remove',
+    permissions: ['plans:update'],
+    section: 'plans',
+    find: async (request: FastifyRequest<LinkParams>, reply) => {
+      const plan = await planOf(request, reply);
+      if (!plan) return null;
+      const target = plan.plan_targets.find((t) => t.target_id === request.params.target_id.toLowerCase());
+      if (target) return { plan, target };
+      await messagePage(reply, 404, { title: 'Not granted by this plan', lines: ['Nothing was changed.'], action: { href: projectPath(context, request.dashboardActor!.projectId, `/plans/${plan.plan_id}`), label: 'Back to the plan' } });
+      return null;
+    },
+    confirm: ({ plan, target }) => ({
       title: `Stop granting ${target.target_name} with ${plan.plan_name}?`,
-      section: 'plans',
       lines: ['Members whose access comes only from this plan lose it on this target as access is next synced. New buyers of the plan no longer get it.'],
-      action: projectPath(context, actor.projectId, `/plans/${plan.plan_id}/targets/${target.target_id}/remove`),
       confirmLabel: 'Yes, remove it from the plan',
-      back: projectPath(context, actor.projectId, `/plans/${plan.plan_id}`),
-      backLabel: 'No, keep it',
-      danger: true,
-    });
+      back: `/plans/${plan.plan_id}`,
+    }),
+    act: (actor, { plan, target }) => plans.removeTarget(actor.projectId, plan.plan_id, target.target_id),
+    audit: ({ plan, target }) => ({ action: 'plan.target.remove', subject: plan.plan_id, details: { target_id: target.target_id } }),
+    refused: (reply, { plan }, error) => editPage(reply, plan, { status: error.status, error: error.message }),
+    done: (reply, { plan }) => seeOther(reply, `/plans/${plan.plan_id}`, 'withdrawn'),
   });
 
-  app.post<LinkParams>('/dashboard/:project_id/plans/:plan_id/targets/:target_id/remove', { ...hidden, preHandler: app.csrfProtection }, async (request, reply) => {
-    const actor = requirePermission(request, 'plans:update');
-    const plan = await planOf(request, reply);
-    if (!plan) return reply;
-    const targetId = request.params.target_id.toLowerCase();
-    const removed = isUuid(targetId) ? await plans.removeTarget(actor.projectId, plan.plan_id, targetId) : null;
-    if (!removed?.ok) return editPage(reply, plan, { status: 404, error: removed?.error.message ?? 'Target not found' });
-    await audit(request, 'plan.target.remove', plan.plan_id, { target_id: targetId });
-    return seeOther(reply, `/plans/${plan.plan_id}`, 'withdrawn');
-  });
-
-  app.get<PlanParams>('/dashboard/:project_id/plans/:plan_id/delete', hidden, async (request, reply) => {
-    const actor = requirePermission(request, 'plans:delete');
-    const plan = await planOf(request, reply);
-    if (!plan) return reply;
-    return dashboardPage(reply, 'confirm', {
+  confirmedAction(app, context, {
+    route: '/plans/:plan_id/delete',
+    permissions: ['plans:delete'],
+    section: 'plans',
+    find: planOf,
+    confirm: (plan) => ({
       title: `Delete the plan ${plan.plan_name}?`,
-      section: 'plans',
       lines: ['Nobody can buy it any more. Memberships already on it keep running to their end date, as with a plan deleted through the API.'],
-      action: projectPath(context, actor.projectId, `/plans/${plan.plan_id}/delete`),
       confirmLabel: 'Yes, delete the plan',
-      back: projectPath(context, actor.projectId, `/plans/${plan.plan_id}`),
-      backLabel: 'No, keep it',
-      danger: true,
-    });
-  });
-
-  app.post<PlanParams>('/dashboard/:project_id/plans/:plan_id/delete', { ...hidden, preHandler: app.csrfProtection }, async (request, reply) => {
-    const actor = requirePermission(request, 'plans:delete');
-    const plan = await planOf(request, reply);
-    if (!plan) return reply;
-    const deleted = await plans.delete(actor.projectId, plan.plan_id);
-    if (!deleted.ok) return editPage(reply, plan, { status: deleted.error.status, error: deleted.error.message });
-    await audit(request, 'plan.delete', plan.plan_id, { name: plan.plan_name });
-    return seeOther(reply, '/plans', 'deleted');
+      back: `/plans/${plan.plan_id}`,
+    }),
+    act: (actor, plan) => plans.delete(actor.projectId, plan.plan_id),
+    audit: (plan) => ({ action: 'plan.delete', subject: plan.plan_id, details: { name: plan.plan_name } }),
+    refused: (reply, plan, error) => editPage(reply, plan, { status: error.status, error: error.message }),
+    done: (reply) => seeOther(reply, '/plans', 'deleted'),
   });
 };

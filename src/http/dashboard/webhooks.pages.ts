@@ -1,23 +1,28 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { isUuid } from '../../domain/ids.js';
 import type { WebhookView } from '../../domain/webhooks/webhook.view.js';
+import { SECRET_GRACE_MS } from '../../domain/webhooks/webhooks.service.js';
 import type { DeliveryView } from '../../store/delivery-log.store.js';
 import { audit, dashboardPage, messagePage, projectPath, requirePermission, seeOther, type DashboardDeps } from './context.js';
+import { confirmedAction } from './confirmed-action.js';
 import { pageOf, pagerOf, when } from './paging.js';
 import { field } from './plans-form.js';
 
 /**
  * The webhooks page (`/dashboard/{project_id}/webhooks`, docs/dashboard-settings.md): the project's
- * endpoints, adding one (its signing secret shown once, on the answer to the form, never again),
- * removing one after a confirmation page, and per endpoint its delivery log (status, attempts, the
+ * endpoints, adding one or rotating its signing secret (the secret shown once, on the answer to the
+ * form, never again), removing one after a confirmation page, and per endpoint its delivery log (status, attempts, the
  * last error, when) with a replay of any delivery and a test event; all through WebhooksService as
  * the v2 API does. Everything here needs `settings.integrations:write`, reading too.
  */
 
+const GRACE_HOURS = SECRET_GRACE_MS / 3_600_000;
 const hidden = { config: { public: true }, schema: { hide: true } };
 const PERMISSION = 'settings.integrations:write';
 type Params = { Params: { project_id: string } };
 type HookParams = { Params: { project_id: string; webhook_id: string } };
+/** A signing secret shown once, on the answer to the form that made it. */
+type SecretShown = { kind: 'added' | 'rotated'; url: string; secret: string };
 type DeliveryParams = { Params: { project_id: string; webhook_id: string; delivery_id: string } };
 
 const hookRow = (w: WebhookView) => ({
@@ -52,7 +57,7 @@ const deliveryRow = (d: DeliveryView) => ({
 export const webhooksPages: FastifyPluginAsync<DashboardDeps> = async (app, { services, context }) => {
   const webhooks = services.webhooks;
 
-  const listPage = async (request: FastifyRequest, reply: FastifyReply, extra: { status?: number; error?: string; url?: string; created?: { url: string; secret: string } } = {}) => {
+  const listPage = async (request: FastifyRequest, reply: FastifyReply, extra: { status?: number; error?: string; url?: string; shown?: SecretShown } = {}) => {
     const actor = requirePermission(request, PERMISSION);
     const { page, limit, offset } = pageOf(request.query);
     const list = await webhooks.list(actor.projectId, { limit, offset });
@@ -62,7 +67,8 @@ export const webhooksPages: FastifyPluginAsync<DashboardDeps> = async (app, { se
       notices: { removed: 'Webhook removed: nothing more is sent to it.' },
       httpStatus: extra.status ?? 200,
       error: extra.error ?? null,
-      created: extra.created ?? null,
+      shown: extra.shown ?? null,
+      graceHours: GRACE_HOURS,
       url: extra.url ?? '',
       hooks: list.items.map(hookRow),
       pager: pagerOf(projectPath(context, actor.projectId, '/webhooks'), page, list.total),
@@ -79,7 +85,7 @@ export const webhooksPages: FastifyPluginAsync<DashboardDeps> = async (app, { se
     if (!made.ok) return listPage(request, reply, { status: made.error.status, error: made.error.message, url });
     await audit(request, 'webhook.add', made.value.id, { url: made.value.url });
     // The secret is shown on this answer only (as the API's 201): not in a redirect, the audit or a log.
-    return listPage(request, reply, { created: { url: made.value.url, secret: made.value.secret } });
+    return listPage(request, reply, { shown: { kind: 'added', url: made.value.url, secret: made.value.secret } });
   });
 
   const hookOf = async (request: FastifyRequest<HookParams>, reply: FastifyReply): Promise<WebhookView | null> => {
@@ -135,29 +141,41 @@ export const webhooksPages: FastifyPluginAsync<DashboardDeps> = async (app, { se
     return seeOther(reply, `/webhooks/${hook.id}`, 'replayed');
   });
 
-  app.get<HookParams>('/dashboard/:project_id/webhooks/:webhook_id/remove', hidden, async (request, reply) => {
-    const actor = requirePermission(request, PERMISSION);
-    const hook = await hookOf(request, reply);
-    if (!hook) return reply;
-    return dashboardPage(reply, 'confirm', {
+  confirmedAction(app, context, {
+    route: '/webhooks/:webhook_id/remove',
+    permissions: [PERMISSION],
+    section: 'webhooks',
+    find: hookOf,
+    confirm: (hook) => ({
       title: 'Remove this webhook?',
-      section: 'webhooks',
       lines: [`Events stop going to ${hook.url}. Deliveries not sent yet are dropped, and its delivery log goes with it.`],
-      action: projectPath(context, actor.projectId, `/webhooks/${hook.id}/remove`),
       confirmLabel: 'Yes, remove the webhook',
-      back: projectPath(context, actor.projectId, '/webhooks'),
-      backLabel: 'No, keep it',
-      danger: true,
-    });
+      back: '/webhooks',
+    }),
+    act: (actor, hook) => webhooks.delete(actor.projectId, hook.id),
+    audit: (hook) => ({ action: 'webhook.remove', subject: hook.id, details: { url: hook.url } }),
+    done: (reply) => seeOther(reply, '/webhooks', 'removed'),
   });
 
-  app.post<HookParams>('/dashboard/:project_id/webhooks/:webhook_id/remove', { ...hidden, preHandler: app.csrfProtection }, async (request, reply) => {
-    const actor = requirePermission(request, PERMISSION);
-    const hook = await hookOf(request, reply);
-    if (!hook) return reply;
-    const removed = await webhooks.delete(actor.projectId, hook.id);
-    if (!removed.ok) return messagePage(reply, removed.error.status, { title: 'Webhook not found', lines: ['Nothing was changed.'] });
-    await audit(request, 'webhook.remove', hook.id, { url: hook.url });
-    return seeOther(reply, '/webhooks', 'removed');
+  confirmedAction(app, context, {
+    route: '/webhooks/:webhook_id/rotate-secret',
+    permissions: [PERMISSION],
+    section: 'webhooks',
+    find: hookOf,
+    confirm: (hook) => ({
+      title: 'Rotate the signing secret of this webhook?',
+      lines: [
+        `A new signing secret is made for ${hook.url} and shown once, on the next page: have your backend ready to take it.`,
+        `The current secret keeps signing next to the new one for ${GRACE_HOURS} hours, so your backend can switch over; then it stops working. Rotating again within those hours ends the older secret at once.`,
+      ],
+      confirmLabel: 'Yes, make a new secret',
+      back: '/webhooks',
+      backLabel: 'No, keep the current one',
+      danger: false,
+    }),
+    act: (actor, hook) => webhooks.rotateSecret(actor.projectId, hook.id),
+    // The new secret is on this answer only (as the API's 200): not in a redirect, the audit or a log.
+    audit: (hook) => ({ action: 'webhook.rotate-secret', subject: hook.id, details: { url: hook.url } }),
+    done: (reply, hook, rotated) => listPage(reply.request, reply, { shown: { kind: 'rotated', url: hook.url, secret: rotated.secret } }),
   });
 };
