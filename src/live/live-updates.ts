@@ -14,6 +14,7 @@ import { MemoryConnectionCap, RedisConnectionCap, type ConnectionCap } from './c
 import { HandshakeAuth, type LiveClient } from './handshake.js';
 import { PendingConnections, type PendingConnection } from './pending-connections.js';
 import { roomOf, serveConnection, wireEvent } from './protocol.js';
+import { boundSendQueue, SEND_QUEUE_BYTES } from './send-queue.js';
 
 /**
  * The live-updates endpoint (docs/live-updates.md): a Socket.IO server on the API's own HTTP
@@ -84,6 +85,8 @@ export async function startLiveUpdates(server: HttpServer, c: Container, o: Live
     const connection = pending.open(addressOf(conn.request));
     pendingOf.set(conn, connection);
     conn.once('close', () => connection.settle());
+    // A client reading slower than events arrive is closed, not queued for (src/live/send-queue.ts).
+    boundSendQueue(conn, SEND_QUEUE_BYTES, (queued_bytes) => logger.warn({ queued_bytes, socket_id: conn.id }, 'live updates: a client read too slowly; closed its connection (it reconnects and resumes)'));
   });
 
   const redisClients: Redis[] = [];
