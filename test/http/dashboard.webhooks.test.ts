@@ -1,4 +1,6 @@
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rowsOf } from '../../src/database/db.js';
 import { createAdmin } from '../support/admins.js';
 import { DashboardBrowser } from '../support/dashboard.js';
 import type { Tenant } from '../support/harness.js';
@@ -7,7 +9,7 @@ import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
 
 /**
  * The dashboard's webhooks and messages pages (docs/dashboard-settings.md): endpoints added (the
- * secret shown once) and removed after a confirmation, the delivery log with the last error, a
+ * secret shown once), their secret rotated (the new one shown once) and removed after a confirmation, the delivery log with the last error, a
  * replay through WebhooksService.replayDelivery; reminder times and member messages written through
  * SettingsService (a bad value: its 422 message on the page, nothing stored); all under
  * settings.integrations:write, refused without it even when posted directly.
@@ -24,6 +26,8 @@ describe('dashboard webhooks and messages pages', () => {
     await receiver.close();
   });
   const hooksOf = async (t: Tenant) => (await t.request({ method: 'GET', url: `${t.base}/integrations/webhooks` })).json().data as { id: string; url: string }[];
+  const secretsOf = async (id: string) =>
+    rowsOf<{ secret: string; previous_secret: string | null }>(await w.h.database.db.execute(sql`SELECT secret, previous_secret FROM webhooks WHERE id = ${id}`))[0];
   const settingsOf = async (t: Tenant) => (await t.request({ method: 'GET', url: `${t.base}/settings` })).json().data as Record<string, unknown>;
 
   it('adds a webhook (secret shown once), shows its deliveries with the last error, replays one, removes it after a confirmation', async () => {
@@ -83,6 +87,67 @@ describe('dashboard webhooks and messages pages', () => {
     expect(audit.body).not.toContain(secret!);
   });
 
+  it('rotates a signing secret after a confirmation: the new one shown once on the answer, never in the address or the audit; the old one signs 24 hours more', async () => {
+    const t = await w.tenant();
+    const b = new DashboardBrowser(w.h);
+    await b.signIn(t);
+    const p = `/dashboard/${t.projectId}`;
+    await b.get(`${p}/webhooks`);
+    const added = await b.post(`${p}/webhooks/create`, { url: `${receiver.url}/ok` });
+    const first = /<code class="secret">([0-9a-f]{64})<\/code>/.exec(added.body)![1]!;
+    const [hook] = await hooksOf(t);
+    const before = await secretsOf(hook!.id);
+    expect(before!.previous_secret).toBeNull();
+    expect((await b.get(`${p}/webhooks`)).body).toContain(`href="${p}/webhooks/${hook!.id}/rotate-secret"`);
+
+    const confirm = await b.get(`${p}/webhooks/${hook!.id}/rotate-secret`);
+    expect(confirm.statusCode, confirm.body).toBe(200);
+    expect(confirm.body).toContain('Rotate the signing secret of this webhook?');
+    expect(confirm.body).toContain('keeps signing next to the new one for 24 hours');
+    expect(confirm.body).toContain('then it stops working');
+    const rotated = await b.post(`${p}/webhooks/${hook!.id}/rotate-secret`);
+    expect(rotated.statusCode, rotated.body).toBe(200);
+    expect(rotated.headers.location).toBeUndefined();
+    expect(rotated.headers['cache-control']).toBe('no-store');
+    expect(rotated.body).toContain('Signing secret rotated');
+    expect(rotated.body).toContain('The old secret stops working in 24 hours');
+    const second = /<code class="secret">([0-9a-f]{64})<\/code>/.exec(rotated.body)![1]!;
+    expect(second).not.toBe(first);
+    const after = await secretsOf(hook!.id);
+    expect(after!.secret).not.toBe(before!.secret);
+    expect(after!.previous_secret).toBe(before!.secret);
+
+    expect((await b.get(`${p}/webhooks`)).body).not.toContain(second);
+    const audit = await b.get(`${p}/audit`);
+    expect(audit.body).toContain('webhook.rotate-secret');
+    expect(audit.body).not.toContain(second);
+    expect(audit.body).not.toContain(first);
+  });
+
+  it('rotating an unknown webhook, or without the CSRF token: a clear page and no secret changed', async () => {
+    const t = await w.tenant();
+    const b = new DashboardBrowser(w.h);
+    await b.signIn(t);
+    const p = `/dashboard/${t.projectId}`;
+    await b.get(`${p}/webhooks`);
+    await b.post(`${p}/webhooks/create`, { url: `${receiver.url}/ok` });
+    const [hook] = await hooksOf(t);
+    const before = await secretsOf(hook!.id);
+    for (const id of ['nope', '00000000-0000-4000-8000-000000000000']) {
+      for (const res of [await b.get(`${p}/webhooks/${id}/rotate-secret`), await b.post(`${p}/webhooks/${id}/rotate-secret`)]) {
+        expect(res.statusCode, id).toBe(404);
+        expect(res.body).toContain('Webhook not found');
+        expect(res.body).not.toContain('class="secret"');
+      }
+    }
+    for (const csrf of ['', 'forged']) {
+      const res = await b.post(`${p}/webhooks/${hook!.id}/rotate-secret`, { _csrf: csrf });
+      expect(res.statusCode).toBe(403);
+      expect(res.body).not.toContain('class="secret"');
+    }
+    expect(await secretsOf(hook!.id)).toStrictEqual(before);
+  });
+
   it('a bad webhook address shows the reason and adds nothing', async () => {
     const t = await w.tenant();
     const b = new DashboardBrowser(w.h);
@@ -138,7 +203,8 @@ describe('dashboard webhooks and messages pages', () => {
     const b = new DashboardBrowser(w.h);
     await b.signIn(t, admin.user_id);
     const p = `/dashboard/${t.projectId}`;
-    for (const page of ['/webhooks', '/messages', `/webhooks/${hook!.id}`]) {
+    const secrets = await secretsOf(hook!.id);
+    for (const page of ['/webhooks', '/messages', `/webhooks/${hook!.id}`, `/webhooks/${hook!.id}/rotate-secret`]) {
       const res = await b.get(`${p}${page}`);
       expect(res.statusCode, page).toBe(403);
       expect(res.body).toContain('settings.integrations:write');
@@ -149,6 +215,7 @@ describe('dashboard webhooks and messages pages', () => {
     for (const [url, body] of [
       [`${p}/webhooks/create`, { url: `${receiver.url}/x` }],
       [`${p}/webhooks/${hook!.id}/remove`, {}],
+      [`${p}/webhooks/${hook!.id}/rotate-secret`, {}],
       [`${p}/messages/welcome`, { text: 'Hacked' }],
       [`${p}/messages/timing`, { reminder_offsets: 'none' }],
     ] as const) {
@@ -156,6 +223,7 @@ describe('dashboard webhooks and messages pages', () => {
       expect(res.statusCode, url).toBe(403);
     }
     expect(await hooksOf(t)).toHaveLength(1);
+    expect(await secretsOf(hook!.id)).toStrictEqual(secrets);
     expect(await settingsOf(t)).toMatchObject({ reminder_offsets: ['3d', '1d'], messages: {} });
   });
 });
