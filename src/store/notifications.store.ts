@@ -14,6 +14,19 @@ import type { MessageKind, Voice } from '../domain/lifecycle/member-messages.js'
  */
 
 /**
+ * The platform a member's message goes to (docs/lifecycle.md), over `alias`'s row (columns
+ * `project_id`, `plan_id`): that of the plan's targets, else the project's one bot. Whether the
+ * project has a bot there is the caller's check. Confirmations, lifecycle messages and reminders
+ * all choose by it.
+ */
+export const messagePlatform = (alias: string): SQL => {
+  const row = sql.raw(alias);
+  return sql`COALESCE(
+    (SELECT t.platform FROM plan_targets pt JOIN targets t ON t.id = pt.target_id WHERE pt.plan_id = ${row}.plan_id ORDER BY t.platform LIMIT 1),
+    (SELECT bot.platform FROM integrations bot WHERE bot.project_id = ${row}.project_id ORDER BY bot.platform LIMIT 1))`;
+};
+
+/**
  * `INSERT INTO notifications …` queuing message `kind` for each membership row of `source` (columns
  * `id`, `project_id`, `user_id`, `plan_id`), placed as a CTE in the statement of the change it
  * reports (docs/lifecycle.md), so the message commits with the change or not at all: on the
@@ -29,10 +42,7 @@ export function queueMessage(kind: MessageKind, source: string, now: Date | SQL,
     SELECT d.project_id, d.user_id, d.id, ${kind}, ${dedupeKey}, pf.platform, ${when}, ${when}, ${endDate}
     FROM ${sql.raw(source)} d
     CROSS JOIN LATERAL (
-      SELECT COALESCE(
-        (SELECT t.platform FROM plan_targets pt JOIN targets t ON t.id = pt.target_id WHERE pt.plan_id = d.plan_id ORDER BY t.platform LIMIT 1),
-        (SELECT i.platform FROM integrations i WHERE i.project_id = d.project_id ORDER BY i.platform LIMIT 1)
-      ) AS platform
+      SELECT ${messagePlatform('d')} AS platform
     ) pf
     WHERE EXISTS (SELECT 1 FROM integrations i WHERE i.project_id = d.project_id AND i.platform = pf.platform)
       AND NOT EXISTS (SELECT 1 FROM settings s WHERE s.project_id = d.project_id AND s.key = 'messages'
@@ -105,10 +115,7 @@ export class NotificationsStore implements ConfirmationQueue, ConfirmationOutcom
       SELECT m.project_id, m.user_id, m.id, 'confirmation', ${`payment:${g.paymentKey}`}, pf.platform, ${at(now)}, ${at(now)}
       FROM memberships m
       CROSS JOIN LATERAL (
-        SELECT COALESCE(
-          (SELECT t.platform FROM plan_targets pt JOIN targets t ON t.id = pt.target_id WHERE pt.plan_id = m.plan_id ORDER BY t.platform LIMIT 1),
-          (SELECT i.platform FROM integrations i WHERE i.project_id = m.project_id ORDER BY i.platform LIMIT 1)
-        ) AS platform
+        SELECT ${messagePlatform('m')} AS platform
       ) pf
       WHERE m.project_id = ${g.projectId} AND m.user_id = ${g.userId} AND m.plan_id = ${g.planId}
         AND EXISTS (SELECT 1 FROM integrations i WHERE i.project_id = m.project_id AND i.platform = pf.platform)

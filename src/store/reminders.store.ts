@@ -5,6 +5,7 @@ import { offsetSeconds, REMINDER_LANES } from '../domain/lifecycle/reminder-rule
 import { at, iso } from '../database/sql.js';
 import { insertEvent } from './outbox.js';
 import { membershipJson, withPlanPerRow } from './memberships.store.js';
+import { messagePlatform } from './notifications.store.js';
 
 /**
  * The reminders' scan (docs/lifecycle.md): one statement per batch writes, for the memberships
@@ -104,9 +105,7 @@ export class RemindersStore {
         CROSS JOIN LATERAL (
           SELECT (SELECT i.platform FROM integrations i
                   WHERE i.project_id = k.project_id
-                    AND i.platform = COALESCE(
-                      (SELECT t.platform FROM plan_targets pt JOIN targets t ON t.id = pt.target_id WHERE pt.plan_id = k.plan_id ORDER BY t.platform LIMIT 1),
-                      (SELECT i2.platform FROM integrations i2 WHERE i2.project_id = k.project_id ORDER BY i2.platform LIMIT 1))) AS platform
+                    AND i.platform = ${messagePlatform('k')}) AS platform
         ) pf
         WHERE o.offsets @> to_jsonb(${offset}::text)
       ), judged AS (
