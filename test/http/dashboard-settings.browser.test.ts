@@ -5,15 +5,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeChromium, launchChromium, needBrowser, type LaunchedChromium } from '../support/browser.js';
 import { checkPage, CHROMIUM_ARGS, freePort, WIDTHS } from '../support/browser-pages.js';
 import type { Tenant } from '../support/harness.js';
-import { discord, markUnhealthy } from '../support/integrations.js';
+import { discord, markUnhealthy, telegram } from '../support/integrations.js';
+import { connectStripe } from '../support/payments.js';
 import { createWebhookHarness, type WebhookHarness } from '../support/webhook-harness.js';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
 
 /**
  * The dashboard's settings pages in a real headless Chromium with the CSP in force and no script
  * (docs/dashboard-settings.md): plans (create a target and a plan, grant the target), integrations
- * (an unhealthy target and its fix), coupons (create one), webhooks (add one, send a test event the receiver refuses, see
- * the failed delivery, replay it), messages (edit a reminder text; a bad placeholder refused).
+ * (an unhealthy target and its fix; disconnecting a bot, deleting the Stripe account), coupons (create one), webhooks
+ * (add one, send a test event the receiver refuses, see the failed delivery, replay it; rotate a secret), messages (edit a reminder text; a bad placeholder refused).
  * Every page passes axe-core's WCAG 2.1 A/AA rules and is saved at 390 and 1280 px under
  * test-artifacts/dashboard-settings/. The app runs with a webhook delivery worker the test drains.
  */
@@ -131,6 +132,53 @@ describe('the dashboard settings pages, in a browser', () => {
     await page.getByRole('button', { name: 'Save target' }).click();
     expect(await main(page)).toContain('Target saved.');
     expect(await main(page)).not.toContain('unhealthy');
+    await context.close();
+  });
+
+  it('integrations: disconnect the Telegram bot and delete the Stripe account, each after a confirmation page', { timeout: 240_000 }, async (ctx) => {
+    const t = await w.tenant();
+    await telegram.connect(t, telegram.addBot(w.h, 'tenure_bot'));
+    await connectStripe(w.h, t);
+    const { context, page } = await signedIn(ctx, t);
+    await nav(page, 'Integrations');
+    await check(page, '10-integrations-connected');
+    await page.getByRole('link', { name: 'Disconnect the Telegram bot' }).click();
+    expect(await heading(page)).toBe('Disconnect the Telegram bot tenure_bot?');
+    await check(page, '11-disconnect-confirm');
+    await page.getByRole('button', { name: 'Yes, disconnect the bot' }).click();
+    expect(await main(page)).toContain('Telegram bot disconnected');
+    expect(await main(page)).toMatch(/Telegram bot\s*not connected/);
+    await check(page, '12-bot-disconnected');
+
+    await page.getByRole('link', { name: 'Delete the sandbox Stripe account' }).click();
+    expect(await heading(page)).toMatch(/^Delete the sandbox Stripe account /);
+    await check(page, '13-stripe-delete-confirm');
+    await page.getByRole('button', { name: 'Yes, delete the Stripe account' }).click();
+    expect(await main(page)).toContain('Stripe account deleted');
+    expect(await main(page)).toContain('No Stripe account yet');
+    await check(page, '14-stripe-deleted');
+    await context.close();
+  });
+
+  it('webhooks: rotate a signing secret after a confirmation page, the new one shown once', { timeout: 240_000 }, async (ctx) => {
+    const t = await w.tenant();
+    const { context, page } = await signedIn(ctx, t);
+    await nav(page, 'Webhooks');
+    await page.getByLabel('Address').fill(`${receiver.url}/ok`);
+    await page.getByRole('button', { name: 'Add webhook' }).click();
+    const first = await page.locator('code.secret').textContent();
+    await nav(page, 'Webhooks');
+    await page.getByRole('link', { name: /^Rotate secret/ }).click();
+    expect(await heading(page)).toBe('Rotate the signing secret of this webhook?');
+    await check(page, '15-rotate-confirm');
+    await page.getByRole('button', { name: 'Yes, make a new secret' }).click();
+    expect(await main(page)).toContain('Signing secret rotated');
+    expect(await main(page)).toContain('The old secret stops working in 24 hours');
+    const second = await page.locator('code.secret').textContent();
+    expect(second).toMatch(/^[0-9a-f]{64}$/);
+    expect(second).not.toBe(first);
+    expect(page.url()).not.toContain(second!);
+    await check(page, '16-secret-rotated');
     await context.close();
   });
 
