@@ -36,7 +36,8 @@ import { SESSION_COOKIE, signInPages } from './sign-in.pages.js';
  * whose routes are `/dashboard/:project_id/<area>…` with `{ config: { public: true }, schema: { hide:
  * true } }` (POSTs add `preHandler: app.csrfProtection`), a template in templates/, and one line in
  * `signedIn` below. Every route there has `request.dashboardActor` set before its handler; the
- * helpers are in context.ts (requirePermission, can, dashboardPage, seeOther, audit).
+ * helpers are in context.ts (requirePermission, can, dashboardPage, seeOther, audit), and an action
+ * that asks first (delete, disconnect, rotate) is one `confirmedAction` (confirmed-action.ts).
  */
 
 export interface DashboardOptions {
