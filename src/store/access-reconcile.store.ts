@@ -50,25 +50,29 @@ const inGuild = (alias: string, guildId: string) =>
   sql`(${sql.raw(alias)}.guild_id = ${guildId} OR (${sql.raw(alias)}.kind = 'guild' AND ${sql.raw(alias)}.external_id = ${guildId}))`;
 
 /**
- * The UPDATE of a page's repairs (over `found`), marked as a write of access rows: once it commits,
- * the access workers are woken (src/database/wakeups.ts) and claim the rows made pending.
+ * The UPDATE of a page's repairs (over `found`, whose `repair` column names each row's), on Discord
+ * and Telegram alike, marked as a write of access rows: once it commits, the access workers are
+ * woken (src/database/wakeups.ts) and claim the rows made pending. The `revoke` repair (the member
+ * holds what they should not) marks the row applied so the worker takes it away; the `synced`
+ * one (the member is found holding what they waited for) is synced at `syncedAt`; every other
+ * repair marks the row unapplied so the worker grants it again. A row changed since `seenAt` (a
+ * worker's completion, or an update handled in between) is left: re-read on the locked row.
  */
-const repairUpdate = (seenAt: SQL) =>
+export const repairUpdate = (r: { revoke: string; synced: string; syncedAt: SQL; seenAt: SQL }) =>
   markWrites(
     sql`
         UPDATE access a SET
-          applied = CASE f.repair WHEN 'revoke' THEN 'granted' WHEN 'rejoined_synced' THEN 'granted' ELSE 'revoked' END,
-          state = CASE f.repair WHEN 'rejoined_synced' THEN 'synced' ELSE 'pending' END,
+          applied = CASE f.repair WHEN ${r.revoke} THEN 'granted' WHEN ${r.synced} THEN 'granted' ELSE 'revoked' END,
+          state = CASE f.repair WHEN ${r.synced} THEN 'synced' ELSE 'pending' END,
           attempts = 0,
           next_attempt_at = now(),
           last_error = NULL,
-          synced_at = CASE f.repair WHEN 'rejoined_synced' THEN now() ELSE a.synced_at END,
+          synced_at = CASE f.repair WHEN ${r.synced} THEN ${r.syncedAt} ELSE a.synced_at END,
           updated_at = now()
         FROM found f
         WHERE f.repair IS NOT NULL AND a.target_id = f.target_id AND a.user_id = f.user_id
-          -- Re-read on the locked row: a worker's completion in between wins.
-          AND a.state IN ('synced', 'waiting_for_member') AND a.updated_at <= ${seenAt}
-        RETURNING f.repair`,
+          AND a.state IN ('synced', 'waiting_for_member') AND a.updated_at <= ${r.seenAt}
+        RETURNING a.target_id, a.user_id, a.platform, f.repair`,
     ['access'],
   );
 
@@ -152,7 +156,7 @@ export class AccessReconcileStore {
         JOIN targets t ON t.id = a.target_id
         WHERE a.platform = 'discord' AND ${inGuild('a', guildId)}
           AND a.state IN ('synced', 'waiting_for_member') AND a.updated_at <= ${seen}
-      ), repaired AS (${repairUpdate(seen)})
+      ), repaired AS (${repairUpdate({ revoke: 'revoke', synced: 'rejoined_synced', syncedAt: sql`now()`, seenAt: seen })})
       SELECT count(*) FILTER (WHERE repair = 'regrant')::int AS regrant,
              count(*) FILTER (WHERE repair IN ('rejoined', 'rejoined_synced'))::int AS rejoined,
              count(*) FILTER (WHERE repair = 'revoke')::int AS revoke

@@ -3,7 +3,7 @@ import type { AccessOutcome } from '../domain/events.js';
 import { rowsOf, type Db } from '../database/db.js';
 import { eventRows, insertEvents } from './outbox.js';
 import { healTargets } from './targets.store.js';
-import { markWrites } from '../database/wakeups.js';
+import { repairUpdate } from './access-reconcile.store.js';
 import { at } from '../database/sql.js';
 
 /**
@@ -147,23 +147,7 @@ export class TelegramReconcileStore {
         JOIN access a ON a.target_id = ${targetId} AND a.user_id = p.user_id
         WHERE a.project_id = ${projectId} AND a.platform = 'telegram' AND ${compared(seenAt)}
       ), repaired AS (
-        ${markWrites(
-          sql`
-            UPDATE access a SET
-              applied = CASE f.repair WHEN 'remove' THEN 'granted' WHEN 'joined' THEN 'granted' ELSE 'revoked' END,
-              state = CASE f.repair WHEN 'joined' THEN 'synced' ELSE 'pending' END,
-              attempts = 0,
-              next_attempt_at = now(),
-              last_error = NULL,
-              synced_at = CASE f.repair WHEN 'joined' THEN ${at(now)} ELSE a.synced_at END,
-              updated_at = now()
-            FROM found f
-            WHERE f.repair IS NOT NULL AND a.target_id = f.target_id AND a.user_id = f.user_id
-              -- Re-read on the locked row: a worker's completion or an update handled in between wins.
-              AND a.state IN ('synced', 'waiting_for_member') AND a.updated_at <= ${at(seenAt)}
-            RETURNING a.target_id, a.user_id, a.platform, f.repair`,
-          ['access'],
-        )}
+        ${repairUpdate({ revoke: 'remove', synced: 'joined', syncedAt: at(now), seenAt: at(seenAt) })}
       ), announced AS (
         ${insertEvents([
           eventRows('access.granted', {
