@@ -33,14 +33,10 @@ export interface MerchantAccountSecrets {
   providerAccountId: string;
 }
 
-export interface NewMerchantAccount {
-  projectId: string;
-  provider: string;
-  environment: string;
-  secretKeySealed: string;
+/** An account as connected: its sealed secrets (no id yet) and the provider account's name. */
+export interface NewMerchantAccount extends Omit<MerchantAccountSecrets, 'id'> {
   /** Null keeps the stored one, unless the key now belongs to another provider account. */
   webhookSecretSealed: string | null;
-  providerAccountId: string;
   providerAccountName: string | null;
 }
 
