@@ -1,5 +1,6 @@
 import type { AccessCompletion, AccessCompletions, CompleteResult } from '../domain/access/access-completions.js';
 import type { Clock } from '../domain/clock.js';
+import { GroupCommit } from '../group-commit.js';
 import type { ClaimedAccess } from '../store/access-worker.store.js';
 import type { IntegrationKey } from '../store/bot-leases.store.js';
 import type { CallResult } from './connector.js';
@@ -12,60 +13,33 @@ const RECORD_BATCH = 500;
 export type CompletionWriter = Pick<AccessCompletions, 'record'>;
 
 /**
- * Writes one bot's call outcomes with group commit, as the webhook worker's AttemptRecorder does:
- * outcomes that arrive while a write is under way go together in the next one, one transaction per
- * batch (AccessCompletions.record, its events included), with no timer, so an idle worker adds
- * no latency and a burst of thousands costs a few dozen transactions. `record` resolves once the
+ * Writes one bot's call outcomes with group commit (src/group-commit.ts), as the webhook worker's
+ * AttemptRecorder does: outcomes that arrive while a write is under way go together in the next
+ * one, one transaction per batch (AccessCompletions.record, its events included), with no timer,
+ * so an idle worker adds no latency and a burst of thousands costs a few dozen transactions. `record` resolves once the
  * outcome's batch is written (with whether the lease was still held), or rejects when the write
  * failed: the row keeps its claim, falls due again when the claim runs out, and is called again
  * (at least once).
  */
 export class CompletionRecorder {
-  private unrecorded: { completion: AccessCompletion; done: (result: CompleteResult | null, err?: unknown) => void }[] = [];
-  private writing: Promise<void> | null = null;
-  /** Outcomes in the write under way. */
-  private inWrite = 0;
+  private readonly batches: GroupCommit<AccessCompletion, CompleteResult>;
 
-  constructor(
-    private readonly writer: CompletionWriter,
-    private readonly owner: string,
-    private readonly key: IntegrationKey,
-    private readonly clock: Clock,
-  ) {}
+  constructor(writer: CompletionWriter, owner: string, key: IntegrationKey, clock: Clock) {
+    this.batches = new GroupCommit(RECORD_BATCH, (completions) => writer.record(owner, key, clock.now(), completions));
+  }
 
   record(completion: AccessCompletion): Promise<CompleteResult> {
-    return new Promise((resolve, reject) => {
-      this.unrecorded.push({ completion, done: (result, err) => (result ? resolve(result) : reject(err)) });
-      this.writing ??= this.write();
-    });
+    return this.batches.add(completion);
   }
 
   /** Outcomes handed in and not written yet (waiting, or in the write under way): what a crash now would call again. */
   get unwritten(): number {
-    return this.unrecorded.length + this.inWrite;
+    return this.batches.unwritten;
   }
 
   /** Resolves once everything handed in so far is written (or failed). */
-  async flush(): Promise<void> {
-    while (this.writing) await this.writing;
-  }
-
-  private async write(): Promise<void> {
-    // Let outcomes finishing in this same turn of the event loop join the batch.
-    await new Promise((resolve) => setImmediate(resolve));
-    while (this.unrecorded.length > 0) {
-      const batch = this.unrecorded.splice(0, RECORD_BATCH);
-      this.inWrite = batch.length;
-      try {
-        const result = await this.writer.record(this.owner, this.key, this.clock.now(), batch.map((b) => b.completion));
-        this.inWrite = 0;
-        for (const b of batch) b.done(result);
-      } catch (err) {
-        this.inWrite = 0;
-        for (const b of batch) b.done(null, err);
-      }
-    }
-    this.writing = null;
+  flush(): Promise<void> {
+    return this.batches.flush();
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.js';
+import { GroupCommit } from '../group-commit.js';
 import { countDeliveryOutcome } from '../observability/delivery-outcomes.js';
 import type { AttemptRecord, DeliveriesStore } from '../store/deliveries.store.js';
 
@@ -7,15 +8,14 @@ import type { AttemptRecord, DeliveriesStore } from '../store/deliveries.store.j
 const RECORD_BATCH = 200;
 
 /**
- * Records finished attempts with group commit: attempts that finish while a write is under way
- * are written together by the next one — one statement per batch instead of one per attempt,
- * without a timer, so an idle worker adds no latency. `record` resolves once the attempt is
+ * Records finished attempts with group commit (src/group-commit.ts): attempts that finish while a
+ * write is under way are written together by the next one — one statement per batch instead of
+ * one per attempt, without a timer, so an idle worker adds no latency. `record` resolves once the attempt is
  * written (or rejects when the write failed: the lease then runs out and the delivery is sent
  * again — at least once).
  */
 export class AttemptRecorder {
-  private unrecorded: { record: AttemptRecord; done: (err?: unknown) => void }[] = [];
-  private writing = false;
+  private readonly batches = new GroupCommit<AttemptRecord, void>(RECORD_BATCH, (records) => this.writeBatch(records));
 
   constructor(
     private readonly store: DeliveriesStore,
@@ -25,41 +25,23 @@ export class AttemptRecorder {
   ) {}
 
   record(record: AttemptRecord): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.unrecorded.push({ record, done: (err) => (err === undefined ? resolve() : reject(err)) });
-      if (!this.writing) void this.write();
-    });
+    return this.batches.add(record);
   }
 
-  private async write(): Promise<void> {
-    this.writing = true;
-    // Let attempts finishing in this same turn of the event loop join the batch.
-    await new Promise((resolve) => setImmediate(resolve));
-    while (this.unrecorded.length > 0) {
-      const batch = this.unrecorded.splice(0, RECORD_BATCH);
-      try {
-        const { recorded, disabledWebhookIds } = await this.store.completeMany(
-          this.workerId,
-          batch.map((b) => b.record),
+  private async writeBatch(records: AttemptRecord[]): Promise<void> {
+    const { recorded, disabledWebhookIds } = await this.store.completeMany(this.workerId, records);
+    for (const record of records) if (recorded.has(record.id)) countDeliveryOutcome(record.outcome);
+    for (const record of records) {
+      if (!recorded.has(record.id)) {
+        this.logger.warn(
+          { delivery_id: record.id, attempt: record.attempt },
+          'webhook attempt not recorded: its lease was taken over, or the delivery was cancelled or deleted meanwhile',
         );
-        for (const { record } of batch) if (recorded.has(record.id)) countDeliveryOutcome(record.outcome);
-        for (const { record } of batch) {
-          if (!recorded.has(record.id)) {
-            this.logger.warn(
-              { delivery_id: record.id, attempt: record.attempt },
-              'webhook attempt not recorded: its lease was taken over, or the delivery was cancelled or deleted meanwhile',
-            );
-          }
-        }
-        for (const webhookId of disabledWebhookIds) {
-          const cancelled = await this.store.cancelPending(webhookId, this.clock.now());
-          this.logger.warn({ webhook_id: webhookId, cancelled }, 'disabled a webhook whose deliveries all failed for 5 days');
-        }
-        for (const b of batch) b.done();
-      } catch (err) {
-        for (const b of batch) b.done(err);
       }
     }
-    this.writing = false;
+    for (const webhookId of disabledWebhookIds) {
+      const cancelled = await this.store.cancelPending(webhookId, this.clock.now());
+      this.logger.warn({ webhook_id: webhookId, cancelled }, 'disabled a webhook whose deliveries all failed for 5 days');
+    }
   }
 }
