@@ -10,7 +10,7 @@
  * members pages read (bench/lib/members-seed.ts: users with names, subscriptions, access rows,
  * bans, unreachable members, and one member with 5,000 payments more). PostgreSQL takes
  * BENCH_DASHBOARD_MEMBERS (1,000,000) and BENCH_DASHBOARD_PAYMENTS (10,000,000); PGlite takes
- * BENCH_DASHBOARD_PGLITE_MEMBERS (250,000) and BENCH_DASHBOARD_PGLITE_PAYMENTS (2,500,000), what
+ * BENCH_DASHBOARD_PGLITE_MEMBERS (500,000) and BENCH_DASHBOARD_PGLITE_PAYMENTS (5,000,000), what
  * it seeds in about five minutes on a 2-core machine (or fewer payments once
  * BENCH_DASHBOARD_PGLITE_SECONDS, 300, of payments have gone in), and the section says the sizes.
  *
@@ -32,6 +32,7 @@ import { createContainer, type Container } from '../src/container.js';
 import type { Database } from '../src/database/db.js';
 import { parseMemberQuery, type MemberQuery } from '../src/domain/dashboard-members/member-query.js';
 import type { Actor } from '../src/domain/dashboard/actor.js';
+import { EXPORT_BATCH } from '../src/domain/exports/exports.service.js';
 import { createLogger } from '../src/logger.js';
 import { runStandalone, type BenchContext } from './lib/context.js';
 import { seedMembers, type MembersSeed } from './lib/members-seed.js';
@@ -43,8 +44,8 @@ const env = (name: string, fallback: number) => Number(process.env[name] ?? fall
 const SIZES: Record<Storage, { members: number; payments: number }> = {
   PostgreSQL: { members: env('BENCH_DASHBOARD_MEMBERS', 1_000_000), payments: env('BENCH_DASHBOARD_PAYMENTS', 10_000_000) },
   PGlite: {
-    members: Math.min(env('BENCH_DASHBOARD_MEMBERS', 1_000_000), env('BENCH_DASHBOARD_PGLITE_MEMBERS', 250_000)),
-    payments: Math.min(env('BENCH_DASHBOARD_PAYMENTS', 10_000_000), env('BENCH_DASHBOARD_PGLITE_PAYMENTS', 2_500_000)),
+    members: Math.min(env('BENCH_DASHBOARD_MEMBERS', 1_000_000), env('BENCH_DASHBOARD_PGLITE_MEMBERS', 500_000)),
+    payments: Math.min(env('BENCH_DASHBOARD_PAYMENTS', 10_000_000), env('BENCH_DASHBOARD_PGLITE_PAYMENTS', 5_000_000)),
   },
 };
 const PGLITE_SECONDS = env('BENCH_DASHBOARD_PGLITE_SECONDS', 300);
@@ -119,7 +120,7 @@ const CASES: Case[] = [
   },
   {
     page: 'members export',
-    name: `payment failed, the first ${EXPORT_ROWS.toLocaleString('en-US')} rows`,
+    name: `payment failed, the first ${EXPORT_ROWS.toLocaleString('en-US')} rows (a batch of ${EXPORT_BATCH.toLocaleString('en-US')})`,
     run: async (s) => {
       const { cursor: _c, limit: _l, ...filter } = queryOf({ view: 'payment_failed' });
       const batches = s.services.dashboardMembers.exportRows(s.actor, filter);
