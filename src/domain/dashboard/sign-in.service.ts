@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { DashboardSessionsStore } from '../../store/dashboard-sessions.store.js';
 import type { Clock } from '../clock.js';
 import { digestOf, isLinkToken, newLinkToken } from '../front-desk/link-tokens.js';
@@ -6,6 +6,7 @@ import { openOrNull, type SecretBox } from '../integrations/secret-box.js';
 import type { DiscordLoginStatements, DiscordOAuth } from '../web/discord-login.service.js';
 import type { TelegramLoginChecker, TelegramLoginStatements } from '../web/telegram-login.service.js';
 import type { DashboardSessions } from './sessions.service.js';
+import { sameText } from '../same-text.js';
 
 /**
  * An admin's sign-in to the dashboard with Discord or Telegram (docs/dashboard.md, "Signing in"),
@@ -132,10 +133,4 @@ export class DashboardSignIn {
 
 function macOf(box: SecretBox, body: string): string {
   return createHmac('sha256', box.derive('dashboard telegram intent')).update(body).digest('hex');
-}
-
-function sameText(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
 }

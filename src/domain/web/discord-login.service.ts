@@ -1,10 +1,10 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Result } from '../errors.js';
 import { digestOf, isLinkToken, newLinkToken } from '../front-desk/link-tokens.js';
 import type { PayLinkInput, PayLinkView } from '../front-desk/pay-links.service.js';
 import { openOrNull, type SecretBox } from '../integrations/secret-box.js';
 import { blockedOf, type PlanReadinessStatements } from './plan-readiness.js';
+import { sameText } from '../same-text.js';
 
 /**
  * Login with Discord for a web buyer (docs/web.md, "Login with Discord"): the authorization code
@@ -267,10 +267,4 @@ export class DiscordLoginService {
       expiresAt: new Date(this.clock.now().getTime() + answer.expiresInSeconds * 1000),
     };
   }
-}
-
-function sameText(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
 }

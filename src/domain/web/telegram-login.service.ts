@@ -1,8 +1,9 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { digestOf } from '../front-desk/link-tokens.js';
 import { openOrNull, type SecretBox } from '../integrations/secret-box.js';
 import type { PayLinkMaker, PortalSignIn } from './discord-login.service.js';
+import { sameText } from '../same-text.js';
 
 /**
  * Signing in with the Telegram Login Widget (docs/web.md, "Signing in with Telegram"): the widget
@@ -162,10 +163,4 @@ export class TelegramLoginService {
 /** The intent's mac: hex HMAC-SHA-256 under a key of its own, derived from the instance key. */
 function macOf(box: SecretBox, body: string): string {
   return createHmac('sha256', box.derive('telegram login intent')).update(body).digest('hex');
-}
-
-function sameText(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
 }
