@@ -79,12 +79,22 @@ export interface AccessSeed {
  * unless told. Marked as the planner marks its writes: the commit wakes the access workers.
  */
 export async function insertAccess(h: Harness, projectId: string, target: SeededTarget, rows: readonly AccessSeed[]): Promise<void> {
+  await insertAccessRows(h, projectId, { ...target, platform: 'discord', guildId: target.kind === 'role' ? target.guildId : null }, rows);
+}
+
+/** Access rows of one target of either platform, as insertAccess (a Discord target) and insertChatAccess (a Telegram chat) write them. */
+export async function insertAccessRows(
+  h: Harness,
+  projectId: string,
+  target: { id: string; platform: Platform; kind: string; externalId: string; guildId: string | null; onExpiry: string },
+  rows: readonly AccessSeed[],
+): Promise<void> {
   if (rows.length === 0) return;
   const col = <T>(pick: (r: AccessSeed) => T) => sql.param(rows.map(pick));
   await h.database.db.execute(markWrites(sql`
     INSERT INTO access (project_id, target_id, user_id, platform, kind, external_id, guild_id, on_expiry, desired, applied, state, next_attempt_at)
-    SELECT ${projectId}, ${target.id}, r.user_id, 'discord', ${target.kind}, ${target.externalId},
-           ${target.kind === 'role' ? target.guildId : null}, ${target.onExpiry}, r.desired, r.applied, r.state, coalesce(r.next_attempt_at, now())
+    SELECT ${projectId}, ${target.id}, r.user_id, ${target.platform}, ${target.kind}, ${target.externalId},
+           ${target.guildId}, ${target.onExpiry}, r.desired, r.applied, r.state, coalesce(r.next_attempt_at, now())
     FROM unnest(${col((r) => r.userId)}::text[], ${col((r) => r.desired)}::text[], ${col((r) => r.applied ?? null)}::text[],
                 ${col((r) => r.state ?? 'pending')}::text[], ${col((r) => r.nextAttemptAt?.toISOString() ?? null)}::timestamptz[])
          AS r(user_id, desired, applied, state, next_attempt_at)`, ['access']));

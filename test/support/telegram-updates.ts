@@ -7,8 +7,7 @@ import type { TelegramClient } from '../../src/access/telegram/client.js';
 import { startTelegramUpdates, telegramUpdatesDeps, type TelegramUpdatesHandle } from '../../src/access/telegram/updates-runner.js';
 import type { TelegramUpdatesOptions } from '../../src/access/telegram/updates.js';
 import { rowsOf } from '../../src/database/db.js';
-import { markWrites } from '../../src/database/wakeups.js';
-import { insertIntegration, type AccessSeed } from './access-seed.js';
+import { insertAccessRows, insertIntegration, type AccessSeed } from './access-seed.js';
 import type { FakeTelegram } from './fake-telegram.js';
 import type { Harness } from './harness.js';
 
@@ -91,15 +90,7 @@ export async function insertChat(h: Harness, projectId: string, chatId: number |
 
 /** Access rows of one chat target, as the planner writes them (pending and due unless told); the commit wakes the workers. */
 export async function insertChatAccess(h: Harness, projectId: string, chat: SeededChat, rows: readonly AccessSeed[]): Promise<void> {
-  if (rows.length === 0) return;
-  const col = <T>(pick: (r: AccessSeed) => T) => sql.param(rows.map(pick));
-  await h.database.db.execute(markWrites(sql`
-    INSERT INTO access (project_id, target_id, user_id, platform, kind, external_id, guild_id, on_expiry, desired, applied, state, next_attempt_at)
-    SELECT ${projectId}, ${chat.id}, r.user_id, 'telegram', ${chat.kind}, ${chat.externalId}, NULL, ${chat.onExpiry}, r.desired, r.applied, r.state,
-           coalesce(r.next_attempt_at, now())
-    FROM unnest(${col((r) => r.userId)}::text[], ${col((r) => r.desired)}::text[], ${col((r) => r.applied ?? null)}::text[],
-                ${col((r) => r.state ?? 'pending')}::text[], ${col((r) => r.nextAttemptAt?.toISOString() ?? null)}::timestamptz[])
-         AS r(user_id, desired, applied, state, next_attempt_at)`, ['access']));
+  await insertAccessRows(h, projectId, { ...chat, platform: 'telegram', guildId: null }, rows);
 }
 
 export interface SeededInvite {
