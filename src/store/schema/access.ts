@@ -110,8 +110,10 @@ export const access = pgTable(
     index('access_project_created_idx').on(t.projectId, t.createdAt, t.targetId, t.userId),
     // The worker's claim: a project's due pending rows.
     index('access_pending_idx').on(t.projectId, t.nextAttemptAt).where(sql`state = 'pending'`),
-    // The dashboard's "access failed" and "not linked" views: the few rows needing attention.
-    index('access_attention_idx').on(t.projectId, t.state, t.desired, t.userId).where(sql`state IN ('failed', 'waiting_for_member')`),
+    // The dashboard's "access failed" and "not linked" views: the few rows needing attention, read
+    // as a range when they are few, or probed per member (project, state, user) by a page that walks
+    // the table's order when they are many; desired last, so both reads are index-only.
+    index('access_attention_idx').on(t.projectId, t.state, t.userId, t.desired).where(sql`state IN ('failed', 'waiting_for_member')`),
   ],
 );
 

@@ -1,0 +1,2 @@
+DROP INDEX "access_attention_idx";--> statement-breakpoint
+CREATE INDEX "access_attention_idx" ON "access" USING btree ("project_id","state","user_id","desired") WHERE state IN ('failed', 'waiting_for_member');
