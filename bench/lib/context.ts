@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { cp, mkdtemp, readFile, rename, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -102,8 +102,20 @@ export async function copyPgliteDir(ctx: BenchContext, from: string, name: strin
   return dir;
 }
 
+/**
+ * The node options `npm start` gives the server (package.json's start script, e.g. --v8-pool-size=1:
+ * docs/memory.md), so the benches measure the server as it is started. BENCH_NODE_ARGS replaces
+ * them (`BENCH_NODE_ARGS=` for none), to measure an option side by side.
+ */
+function startOptions(): string[] {
+  if (process.env.BENCH_NODE_ARGS !== undefined) return process.env.BENCH_NODE_ARGS.split(' ').filter(Boolean);
+  const { scripts } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const words = scripts.start.split(/\s+/);
+  if (words[0] !== 'node' || words.at(-1) !== 'dist/main.js') throw new Error(`package.json's start script is not "node [options] dist/main.js": ${scripts.start}`);
+  return words.slice(1, -1);
+}
 // BENCH_DIST: another build's dist/ (a copy of an earlier one), so two builds are measured back to back.
-const FULL = [process.env.BENCH_DIST ? path.join(process.env.BENCH_DIST, 'main.js') : 'dist/main.js'];
+const FULL = [...startOptions(), process.env.BENCH_DIST ? path.join(process.env.BENCH_DIST, 'main.js') : 'dist/main.js'];
 const RAW = ['--import', 'tsx', 'bench/raw-server.ts'];
 
 /**
