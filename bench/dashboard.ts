@@ -11,8 +11,8 @@
  * bans, unreachable members, and one member with 5,000 payments more). PostgreSQL takes
  * BENCH_DASHBOARD_MEMBERS (1,000,000) and BENCH_DASHBOARD_PAYMENTS (10,000,000); PGlite takes
  * BENCH_DASHBOARD_PGLITE_MEMBERS (500,000) and BENCH_DASHBOARD_PGLITE_PAYMENTS (5,000,000), what
- * it seeds in about five minutes on a 2-core machine (or fewer payments once
- * BENCH_DASHBOARD_PGLITE_SECONDS, 300, of payments have gone in), and the section says the sizes.
+ * it seeds in five to seven minutes on this 2-core machine (fewer payments once
+ * BENCH_DASHBOARD_PGLITE_SECONDS, 300, of seeding have passed), and the section says the sizes.
  *
  * Measured: the domain services' calls each page makes (src/http/dashboard/*.pages.ts), the
  * query read from the page's form fields by parseMemberQuery as the page reads it: the members
@@ -216,7 +216,7 @@ export async function runDashboardBench(ctx: BenchContext, storages: Storage[] =
     ...seeds.map(
       ({ storage, seeded, seconds }) =>
         `- ${storage}: ${n(seeded.memberships)} memberships and ${n(seeded.payments)} payments (the member's page: ${n(seeded.whalePayments)} payments) seeded in ${seconds.toFixed(0)} s` +
-        (storage === 'PGlite' ? `: the size PGlite seeds in about five minutes here (BENCH_DASHBOARD_PGLITE_MEMBERS, _PAYMENTS).` : '.'),
+        (storage === 'PGlite' ? `: PGlite's smaller size (BENCH_DASHBOARD_PGLITE_MEMBERS, _PAYMENTS), so that its seeding takes minutes.` : '.'),
     ),
     '',
     '| Storage | Page | View | shown | p50 (ms) | p95 (ms) | p99 (ms) | p95 < 200 ms |',
