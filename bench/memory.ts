@@ -12,7 +12,7 @@
  *   the server, whose memory is read too);
  * - over BENCH_MEMORY_STEADY_S (300; 3600 for the hour) of steady mixed load at
  *   BENCH_MEMORY_RATE (50) requests/s: extends, list pages, creates with an Idempotency-Key; the
- *   first tenth of the run against the last;
+ *   first tenth of the run against the last (for a run of 20 minutes or more, its first ten minutes against its last ten);
  * - with BENCH_MEMORY_SIZES memberships (10,000, 100,000 and 1,000,000; the steady run on
  *   BENCH_MEMORY_STEADY_SIZES, 10,000 and 1,000,000), and the disk each size takes.
  * Where the memory is (PGlite's WebAssembly memory, mapped files, the rest) comes from smaps.
@@ -195,7 +195,7 @@ async function measureSize(ctx: BenchContext, storage: Storage, members: number,
     const bulk = runs('bulk') ? await sampled(server.pid, 250, () => timeBulkExtend(server.url, tenant).catch((err: unknown) => (ctx.log(`  bulk extend failed: ${String(err)}`), Number.NaN))) : { ...skippedSample, value: Number.NaN };
     ctx.log(`  bulk extend of ${members}: ${(bulk.value / 1000).toFixed(1)} s, peak ${bulk.peak.toFixed(0)} MiB`);
     const steady = SETTINGS.steadySizes.includes(members) && runs('steady') ? await steadyMixed(ctx, server, tenant, SETTINGS.steadyS, SETTINGS.rate) : null;
-    if (steady) ctx.log(`  steady: first tenth ${steady.first.toFixed(0)} MiB, last tenth ${steady.last.toFixed(0)} MiB`);
+    if (steady) ctx.log(`  steady: first ${steady.windowS.toFixed(0)} s ${steady.first.toFixed(0)} MiB, last ${steady.windowS.toFixed(0)} s ${steady.last.toFixed(0)} MiB`);
     result = { members, disk, rest, loadRps: load.value.rps, loadMax: load.max, loadPeak: load.peak, afterLoad, bulkS: bulk.value / 1000, bulkMax: bulk.max, bulkPeak: bulk.peak, steady, cache, import: null };
     if (withImport && storage === 'PostgreSQL') {
       const during = await sampled(server.pid, 250, () => importRun(ctx, storageEnv, tenant));

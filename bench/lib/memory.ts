@@ -105,13 +105,18 @@ export async function sampled<T>(pid: number, everyMs: number, during: () => Pro
   }
 }
 
-/** Mean resident memory over the first and the last tenth of a run's samples. */
-export function tenths(samples: readonly { t: number; rss: number }[]): { first: number; last: number } {
+/**
+ * Mean resident memory over the first and the last window of a run's samples: ten minutes for a run
+ * of twenty minutes or more (the hour: its first ten minutes against its last ten), else a tenth.
+ */
+export function tenths(samples: readonly { t: number; rss: number }[]): { first: number; last: number; windowS: number } {
   const end = samples.at(-1)?.t ?? 0;
+  const windowS = end >= 1200 ? 600 : end / 10;
   const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
   return {
-    first: mean(samples.filter((s) => s.t <= end / 10).map((s) => s.rss)),
-    last: mean(samples.filter((s) => s.t >= (end * 9) / 10).map((s) => s.rss)),
+    first: mean(samples.filter((s) => s.t <= windowS).map((s) => s.rss)),
+    last: mean(samples.filter((s) => s.t >= end - windowS).map((s) => s.rss)),
+    windowS,
   };
 }
 
