@@ -86,7 +86,7 @@ export async function startLiveUpdates(server: HttpServer, c: Container, o: Live
     pendingOf.set(conn, connection);
     conn.once('close', () => connection.settle());
     // A client reading slower than events arrive is closed, not queued for (src/live/send-queue.ts).
-    boundSendQueue(conn, SEND_QUEUE_BYTES, (queued_bytes) => logger.warn({ queued_bytes, socket_id: conn.id }, 'live updates: a client read too slowly; closed its connection (it reconnects and resumes)'));
+    boundSendQueue(conn, SEND_QUEUE_BYTES, (queued_bytes) => logger.warn({ queued_bytes }, 'live updates: a client read too slowly; closed its connection (it reconnects and resumes)'));
   });
 
   const redisClients: Redis[] = [];
