@@ -1,4 +1,6 @@
+import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { FIRST_EXPORT_BATCH } from '../../src/domain/dashboard-members/members.service.js';
 import { parseMemberQuery, type MemberQuery } from '../../src/domain/dashboard-members/member-query.js';
 import type { MemberRow } from '../../src/domain/dashboard-members/member-views.js';
 import { actorOf, seedMembers, type SeededName, type SeededProject } from '../support/dashboard-members.js';
@@ -124,6 +126,24 @@ describe('dashboard members table', () => {
     if (!p.ok || !p.value.next) return;
     const wrong = parseMemberQuery({ sort: 'name', after: p.value.next });
     expect(wrong.ok ? null : wrong.error.message).toBe('after is not a page of this table: start from the first page');
+  });
+
+  it('the export starts with a small batch and grows: every row once, in order, across the batches', async () => {
+    const t = await h.tenant();
+    const n = 700;
+    await h.database.db.execute(sql`INSERT INTO users (project_id, user_id) SELECT ${t.projectId}, (300000000000 + g)::text FROM generate_series(1, ${n}) g`);
+    await h.database.db.execute(sql`
+      INSERT INTO memberships (project_id, user_id, end_date, status, created_at)
+      SELECT ${t.projectId}, (300000000000 + g)::text, now() + g * interval '1 hour', 'active', now() - interval '1 day'
+      FROM generate_series(1, ${n}) g`);
+    const sizes: number[] = [];
+    const users: string[] = [];
+    for await (const batch of h.services.dashboardMembers.exportRows(actorOf(t, ['memberships:read']), { sort: 'end_date' })) {
+      sizes.push(batch.length);
+      users.push(...batch.map((r) => r.userId));
+    }
+    expect(sizes).toStrictEqual([FIRST_EXPORT_BATCH, FIRST_EXPORT_BATCH * 4, n - FIRST_EXPORT_BATCH * 5]);
+    expect(users).toStrictEqual(Array.from({ length: n }, (_, i) => String(300000000000 + i + 1)));
   });
 
   it('the export gives every row of the view in its order; reading needs memberships:read', async () => {
