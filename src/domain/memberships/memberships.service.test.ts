@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { systemClock } from '../clock.js';
 import { transactorOver } from '../transactions.js';
 import type { BatchSet, BulkExtendJob, BulkExtendProgress, BulkExtendStatements } from './bulk-extend.js';
-import { MembershipsService, type MembershipStatements } from './memberships.service.js';
+import { BULK_EXTEND_BATCH, MembershipsService, type MembershipStatements } from './memberships.service.js';
 
 /**
  * The bulk extend's decisions on a twin of its statements: one project's members (user ids in
@@ -131,13 +131,14 @@ describe('MembershipsService: the bulk extend job', () => {
   });
 
   it('extendAll runs the batches until the job is over and answers its total', async () => {
-    const bulk = new BulkTwin(members(12_001));
+    const n = BULK_EXTEND_BATCH * 2 + 1;
+    const bulk = new BulkTwin(members(n));
     const result = await serviceOver(bulk).extendAll('p', later(3).toISOString());
-    expect(result).toMatchObject({ ok: true, value: { total: 12_001 } });
+    expect(result).toMatchObject({ ok: true, value: { total: n } });
     // Batches of BULK_EXTEND_BATCH: two full, then the short last one.
     expect(bulk.calls.filter((c) => c === 'setBatch')).toHaveLength(3);
-    expect(bulk.events.map((e) => e.total)).toStrictEqual([12_001]);
-    expect(bulk.endDates.size).toBe(12_001);
+    expect(bulk.events.map((e) => e.total)).toStrictEqual([n]);
+    expect(bulk.endDates.size).toBe(n);
   });
 
   it('an end date not in the future starts no job', async () => {
