@@ -1,6 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { actorLabel, may, type Actor } from '../../domain/dashboard/actor.js';
 import type { Permission } from '../../domain/admins/permissions.js';
+import type { Result } from '../../domain/errors.js';
+import { isUuid } from '../../domain/ids.js';
 import type { Services } from '../../services.js';
 
 /**
@@ -137,6 +139,28 @@ export function messagePage(reply: FastifyReply, status: number, message: { titl
     .header('cache-control', 'no-store')
     .type('text/html; charset=utf-8')
     .view('message', { action: null, tone: status >= 400 ? 'bad' : '', ...message, base: contextOf(reply).base });
+}
+
+/**
+ * The object a route's id names (a UUID, any case) in the actor's project, read by `get`; when
+ * there is none, answers a 404 page (`missing.line`, then "Nothing was changed.", and a link back
+ * to `missing.back`) and returns null: the handler then returns the reply.
+ */
+export async function foundOr404<T>(
+  reply: FastifyReply,
+  id: string,
+  get: (projectId: string, id: string) => Promise<Result<T>>,
+  missing: { title: string; line: string; back: string; backLabel: string },
+): Promise<T | null> {
+  const projectId = actorOf(reply.request).projectId;
+  const found = isUuid(id) ? await get(projectId, id.toLowerCase()) : null;
+  if (found?.ok) return found.value;
+  await messagePage(reply, 404, {
+    title: missing.title,
+    lines: [`${missing.line} Nothing was changed.`],
+    action: { href: projectPath(contextOf(reply), projectId, missing.back), label: missing.backLabel },
+  });
+  return null;
 }
 
 // The scope's services and context: a decorator of the dashboard's scope (src/http/dashboard/dashboard.plugin.ts), seen by every module in it.

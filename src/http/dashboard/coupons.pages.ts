@@ -1,10 +1,9 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { isUuid } from '../../domain/ids.js';
 import { INVITEE_MODES, RENEWAL_CONSTRAINTS } from '../../domain/payments/coupon-rules.js';
 import type { CouponView } from '../../domain/payments/coupon.view.js';
 import type { CouponInput, CouponPatch } from '../../domain/payments/coupons.service.js';
 import { createCouponSchema, updateCouponSchema } from '../routes/coupons/coupons.schemas.js';
-import { audit, dashboardPage, messagePage, projectPath, requirePermission, seeOther, type DashboardDeps } from './context.js';
+import { audit, dashboardPage, foundOr404, projectPath, requirePermission, seeOther, type DashboardDeps } from './context.js';
 import { confirmedAction } from './confirmed-action.js';
 import { pageOf, pagerOf, when } from './paging.js';
 import { field, schemaProblem, type Form } from './plans-form.js';
@@ -124,13 +123,8 @@ export const couponsPages: FastifyPluginAsync<DashboardDeps> = async (app, { ser
     return seeOther(reply, '/coupons', 'created');
   });
 
-  const couponOf = async (request: FastifyRequest<CouponParams>, reply: FastifyReply): Promise<CouponView | null> => {
-    const projectId = request.dashboardActor!.projectId;
-    const found = isUuid(request.params.coupon_id) ? await coupons.get(projectId, request.params.coupon_id.toLowerCase()) : null;
-    if (found?.ok) return found.value;
-    await messagePage(reply, 404, { title: 'Coupon not found', lines: ['It does not exist (any more). Nothing was changed.'], action: { href: projectPath(context, projectId, '/coupons'), label: 'Back to the coupons' } });
-    return null;
-  };
+  const couponOf = (request: FastifyRequest<CouponParams>, reply: FastifyReply): Promise<CouponView | null> =>
+    foundOr404(reply, request.params.coupon_id, (projectId, id) => coupons.get(projectId, id), { title: 'Coupon not found', line: 'It does not exist (any more).', back: '/coupons', backLabel: 'Back to the coupons' });
 
   const editPage = async (reply: FastifyReply, c: CouponView, extra: { status?: number; error?: string; typed?: Typed } = {}) =>
     dashboardPage(reply, 'coupon-edit', {

@@ -1,9 +1,8 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { isUuid } from '../../domain/ids.js';
 import { ON_EXPIRY_BY_KIND } from '../../domain/targets/target-rules.js';
 import type { TargetView } from '../../domain/targets/target.view.js';
 import { createTargetSchema, updateTargetSchema } from '../routes/targets/targets.schemas.js';
-import { audit, dashboardPage, messagePage, projectPath, requirePermission, seeOther, type DashboardDeps } from './context.js';
+import { audit, dashboardPage, foundOr404, requirePermission, seeOther, type DashboardDeps } from './context.js';
 import { confirmedAction } from './confirmed-action.js';
 import { field, schemaProblem } from './plans-form.js';
 
@@ -60,13 +59,8 @@ export const targetRows = (targets: readonly TargetView[]) =>
 export const targetsPages: FastifyPluginAsync<DashboardDeps> = async (app, { services, context }) => {
   const targets = services.targets;
 
-  const targetOf = async (request: FastifyRequest<TargetParams>, reply: FastifyReply): Promise<TargetView | null> => {
-    const projectId = request.dashboardActor!.projectId;
-    const found = isUuid(request.params.target_id) ? await targets.get(projectId, request.params.target_id.toLowerCase()) : null;
-    if (found?.ok) return found.value;
-    await messagePage(reply, 404, { title: 'Target not found', lines: ['This target does not exist (any more). Nothing was changed.'], action: { href: projectPath(context, projectId, '/plans'), label: 'Back to the plans' } });
-    return null;
-  };
+  const targetOf = (request: FastifyRequest<TargetParams>, reply: FastifyReply): Promise<TargetView | null> =>
+    foundOr404(reply, request.params.target_id, (projectId, id) => targets.get(projectId, id), { title: 'Target not found', line: 'This target does not exist (any more).', back: '/plans', backLabel: 'Back to the plans' });
 
   const editPage = (reply: FastifyReply, target: TargetView, extra: { status?: number; error?: string; form?: { name: string; enabled: boolean; onExpiry: string } } = {}) =>
     dashboardPage(reply, 'target-edit', {

@@ -2,7 +2,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { PlanView } from '../../domain/plans/plan.view.js';
 import { isUuid } from '../../domain/ids.js';
 import { createPlanSchema, updatePlanSchema } from '../routes/plans/plans.schemas.js';
-import { audit, dashboardPage, messagePage, projectPath, requirePermission, seeOther, type DashboardDeps } from './context.js';
+import { audit, dashboardPage, foundOr404, messagePage, projectPath, requirePermission, seeOther, type DashboardDeps } from './context.js';
 import { confirmedAction } from './confirmed-action.js';
 import { pageOf, pagerOf } from './paging.js';
 import { EMPTY_PLAN_FORM, planBody, planFormFrom, planFormOf, planPatch, schemaProblem, UNITS, type PlanForm } from './plans-form.js';
@@ -94,13 +94,8 @@ export const plansPages: FastifyPluginAsync<DashboardDeps> = async (app, { servi
   });
 
   /** The plan of the path, or a 404 page (null). */
-  const planOf = async (request: FastifyRequest<PlanParams>, reply: FastifyReply): Promise<PlanView | null> => {
-    const projectId = request.dashboardActor!.projectId;
-    const found = isUuid(request.params.plan_id) ? await plans.get(projectId, request.params.plan_id.toLowerCase()) : null;
-    if (found?.ok) return found.value;
-    await messagePage(reply, 404, { title: 'Plan not found', lines: ['This plan does not exist (any more). Nothing was changed.'], action: { href: projectPath(context, projectId, '/plans'), label: 'Back to the plans' } });
-    return null;
-  };
+  const planOf = (request: FastifyRequest<PlanParams>, reply: FastifyReply): Promise<PlanView | null> =>
+    foundOr404(reply, request.params.plan_id, (projectId, id) => plans.get(projectId, id), { title: 'Plan not found', line: 'This plan does not exist (any more).', back: '/plans', backLabel: 'Back to the plans' });
 
   const editPage = async (reply: FastifyReply, plan: PlanView, extra: { status?: number; error?: string; form?: PlanForm } = {}) => {
     const actor = reply.request.dashboardActor!;

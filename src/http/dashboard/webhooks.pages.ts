@@ -3,7 +3,7 @@ import { isUuid } from '../../domain/ids.js';
 import type { WebhookView } from '../../domain/webhooks/webhook.view.js';
 import { SECRET_GRACE_MS } from '../../domain/webhooks/webhooks.service.js';
 import type { DeliveryView } from '../../store/delivery-log.store.js';
-import { audit, dashboardPage, messagePage, projectPath, requirePermission, seeOther, type DashboardDeps } from './context.js';
+import { audit, dashboardPage, foundOr404, projectPath, requirePermission, seeOther, type DashboardDeps } from './context.js';
 import { confirmedAction } from './confirmed-action.js';
 import { pageOf, pagerOf, when } from './paging.js';
 import { field } from './plans-form.js';
@@ -88,13 +88,8 @@ export const webhooksPages: FastifyPluginAsync<DashboardDeps> = async (app, { se
     return listPage(request, reply, { shown: { kind: 'added', url: made.value.url, secret: made.value.secret } });
   });
 
-  const hookOf = async (request: FastifyRequest<HookParams>, reply: FastifyReply): Promise<WebhookView | null> => {
-    const projectId = request.dashboardActor!.projectId;
-    const found = isUuid(request.params.webhook_id) ? await webhooks.get(projectId, request.params.webhook_id.toLowerCase()) : null;
-    if (found?.ok) return found.value;
-    await messagePage(reply, 404, { title: 'Webhook not found', lines: ['It does not exist (any more). Nothing was changed.'], action: { href: projectPath(context, projectId, '/webhooks'), label: 'Back to the webhooks' } });
-    return null;
-  };
+  const hookOf = (request: FastifyRequest<HookParams>, reply: FastifyReply): Promise<WebhookView | null> =>
+    foundOr404(reply, request.params.webhook_id, (projectId, id) => webhooks.get(projectId, id), { title: 'Webhook not found', line: 'It does not exist (any more).', back: '/webhooks', backLabel: 'Back to the webhooks' });
 
   const logPage = async (request: FastifyRequest<HookParams>, reply: FastifyReply, hook: WebhookView, extra: { status?: number; error?: string } = {}) => {
     const actor = request.dashboardActor!;
