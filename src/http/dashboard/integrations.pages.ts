@@ -1,8 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { IntegrationStatusView } from '../../domain/integrations/integration.view.js';
 import type { Platform } from '../../domain/targets/target.view.js';
-import { isUuid } from '../../domain/ids.js';
-import { audit, can, dashboardPage, messagePage, projectPath, requirePermission, seeOther, type DashboardDeps } from './context.js';
+import { audit, can, dashboardPage, foundOr404, messagePage, projectPath, requirePermission, seeOther, type DashboardDeps } from './context.js';
 import { confirmedAction } from './confirmed-action.js';
 import { botFix, chatFix, targetFix, unreachableFix } from './integrations-fixes.js';
 import { field } from './plans-form.js';
@@ -148,13 +147,13 @@ export const integrationsPages: FastifyPluginAsync<DashboardDeps> = async (app, 
     // Deleting changes the integrations, and the confirmation page shows the account.
     permissions: [PERMISSION, 'merchant-accounts:read'],
     section: 'integrations',
-    find: async (request: FastifyRequest<AccountParams>, reply) => {
-      const id = request.params.merchant_account_id.toLowerCase();
-      const found = isUuid(id) ? await services.merchantAccounts.get(request.dashboardActor!.projectId, id) : null;
-      if (found?.ok) return found.value;
-      await messagePage(reply, 404, { title: 'Stripe account not found', lines: ['This Stripe account is not connected to this project (any more). Nothing was changed.'], action: back(request) });
-      return null;
-    },
+    find: (request: FastifyRequest<AccountParams>, reply) =>
+      foundOr404(reply, request.params.merchant_account_id, (projectId, id) => services.merchantAccounts.get(projectId, id), {
+        title: 'Stripe account not found',
+        line: 'This Stripe account is not connected to this project (any more).',
+        back: '/integrations',
+        backLabel: 'Back to the integrations',
+      }),
     confirm: (a) => ({
       title: `Delete the ${a.environment} Stripe account ${a.provider_account_name ?? a.provider_account_id}?`,
       lines: [
