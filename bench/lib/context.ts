@@ -107,7 +107,7 @@ export async function copyPgliteDir(ctx: BenchContext, from: string, name: strin
  * docs/memory.md), so the benches measure the server as it is started. BENCH_NODE_ARGS replaces
  * them (`BENCH_NODE_ARGS=` for none), to measure an option side by side.
  */
-function startOptions(): string[] {
+export function startOptions(): string[] {
   if (process.env.BENCH_NODE_ARGS !== undefined) return process.env.BENCH_NODE_ARGS.split(' ').filter(Boolean);
   const { scripts } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
   const words = scripts.start.split(/\s+/);
@@ -124,6 +124,11 @@ const RAW = ['--import', 'tsx', 'bench/raw-server.ts'];
  * still runs on every request, it just never refuses.
  */
 export function startFull(ctx: BenchContext, name: string, storage: Record<string, string>): Promise<Server> {
+  return startFullWith(ctx, name, FULL.slice(0, -1), storage);
+}
+
+/** startFull with node options of the caller's instead of `npm start`'s (bench/node-options.ts compares two sets). */
+export function startFullWith(ctx: BenchContext, name: string, nodeOptions: readonly string[], storage: Record<string, string>): Promise<Server> {
   const env = {
     ...storage,
     LOG_LEVEL: ctx.logLevel,
@@ -132,7 +137,7 @@ export function startFull(ctx: BenchContext, name: string, storage: Record<strin
     TENURE_RATE_LIMIT_IP: '1000000000',
     TENURE_RATE_LIMIT_BURST: '1000000000',
   };
-  return startServer(name, FULL, env, ctx.tmp);
+  return startServer(name, [...nodeOptions, FULL.at(-1)!], env, ctx.tmp);
 }
 
 /** bench/raw-server.ts: bare `node:http` doing only the database work, on the same storage. */

@@ -5,7 +5,7 @@ import { botSubscriptionApiKey, ConfigError, loadConfig, type Config } from '../
 import type { Container } from '../container.js';
 import { AppError, type Result } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
-import { DEFAULT_BATCH, ImportFormatError, importMemberships, type ImportReport } from '../domain/memberships/membership-import.js';
+import { DEFAULT_BATCH, EMBEDDED_BATCH, ImportFormatError, importMemberships, type ImportReport } from '../domain/memberships/membership-import.js';
 import { DataDirLockedError } from '../database/data-dir-lock.js';
 import { addAdminCommand } from './admin-link.command.js';
 import { COMMAND_HELP, PROGRAM_HELP } from './help.js';
@@ -164,15 +164,15 @@ function buildProgram(io: Pick<CliIo, 'env'> & Required<Pick<CliIo, 'stdout' | '
     .description('Import user_id,end_date rows from a CSV file; prints what was inserted and each rejected line; exits 2 when a row was rejected')
     .requiredOption('--project <id>', 'the project id')
     .requiredOption('--file <path>', 'the CSV file (an optional header names its columns: user_id, end_date, plan_id, user_name, start_date)')
-    .option('--batch-size <n>', 'rows per chunk (one transaction: COPY, then one insert statement)', String(DEFAULT_BATCH))
+    .option('--batch-size <n>', `rows per chunk (one transaction: COPY, then one insert statement); default ${DEFAULT_BATCH} on PostgreSQL, ${EMBEDDED_BATCH} on embedded storage`)
     .option('--dry-run', 'check the file against the database and report, keeping nothing')
     .option('--rejects <path>', 'write the rejected rows to this CSV file: line, reason and the row as it was')
     .option('--progress', 'print progress on stderr even when it is not a terminal')
     .option('--no-progress', 'print no progress, even on a terminal')
     .addHelpText('after', COMMAND_HELP.membershipImport)
-    .action(async (opts: { project: string; file: string; batchSize: string; dryRun?: boolean; rejects?: string; progress?: boolean }) => {
-      const batchSize = Number(opts.batchSize);
-      if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 50_000) {
+    .action(async (opts: { project: string; file: string; batchSize?: string; dryRun?: boolean; rejects?: string; progress?: boolean }) => {
+      const batchSize = opts.batchSize === undefined ? undefined : Number(opts.batchSize);
+      if (batchSize !== undefined && (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 50_000)) {
         throw new CliError('--batch-size must be a whole number from 1 to 50000');
       }
       await access(opts.file).catch(() => {

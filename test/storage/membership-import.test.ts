@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importMemberships, type ImportChunks } from '../../src/domain/memberships/membership-import.js';
+import { DEFAULT_BATCH, EMBEDDED_BATCH, importMemberships, type ImportChunks } from '../../src/domain/memberships/membership-import.js';
 import { rowsOf } from '../../src/database/db.js';
 import { createMembership, eventRows, membershipRows } from '../support/api.js';
 import { future, onPostgres, userId } from '../support/harness.js';
@@ -223,5 +223,21 @@ describe(`membership import on ${onPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
     // A second run completes the file: what was committed is reported as already imported.
     const again = await importMemberships(deps(real), t.projectId, csv(lines), { batchSize: 3 });
     expect(again).toMatchObject({ inserted: 6, rejected: 3 });
+  });
+  it("writes chunks of the storage's size when none is given: 20,000 rows on PostgreSQL, 5,000 on PGlite", async () => {
+    const t = await w.tenant();
+    const real = store();
+    expect(real.chunkRows).toBe(onPostgres ? DEFAULT_BATCH : EMBEDDED_BATCH);
+    const staged: number[] = [];
+    const counting: ImportChunks = {
+      concurrency: real.concurrency,
+      chunkRows: 4,
+      run: (work) => real.run((chunk) => work({ stage: (rows) => (staged.push(rows.length), chunk.stage(rows)), merge: (projectId) => chunk.merge(projectId) })),
+    };
+    const end = future(3).ms;
+    const lines = Array.from({ length: 10 }, (_, i) => `${30_000_000 + i},${end}`);
+    const report = await importMemberships(deps(counting), t.projectId, csv(lines));
+    expect(report).toMatchObject({ inserted: 10, rejected: 0 });
+    expect(staged).toStrictEqual([4, 4, 2]);
   });
 });

@@ -49,7 +49,7 @@ export interface ImportReport {
 }
 
 export interface ImportOptions {
-  /** Rows per chunk (one transaction). */
+  /** Rows per chunk (one transaction); default the storage's (`chunkRows`). */
   batchSize?: number;
   /** Called after each chunk is committed, with the data rows read so far. */
   onProgress?: (rowsRead: number, inserted: number) => void;
@@ -87,9 +87,10 @@ export interface ImportChunkStatements {
   merge(projectId: string): Promise<MergeOutcome>;
 }
 
-/** Where chunks are written: a transaction a chunk, at most `concurrency` at once. */
+/** Where chunks are written: a transaction a chunk, at most `concurrency` at once, `chunkRows` rows each unless the caller says. */
 export interface ImportChunks extends Transactor<ImportChunkStatements> {
   readonly concurrency: number;
+  readonly chunkRows?: number;
 }
 
 export interface ImportDeps {
@@ -99,6 +100,8 @@ export interface ImportDeps {
 }
 
 export const DEFAULT_BATCH = 20_000;
+/** Embedded storage's chunk: smaller, as its memory never shrinks back (membership-import.store.ts). */
+export const EMBEDDED_BATCH = 5_000;
 const dateHint = (column: string) => `${column} must be a 13-digit Unix timestamp in milliseconds or YYYY-MM-DDTHH:MM:SS.mmmZ`;
 const END_DATE_HINT = dateHint('end_date');
 const START_DATE_HINT = dateHint('start_date');
@@ -178,7 +181,7 @@ export async function importMemberships(
   input: Readable,
   options: ImportOptions = {},
 ): Promise<ImportReport> {
-  const batchSize = options.batchSize ?? DEFAULT_BATCH;
+  const batchSize = options.batchSize ?? chunks.chunkRows ?? DEFAULT_BATCH;
   const dryRun = options.dryRun ?? false;
   const rejections: Rejection[] = [];
   // Compact: an import of a million rows remembers a million ids (user-id-lines.ts).
