@@ -153,7 +153,14 @@ function stdoutDestination(): DestinationStream {
     // A full pipe (a slow reader) is waited for while the process runs, not for long at its exit.
     retryEAGAIN: () => Date.now() < giveUpAt,
   });
-  const periodic = setInterval(() => boom.flush(), STDOUT_FLUSH_MS).unref();
+  // Only when a line came since the last flush: sonic-boom's flush of an empty buffer is still a
+  // write call and a thread-pool round trip, ten a second for a server at rest (11% of its idle CPU).
+  let unflushed = false;
+  const periodic = setInterval(() => {
+    if (!unflushed) return;
+    unflushed = false;
+    boom.flush();
+  }, STDOUT_FLUSH_MS).unref();
   boom.on('error', () => {
     failed = true;
     clearInterval(periodic);
@@ -169,7 +176,9 @@ function stdoutDestination(): DestinationStream {
   });
   stdout = {
     write(line: string) {
-      if (!failed) boom.write(line);
+      if (failed) return;
+      unflushed = true;
+      boom.write(line);
     },
   };
   return stdout;
