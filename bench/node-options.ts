@@ -79,6 +79,8 @@ async function compare(ctx: BenchContext): Promise<string> {
     const peak = { A: rssOf(servers.A.pid).peak, B: rssOf(servers.B.pid).peak };
     const range = (xs: number[]) => `${f0(Math.min(...xs))}–${f0(Math.max(...xs))} (median ${f0(median(xs))})`;
     return [
+      '## Node options side by side',
+      '',
       `${SETTINGS.storage}, ${SETTINGS.members.toLocaleString('en-US')} members. A: ${show('A')}; B: ${show('B')}.`,
       '',
       '| | A | B |',
