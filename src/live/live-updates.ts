@@ -1,6 +1,4 @@
 import type { IncomingMessage, Server as HttpServer } from 'node:http';
-import { createAdapter } from '@socket.io/redis-adapter';
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { Server, type Socket } from 'socket.io';
@@ -10,8 +8,8 @@ import { clientKey } from '../ratelimit/client-key.js';
 import { LiveAudiences } from './audiences.js';
 import { Broadcaster } from './broadcaster.js';
 import { channelOf } from './channels.js';
-import { MemoryConnectionCap, RedisConnectionCap, type ConnectionCap } from './connection-cap.js';
 import { HandshakeAuth, type LiveClient } from './handshake.js';
+import { shareLiveUpdates } from './live-redis.js';
 import { PendingConnections, type PendingConnection } from './pending-connections.js';
 import { roomOf, serveConnection, wireEvent } from './protocol.js';
 import { boundSendQueue, SEND_QUEUE_BYTES } from './send-queue.js';
@@ -89,35 +87,7 @@ export async function startLiveUpdates(server: HttpServer, c: Container, o: Live
     boundSendQueue(conn, SEND_QUEUE_BYTES, (queued_bytes) => logger.warn({ queued_bytes }, 'live updates: a client read too slowly; closed its connection (it reconnects and resumes)'));
   });
 
-  const redisClients: Redis[] = [];
-  let cap: ConnectionCap;
-  if (config.redisUrl) {
-    const retryStrategy = (n: number) => Math.min(n * 200, 2_000);
-    // The adapter's publishes are promises nobody awaits: they must never reject (an unhandled
-    // rejection stops the process), so while Redis is away they wait in the queue, unbounded in
-    // time, and go out on reconnection (late, never lost).
-    const publisher = new Redis(config.redisUrl, { connectTimeout: 2_000, retryStrategy, maxRetriesPerRequest: null });
-    const subscriber = publisher.duplicate();
-    // The cap's own client fails fast instead: a handshake must not wait for an absent Redis.
-    const capClient = new Redis(config.redisUrl, {
-      connectTimeout: 2_000,
-      retryStrategy,
-      commandTimeout: 1_000,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-    });
-    redisClients.push(publisher, subscriber, capClient);
-    watchRedis(publisher, 'publisher', logger);
-    watchRedis(subscriber, 'subscriber', logger);
-    watchRedis(capClient, 'connection cap', logger);
-    io.adapter(createAdapter(publisher, subscriber, { key: `${config.redisKeyPrefix}live` }));
-    cap = new RedisConnectionCap(capClient, config.redisKeyPrefix, config.live.maxConnectionsPerProject, logger);
-  } else {
-    cap = new MemoryConnectionCap(config.live.maxConnectionsPerProject);
-    if (c.database.kind === 'postgres') {
-      logger.info('live updates without REDIS_URL: a client only gets events this node broadcasts; run several nodes with Redis');
-    }
-  }
+  const { cap, redisClients } = shareLiveUpdates(io, c, logger);
 
   // Only the live-updates namespace exists; the default one refuses everyone.
   io.of('/').use((_socket, next) => next(refusal('NOT_FOUND', `Connect to the ${LIVE_NAMESPACE} namespace`)));
@@ -287,27 +257,4 @@ export async function startLiveUpdates(server: HttpServer, c: Container, o: Live
 /** A handshake refusal: the client's `connect_error` has this message and `data.error_code`. */
 function refusal(code: string, message: string): Error {
   return Object.assign(new Error(message), { data: { error_code: code } });
-}
-
-/**
- * Listens for a live-updates Redis client's errors (an 'error' event nobody listens to ends the
- * process) and logs one warning when its connection is lost and one line when it is back. ioredis
- * reconnects by itself; it emits 'error' only for a socket that failed (not for a connection the
- * server closed, CLIENT KILL or a restart), then again at every failed attempt.
- */
-function watchRedis(client: Redis, role: string, logger: Logger): void {
-  let lost = false;
-  const lose = (err?: Error) => {
-    if (lost) return;
-    lost = true;
-    logger.warn({ ...(err ? { err } : {}), redis_client: role }, 'live updates: Redis connection lost; reconnecting');
-  };
-  client.on('error', (err: Error) => lose(err));
-  // Emitted only when a reconnection follows: never for this process's own disconnect().
-  client.on('reconnecting', () => lose());
-  client.on('ready', () => {
-    if (!lost) return;
-    lost = false;
-    logger.info({ redis_client: role }, 'live updates: Redis connection back');
-  });
 }
