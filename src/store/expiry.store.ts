@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { perEndDate, queueMessage } from './notifications.store.js';
+import { perEndDate, queueMessage } from './message-queueing.js';
 import { activeAt } from './rule-twins.js';
 import { rowsOf, type Db } from '../database/db.js';
 import { membershipEvent, withPlanPerRow } from './memberships.store.js';

@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { queueMessage } from './notifications.store.js';
+import { queueMessage } from './message-queueing.js';
 import { systemClock, type Clock } from '../domain/clock.js';
 import type { MembershipView } from '../domain/memberships/membership.view.js';
 import { statusAt } from './rule-twins.js';

@@ -3,7 +3,7 @@ import type { Grant, PaidMembershipStatements } from '../domain/payments/payment
 import type { Db } from '../database/db.js';
 import { rowsOf } from '../database/db.js';
 import { extendedEvent, membershipEvent, membershipJson, withPlan } from './memberships.store.js';
-import { perEndDate, queueMessage } from './notifications.store.js';
+import { perEndDate, queueMessage } from './message-queueing.js';
 import { insertEvent } from './outbox.js';
 import { iso } from '../database/sql.js';
 import { at } from '../database/sql.js';

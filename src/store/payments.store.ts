@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { queueMessage } from './notifications.store.js';
+import { queueMessage } from './message-queueing.js';
 import { fractionDigits } from '../domain/payments/checkout-rules.js';
 import type { Failed, Paid, PaymentOf, PaymentStatements } from '../domain/payments/payment-statements.js';
 import type { PaymentView } from '../domain/payments/payment.view.js';

@@ -5,7 +5,7 @@ import { offsetSeconds, REMINDER_LANES } from '../domain/lifecycle/reminder-rule
 import { at, iso } from '../database/sql.js';
 import { insertEvent } from './outbox.js';
 import { membershipJson, withPlanPerRow } from './memberships.store.js';
-import { messagePlatform } from './notifications.store.js';
+import { messagePlatform } from './message-queueing.js';
 
 /**
  * The reminders' scan (docs/lifecycle.md): one statement per batch writes, for the memberships
