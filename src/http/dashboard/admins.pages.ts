@@ -94,7 +94,7 @@ export const adminsPages: FastifyPluginAsync<DashboardDeps> = async (app, { serv
     return seeOther(reply, '/admins', 'updated');
   });
 
-  confirmedAction(app, context, {
+  confirmedAction(app, {
     route: '/admins/:user_id/remove',
     permissions: ['admins:delete'],
     section: 'admins',

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Permission } from '../../domain/admins/permissions.js';
 import type { Actor } from '../../domain/dashboard/actor.js';
 import type { AppError, Result } from '../../domain/errors.js';
-import { actorOf, audit, dashboardPage, messagePage, projectPath, requirePermission, type DashboardContext, type Section } from './context.js';
+import { actorOf, audit, dashboardPage, messagePage, projectPath, requirePermission, type Section } from './context.js';
 
 /**
  * An action that asks first (docs/dashboard-settings.md): `GET /dashboard/{project_id}{route}` shows
@@ -36,7 +36,9 @@ const sentence = (text: string) => (/[.!?]$/.test(text) ? text : `${text}.`);
 const hidden = { config: { public: true }, schema: { hide: true } };
 
 /** Registers the action's GET (the confirmation page) and POST (the action) on `app`, a dashboard page module's scope. */
-export function confirmedAction<P extends Record<string, string>, S, V>(app: FastifyInstance, context: DashboardContext, spec: ConfirmedAction<P, S, V>): void {
+export function confirmedAction<P extends Record<string, string>, S, V>(app: FastifyInstance, spec: ConfirmedAction<P, S, V>): void {
+  // The dashboard's scope decorates itself with its context (dashboard.plugin.ts) before any module registers.
+  const { context } = app.dashboardDeps;
   const route = `/dashboard/:project_id${spec.route}`;
   const allowed = (request: FastifyRequest): Actor => {
     for (const permission of spec.permissions) requirePermission(request, permission);

@@ -158,7 +158,7 @@ export const couponsPages: FastifyPluginAsync<DashboardDeps> = async (app, { ser
     return seeOther(reply, '/coupons', 'updated');
   });
 
-  confirmedAction(app, context, {
+  confirmedAction(app, {
     route: '/coupons/:coupon_id/delete',
     permissions: ['coupons:delete'],
     section: 'plans',

@@ -116,7 +116,7 @@ export const integrationsPages: FastifyPluginAsync<DashboardDeps> = async (app, 
     return seeOther(reply, '/integrations', 'stripe');
   });
 
-  confirmedAction(app, context, {
+  confirmedAction(app, {
     route: '/integrations/:platform/disconnect',
     permissions: [PERMISSION],
     section: 'integrations',
@@ -142,7 +142,7 @@ export const integrationsPages: FastifyPluginAsync<DashboardDeps> = async (app, 
     done: (reply, { platform }) => seeOther(reply, '/integrations', `${platform}-disconnected`),
   });
 
-  confirmedAction(app, context, {
+  confirmedAction(app, {
     route: '/integrations/stripe/accounts/:merchant_account_id/delete',
     // Deleting changes the integrations, and the confirmation page shows the account.
     permissions: [PERMISSION, 'merchant-accounts:read'],

@@ -56,7 +56,7 @@ export const targetRows = (targets: readonly TargetView[]) =>
     error: t.health_error ? `${t.health_error.message} (${t.health_error.code})` : null,
   }));
 
-export const targetsPages: FastifyPluginAsync<DashboardDeps> = async (app, { services, context }) => {
+export const targetsPages: FastifyPluginAsync<DashboardDeps> = async (app, { services }) => {
   const targets = services.targets;
 
   const targetOf = (request: FastifyRequest<TargetParams>, reply: FastifyReply): Promise<TargetView | null> =>
@@ -95,7 +95,7 @@ export const targetsPages: FastifyPluginAsync<DashboardDeps> = async (app, { ser
     return seeOther(reply, `/targets/${target.target_id}`, 'target-updated');
   });
 
-  confirmedAction(app, context, {
+  confirmedAction(app, {
     route: '/targets/:target_id/delete',
     permissions: ['plans:delete'],
     section: 'plans',

@@ -147,7 +147,7 @@ export const plansPages: FastifyPluginAsync<DashboardDeps> = async (app, { servi
     return seeOther(reply, `/plans/${plan.plan_id}`, 'granted');
   });
 
-  confirmedAction(app, context, {
+  confirmedAction(app, {
     route: '/plans/:plan_id/targets/:target_id/remove',
     permissions: ['plans:update'],
     section: 'plans',
@@ -171,7 +171,7 @@ export const plansPages: FastifyPluginAsync<DashboardDeps> = async (app, { servi
     done: (reply, { plan }) => seeOther(reply, `/plans/${plan.plan_id}`, 'withdrawn'),
   });
 
-  confirmedAction(app, context, {
+  confirmedAction(app, {
     route: '/plans/:plan_id/delete',
     permissions: ['plans:delete'],
     section: 'plans',

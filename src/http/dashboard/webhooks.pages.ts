@@ -136,7 +136,7 @@ export const webhooksPages: FastifyPluginAsync<DashboardDeps> = async (app, { se
     return seeOther(reply, `/webhooks/${hook.id}`, 'replayed');
   });
 
-  confirmedAction(app, context, {
+  confirmedAction(app, {
     route: '/webhooks/:webhook_id/remove',
     permissions: [PERMISSION],
     section: 'webhooks',
@@ -152,7 +152,7 @@ export const webhooksPages: FastifyPluginAsync<DashboardDeps> = async (app, { se
     done: (reply) => seeOther(reply, '/webhooks', 'removed'),
   });
 
-  confirmedAction(app, context, {
+  confirmedAction(app, {
     route: '/webhooks/:webhook_id/rotate-secret',
     permissions: [PERMISSION],
     section: 'webhooks',
