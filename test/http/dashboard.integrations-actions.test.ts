@@ -71,6 +71,27 @@ describe('dashboard integrations: disconnect a bot, delete a Stripe account', ()
     for (const secret of [...tokens, stripe.secretKey, stripe.webhookSecret]) expect(audit).not.toContain(secret);
   });
 
+  it('the Telegram confirmation names the bot from its stored connection: Telegram is not asked, as the integrations page asks it', async () => {
+    const t = await h.tenant();
+    await telegram.connect(t, telegram.addBot(h, 'telegram-bot'));
+    await telegram.addTarget(h, t, 'Members chat');
+    const b = new DashboardBrowser(h);
+    await b.signIn(t);
+    const p = `/dashboard/${t.projectId}`;
+    const before = telegram.calls(h);
+    await b.get(`${p}/integrations`);
+    // The page shows the bot's rights in the target chat, asked now.
+    expect(telegram.calls(h)).toBeGreaterThan(before);
+    const asked = telegram.calls(h);
+    const confirm = await b.get(`${p}/integrations/telegram/disconnect`);
+    expect(confirm.statusCode, confirm.body).toBe(200);
+    expect(confirm.body).toContain('Disconnect the Telegram bot telegram-bot?');
+    const done = await b.post(`${p}/integrations/telegram/disconnect`);
+    expect(done.statusCode, done.body).toBe(303);
+    expect(telegram.calls(h)).toBe(asked);
+    expect(await statusOf(t, telegram)).toBe(404);
+  });
+
   it('without settings.integrations:write, or merchant-accounts:read for Stripe: no link, a 403 page, and a direct POST with a valid token changes nothing', async () => {
     const { t, p, stripe } = await connected();
     const id = stripe.view.merchant_account_id;

@@ -151,14 +151,20 @@ export class IntegrationsService {
    * platform with `chatRights`, the bot's rights in each target chat, asked now.
    */
   async status(projectId: string, platform: Platform): Promise<Result<IntegrationStatusView>> {
-    const status = await this.store.status(projectId, platform);
-    if (!status) return fail('NOT_FOUND', this.notConnected(platform));
-    const view = toIntegrationStatusView(status);
+    const stored = await this.stored(projectId, platform);
+    if (!stored.ok) return stored;
+    const view = stored.value;
     const check = this.checkOf(platform);
     if (!check.chatRights) return ok(view);
     const chats = await this.chatRightsOf(projectId, platform, check);
     // Disconnected while the status was read: as if it had been a moment earlier.
     return chats ? ok({ ...view, chats }) : fail('NOT_FOUND', this.notConnected(platform));
+  }
+
+  /** The connection as stored (its bot, the targets it cannot act on, its access rows by state), without asking the platform. */
+  async stored(projectId: string, platform: Platform): Promise<Result<IntegrationStatusView>> {
+    const status = await this.store.status(projectId, platform);
+    return status ? ok(toIntegrationStatusView(status)) : fail('NOT_FOUND', this.notConnected(platform));
   }
 
   /** Disconnects: the row and its sealed token go; access rows stay, and nothing is taken back on the platform. */

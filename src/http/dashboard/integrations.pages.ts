@@ -122,7 +122,8 @@ export const integrationsPages: FastifyPluginAsync<DashboardDeps> = async (app, 
     section: 'integrations',
     find: async (request: FastifyRequest<PlatformParams>, reply) => {
       const platform = request.params.platform as Platform;
-      const status = PLATFORMS.includes(platform) ? await services.integrations.status(request.dashboardActor!.projectId, platform) : null;
+      // The stored connection names the bot: the page asks the platform nothing.
+      const status = PLATFORMS.includes(platform) ? await services.integrations.stored(request.dashboardActor!.projectId, platform) : null;
       if (status?.ok) return { platform, bot: status.value };
       const label = LABEL[platform] ?? request.params.platform;
       await messagePage(reply, 404, { title: 'No bot to disconnect', lines: [`No ${label} bot is connected to this project (any more). Nothing was changed.`], action: back(request) });
