@@ -134,7 +134,11 @@ async function writeCsv(file: string, rows: number): Promise<void> {
 async function importRun(ctx: BenchContext, storageEnv: Record<string, string>, tenant: Tenant) {
   const file = path.join(ctx.tmp, `import-${randomBytes(3).toString('hex')}.csv`);
   await writeCsv(file, SETTINGS.importRows);
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', ...storageEnv };
+  // One V8 worker thread, as the image runs every command and docs/memory.md says to run the CLI
+  // (BENCH_MEMORY_IMPORT_NODE_OPTIONS= for node's default of four: 354-483 MiB against 327-329 for
+  // 1,000,000 rows, their malloc arenas the difference).
+  const nodeOptions = process.env.BENCH_MEMORY_IMPORT_NODE_OPTIONS ?? '--v8-pool-size=1';
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', NODE_OPTIONS: nodeOptions, ...storageEnv };
   if (!storageEnv.DATABASE_URL) delete childEnv.DATABASE_URL;
   const args = ['dist/cli/main.js', 'membership', 'import', '--project', tenant.projectId, '--file', file, '--no-progress'];
   const run = await runMeasured(args, childEnv, process.cwd());
