@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { queueMessage } from './notifications.store.js';
+import { queueMessage } from './message-queueing.js';
 import { pipeline } from 'node:stream/promises';
 import type { PGlite, Transaction } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';

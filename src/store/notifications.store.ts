@@ -15,7 +15,6 @@ import type { MessageKind, Voice } from '../domain/lifecycle/member-messages.js'
  */
 
 // membership-import.store.ts imports it from here.
-export { queueMessage } from './message-queueing.js';
 
 type Json<T> = T | string;
 const parsed = <T>(v: Json<T>): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
