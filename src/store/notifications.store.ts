@@ -14,8 +14,6 @@ import type { MessageKind, Voice } from '../domain/lifecycle/member-messages.js'
  * one statement; what to send, and what an answer means, is src/domain/front-desk/confirmations.ts's.
  */
 
-// membership-import.store.ts imports it from here.
-
 type Json<T> = T | string;
 const parsed = <T>(v: Json<T>): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
 
