@@ -67,7 +67,9 @@ describe('the embedded data directory’s permissions', () => {
     } finally {
       await dir.remove();
     }
-  });
+    // A first start (initdb) and 80,000 rows with WAL switches: 10-20 s alone, 36 s in a full CI
+    // run on two busy cores, past vitest's 30 s default.
+  }, 120_000);
 
   it('a start tightens what an older tenure left world-writable (PGlite’s own files included), and follows no symbolic link out of DATA_DIR', async () => {
     const dir = await scratch('modes-existing', { empty: true, embedded: true });
