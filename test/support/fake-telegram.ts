@@ -217,6 +217,11 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
       () => send(res, call, fail(400, "Bad Request: can't parse JSON encoded request")),
     );
   });
+  // Telegram's servers keep an idle connection longer than a client's agent does (node's: 5 s), so
+  // the client is the one to close it. With node's server default (also 5 s) the two could close
+  // the same idle socket at once, and the next call on it failed as a reset: a spurious
+  // "unreachable" the real Bot API does not cause (seen once in a full CI run, the fuzz tier).
+  server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
 
