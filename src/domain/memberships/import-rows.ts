@@ -1,4 +1,5 @@
 import { parseInstant } from '../instant.js';
+import type { StagedMembership } from './membership-import.js';
 
 /**
  * One row of a membership import (membership-import.ts) at a time: the header's columns, a
@@ -28,16 +29,8 @@ export function parseCsvInstant(cell: string): Date | null {
 export const COLUMNS = ['user_id', 'end_date'] as const;
 const OPTIONAL = ['plan_id', 'user_name', 'start_date'] as const;
 
-/** A row that passed validation, as the file had it. */
-export interface ParsedRow {
-  line: number;
-  userId: string;
-  endDate: Date;
-  planId: string | null;
-  startDate: Date | null;
-  userName: string | null;
-  text: string;
-}
+/** A row that passed validation: the membership it stages, before its status is decided, and its line as the file had it. */
+export type ParsedRow = Omit<StagedMembership, 'status'> & { text: string };
 
 /** Each column's position in a row, -1 for an optional one the file does not have. */
 export interface Columns {
