@@ -11,12 +11,13 @@
  *
  *   npm run build && BENCH_OPTIONS_B='--v8-pool-size=1 --max-semi-space-size=4' npx tsx bench/node-options.ts
  *
- * BENCH_OPTIONS_A defaults to `npm start`'s options; BENCH_OPTIONS_STORAGE is pglite (default) or
+ * Leading `NAME=value` words of a side are set in its server's environment instead (a malloc
+ * setting of glibc's, say). BENCH_OPTIONS_A defaults to `npm start`'s options; BENCH_OPTIONS_STORAGE is pglite (default) or
  * pg; BENCH_OPTIONS_MEMBERS (10,000) members. Writes its section of bench/RESULTS.md.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { adminQuery } from './lib/admin.js';
-import { copyPgliteDir, runStandalone, seededStorage, startFullWith, startOptions, type BenchContext } from './lib/context.js';
+import { copyPgliteDir, runStandalone, seededStorage, startFullWith, startWords, type BenchContext } from './lib/context.js';
 import { extendOneLoad } from './lib/load.js';
 import { rssOf } from './lib/memory.js';
 import type { Server } from './lib/processes.js';
@@ -26,7 +27,7 @@ import { alternate, median } from './lib/stats.js';
 const env = (name: string, fallback: string) => process.env[name] ?? fallback;
 const words = (s: string) => s.split(' ').filter(Boolean);
 const SETTINGS = {
-  a: words(env('BENCH_OPTIONS_A', startOptions().join(' '))),
+  a: words(env('BENCH_OPTIONS_A', startWords().join(' '))),
   b: words(env('BENCH_OPTIONS_B', '')),
   storage: env('BENCH_OPTIONS_STORAGE', 'pglite') === 'pg' ? ('PostgreSQL' as const) : ('PGlite' as const),
   members: Number(env('BENCH_OPTIONS_MEMBERS', '10000')),
@@ -38,8 +39,8 @@ const SETTINGS = {
 };
 const SIDES = ['A', 'B'] as const;
 type Side = (typeof SIDES)[number];
-const optionsOf = (side: Side) => (side === 'A' ? SETTINGS.a : SETTINGS.b);
-const show = (side: Side) => `\`${optionsOf(side).join(' ') || '(none)'}\``;
+const wordsOf = (side: Side) => (side === 'A' ? SETTINGS.a : SETTINGS.b);
+const show = (side: Side) => `\`${wordsOf(side).join(' ') || '(none)'}\``;
 const f0 = (n: number) => n.toFixed(0);
 
 async function compare(ctx: BenchContext): Promise<string> {
@@ -50,7 +51,7 @@ async function compare(ctx: BenchContext): Promise<string> {
   let copies = 0;
   const storageFor = async (): Promise<Record<string, string>> =>
     storageEnv.DATA_DIR ? { ...storageEnv, DATA_DIR: await copyPgliteDir(ctx, storageEnv.DATA_DIR, `options-copy-${++copies}`) } : storageEnv;
-  const start = async (side: Side, label: string) => startFullWith(ctx, `options-${side}-${label}`, optionsOf(side), await storageFor());
+  const start = async (side: Side, label: string) => startFullWith(ctx, `options-${side}-${label}`, wordsOf(side), await storageFor());
 
   const rest: Record<Side, number[]> = { A: [], B: [] };
   for (let i = 0; i < SETTINGS.starts; i++) {

@@ -103,19 +103,32 @@ export async function copyPgliteDir(ctx: BenchContext, from: string, name: strin
 }
 
 /**
- * The node options `npm start` gives the server (package.json's start script, e.g. --v8-pool-size=1:
- * docs/memory.md), so the benches measure the server as it is started. BENCH_NODE_ARGS replaces
- * them (`BENCH_NODE_ARGS=` for none), to measure an option side by side.
+ * How `npm start` starts the server (package.json's start script: `[NAME=value…] node [options]
+ * dist/main.js`, e.g. MALLOC_MMAP_THRESHOLD_=32768 and --v8-pool-size=1: docs/memory.md), so the
+ * benches measure the server as it is started. BENCH_NODE_ARGS replaces its words (`BENCH_NODE_ARGS=`
+ * for none), to measure one side by side; leading `NAME=value` words are the environment.
  */
-export function startOptions(): string[] {
+export function startWords(): string[] {
   if (process.env.BENCH_NODE_ARGS !== undefined) return process.env.BENCH_NODE_ARGS.split(' ').filter(Boolean);
   const { scripts } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
   const words = scripts.start.split(/\s+/);
-  if (words[0] !== 'node' || words.at(-1) !== 'dist/main.js') throw new Error(`package.json's start script is not "node [options] dist/main.js": ${scripts.start}`);
-  return words.slice(1, -1);
+  const node = words.findIndex((w) => !ENV_WORD.test(w));
+  if (words[node] !== 'node' || words.at(-1) !== 'dist/main.js') throw new Error(`package.json's start script is not "[NAME=value…] node [options] dist/main.js": ${scripts.start}`);
+  return [...words.slice(0, node), ...words.slice(node + 1, -1)];
 }
+
+/** A word of a start command that sets the environment (`MALLOC_MMAP_THRESHOLD_=32768`). */
+const ENV_WORD = /^[A-Za-z_][A-Za-z0-9_]*=/;
+
+/** Start words split: node's options, and the environment the leading `NAME=value` words set. */
+export function splitStartWords(words: readonly string[]): { options: string[]; env: Record<string, string> } {
+  const env: Record<string, string> = {};
+  for (const w of words.filter((w) => ENV_WORD.test(w))) env[w.slice(0, w.indexOf('='))] = w.slice(w.indexOf('=') + 1);
+  return { options: words.filter((w) => !ENV_WORD.test(w)), env };
+}
+
 // BENCH_DIST: another build's dist/ (a copy of an earlier one), so two builds are measured back to back.
-const FULL = [...startOptions(), process.env.BENCH_DIST ? path.join(process.env.BENCH_DIST, 'main.js') : 'dist/main.js'];
+const ENTRY = process.env.BENCH_DIST ? path.join(process.env.BENCH_DIST, 'main.js') : 'dist/main.js';
 const RAW = ['--import', 'tsx', 'bench/raw-server.ts'];
 
 /**
@@ -124,12 +137,17 @@ const RAW = ['--import', 'tsx', 'bench/raw-server.ts'];
  * still runs on every request, it just never refuses.
  */
 export function startFull(ctx: BenchContext, name: string, storage: Record<string, string>): Promise<Server> {
-  return startFullWith(ctx, name, FULL.slice(0, -1), storage);
+  return startFullWith(ctx, name, startWords(), storage);
 }
 
-/** startFull with node options of the caller's instead of `npm start`'s (bench/node-options.ts compares two sets). */
-export function startFullWith(ctx: BenchContext, name: string, nodeOptions: readonly string[], storage: Record<string, string>): Promise<Server> {
+/**
+ * startFull with start words of the caller's (node options, after any `NAME=value` environment)
+ * instead of `npm start`'s (bench/node-options.ts compares two sets).
+ */
+export function startFullWith(ctx: BenchContext, name: string, words: readonly string[], storage: Record<string, string>): Promise<Server> {
+  const { options, env: startEnv } = splitStartWords(words);
   const env = {
+    ...startEnv,
     ...storage,
     LOG_LEVEL: ctx.logLevel,
     TENURE_DEMO_PROJECT: 'false',
@@ -137,7 +155,7 @@ export function startFullWith(ctx: BenchContext, name: string, nodeOptions: read
     TENURE_RATE_LIMIT_IP: '1000000000',
     TENURE_RATE_LIMIT_BURST: '1000000000',
   };
-  return startServer(name, [...nodeOptions, FULL.at(-1)!], env, ctx.tmp);
+  return startServer(name, [...options, ENTRY], env, ctx.tmp);
 }
 
 /** bench/raw-server.ts: bare `node:http` doing only the database work, on the same storage. */
