@@ -77,7 +77,7 @@ export class AccessWorker<C = unknown> {
   ) {
     const { leases, openToken, connector, clock, logger } = deps;
     this.leases = new BotLeases<C>(
-      { store: leases, openToken, createClient: (token, bot) => connector.createClient(token, bot), closeClient: (client) => connector.closeClient(client), clock, logger },
+      { store: leases, openToken, loadClients: () => connector.load(), createClient: (token, bot) => connector.createClient(token, bot), closeClient: (client) => connector.closeClient(client), clock, logger },
       {
         platform: connector.platform,
         holdAlways: connector.holdAlways,

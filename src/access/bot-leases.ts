@@ -39,6 +39,8 @@ export interface BotLeasesDeps<C> {
   store: BotLeasesStore;
   /** Opens a sealed bot token (the instance's secret box). */
   openToken(sealed: string): string;
+  /** Loads what `createClient` needs (the connector's client library), awaited before the first bot is adopted. */
+  loadClients(): Promise<void>;
   /** The client of one bot (the platform connector's). */
   createClient(token: string, bot: BotIdentity): C;
   closeClient(client: C): void;
@@ -161,6 +163,15 @@ export class BotLeases<C = unknown> {
       reconcileEveryMs: this.options.reconcileEveryMs,
       skip: [...this.unopenable.keys(), ...this.bots.keys()],
     });
+    if (leased.length > 0) {
+      try {
+        await this.deps.loadClients();
+      } catch (err) {
+        // The library would not load (a broken install): the leases go back at once for another process.
+        await this.deps.store.release(this.id, leased, this.deps.clock.now()).catch(() => undefined);
+        throw err;
+      }
+    }
     const taken: HeldBot<C>[] = [];
     for (const lease of leased) {
       const bot = this.adopt(lease);

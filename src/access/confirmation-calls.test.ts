@@ -1,9 +1,14 @@
 import type { REST } from '@discordjs/rest';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { HeldBot } from './bot-leases.js';
 import { confirmationCalls, sendOnDiscord, sendOnTelegram, type HeldBots } from './confirmation-calls.js';
+import { discordRest } from './discord/discord-libraries.js';
 import { createDiscordRest } from './discord/rest.js';
+import { grammy } from './telegram/api.js';
 import { createTelegramClient, type TelegramClient } from './telegram/client.js';
+
+// The libraries are loaded at first use (src/lazy-library.ts); these tests build its clients and errors directly.
+beforeAll(() => Promise.all([discordRest.load(), grammy.load()]));
 
 /**
  * What each platform answer means for a confirmation (src/access/confirmation-calls.ts), through

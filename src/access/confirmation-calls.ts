@@ -1,8 +1,9 @@
-import { DiscordAPIError, HTTPError, RateLimitError, type REST } from '@discordjs/rest';
+import type { REST } from '@discordjs/rest';
 import { Routes } from 'discord-api-types/v10';
 import type { ClaimedConfirmation, MessageChannel, SendOutcome } from '../domain/front-desk/confirmations.js';
 import type { LinkButton } from '../domain/lifecycle/member-messages.js';
 import type { HeldBot } from './bot-leases.js';
+import { isDiscordApiError, isDiscordHttpError, isDiscordRateLimitError } from './discord/discord-libraries.js';
 import { grammySignal, TelegramClientClosedError, type TelegramClient } from './telegram/client.js';
 import { telegramFailure } from './telegram/api.js';
 
@@ -75,15 +76,15 @@ export async function sendOnDiscord(rest: REST, userId: string, text: string, si
  * access worker's waits instead), else no answer (a timeout, the network).
  */
 export function discordOutcome(err: unknown): SendOutcome {
-  if (err instanceof DiscordAPIError) {
+  if (isDiscordApiError(err)) {
     const raw = err.rawError as { message?: unknown };
     const error = `${err.status}: ${typeof err.code === 'number' ? `${err.code} ` : ''}${typeof raw.message === 'string' ? raw.message : err.message}`;
     if (err.status === 403 && err.code === 50007) return { kind: 'unreachable', reason: 'dm_closed', error };
     if (err.status >= 500 || err.status === 429) return { kind: 'retry', error };
     return { kind: 'failed', error };
   }
-  if (err instanceof HTTPError) return { kind: 'retry', error: `${err.status}: ${err.message}` };
-  if (err instanceof RateLimitError) return { kind: 'retry', error: `429: ${err.message}`, retryAfterMs: clampMs(err.retryAfter) };
+  if (isDiscordHttpError(err)) return { kind: 'retry', error: `${err.status}: ${err.message}` };
+  if (isDiscordRateLimitError(err)) return { kind: 'retry', error: `429: ${err.message}`, retryAfterMs: clampMs(err.retryAfter) };
   // After a 401 the library drops the token: the bot's queued calls fail with this.
   if (err instanceof Error && /Expected token to be set/.test(err.message)) return { kind: 'failed', error: '401: the bot token was refused' };
   if (err instanceof Error && err.name === 'AbortError') return { kind: 'retry', error: 'timeout' };

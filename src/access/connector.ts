@@ -46,7 +46,12 @@ export interface PlatformConnector<C> {
    * receives the bot's updates, and must be held for them to arrive.
    */
   readonly holdAlways: boolean;
-  /** The client of one bot, built when its lease is taken and again when it is reconnected. */
+  /**
+   * Loads the platform's client library (src/lazy-library.ts), once: the worker awaits it before
+   * it builds its first client, so a server that never holds a bot of the platform never loads it.
+   */
+  load(): Promise<void>;
+  /** The client of one bot, built when its lease is taken and again when it is reconnected (after `load`). */
   createClient(token: string, bot: BotIdentity): C;
   /** Stops the client's timers and listeners; requests still queued in it finish or fail on their own. */
   closeClient(client: C): void;

@@ -1,9 +1,10 @@
-import { DiscordAPIError, makeURLSearchParams, type REST } from '@discordjs/rest';
+import type { REST } from '@discordjs/rest';
 import { Routes, type APIGuildMember } from 'discord-api-types/v10';
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.js';
 import type { AccessReconcileStore, GuildError, ListedMember, PageRepairs } from '../store/access-reconcile.store.js';
 import { WakeLoop } from '../wake-loop.js';
+import { discordRest, isDiscordApiError } from './discord/discord-libraries.js';
 
 /**
  * Drift repair (docs/access-discord.md, "Drift repair"): every
@@ -70,7 +71,7 @@ const noRepairs = (): GuildReport['repairs'] => ({ regrant: 0, rejoined: 0, revo
 
 /** Errors that say the member list of a guild cannot be read by this bot (see markGuildUnhealthy). */
 function listingRefusal(err: unknown): GuildError | null {
-  if (!(err instanceof DiscordAPIError)) return null;
+  if (!isDiscordApiError(err)) return null;
   if (err.code === 50001 || err.code === 10004) return { code: String(err.code), message: err.message };
   if (err.status === 403) return { code: String(err.code === 0 ? 403 : err.code), message: err.message };
   return null;
@@ -156,6 +157,8 @@ export class Reconciler {
     const seenAt = await store.now();
     const present: string[] = [];
     let after: string | undefined;
+    // The bot's client exists, so its library was loaded to build it.
+    const { makeURLSearchParams } = discordRest.get();
     for (;;) {
       let page: APIGuildMember[];
       try {

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createTelegramApi } from '../../src/access/telegram/api.js';
+import { createTelegramApi, grammy } from '../../src/access/telegram/api.js';
 import { TelegramWebhookSecrets } from '../../src/domain/integrations/telegram-webhook-secret.js';
 import { eventRows, expectError, expectSuccess } from '../support/api.js';
 import { useHarness, type Harness } from '../support/harness.js';
@@ -42,6 +42,8 @@ describe('Telegram updates by webhook', () => {
     // No poll of the inbox within the test: only the route's commit can wake the holder.
     listen(w, { mode: 'webhook', webhookUrl: base, options: { inboxPollMs: 60_000 } });
     w.start();
+    // grammY is loaded at first use (src/lazy-library.ts): the worker may not have taken the bot yet.
+    await grammy.load();
     const api = createTelegramApi(p.bot.token, h.telegram.url);
     await eventually(async () => (await api.getWebhookInfo()).url !== '', 'the webhook set');
     expect(await api.getWebhookInfo()).toMatchObject({

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { createTelegramApi } from '../../src/access/telegram/api.js';
+import { createTelegramApi, grammy } from '../../src/access/telegram/api.js';
 import { startWorkerRuntime } from '../../src/worker-runtime.js';
 import { targetHealth } from '../support/access-seed.js';
 import { eventRows } from '../support/api.js';
@@ -184,6 +184,7 @@ describe('Telegram updates by long polling', () => {
     const { m, link } = await invited(p);
     const calls = callsFrom(h.telegram, p.bot);
     // Someone else polls the same bot: Telegram ends tenure's waiting poll with 409.
+    await grammy.load();
     await createTelegramApi(p.bot.token, h.telegram.url).getUpdates({ timeout: 0 });
     await eventually(() => calls.since().some((c) => c.method === 'getUpdates' && c.status === 409), 'a 409');
 

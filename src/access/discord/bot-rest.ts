@@ -1,5 +1,6 @@
-import { DefaultRestOptions, RESTEvents, type REST } from '@discordjs/rest';
+import type { REST } from '@discordjs/rest';
 import { countRateLimited, countRateLimitWait, type RateLimitScope } from '../../observability/access-calls.js';
+import { discordRest } from './discord-libraries.js';
 import { createDiscordRest } from './rest.js';
 
 /**
@@ -30,7 +31,9 @@ function scopeOf(headers: Headers): RateLimitScope {
   return headers.has('x-ratelimit-global') ? 'global' : 'unknown';
 }
 
+/** Sync, as the worker builds a client when it takes a lease: it loads the library before (DiscordConnector.load). */
 export function createBotRest(token: string, apiUrl: string, o: BotRestOptions = {}): REST {
+  const { DefaultRestOptions, RESTEvents } = discordRest.get();
   const rest = createDiscordRest(token, apiUrl, {
     globalRequestsPerSecond: o.globalRequestsPerSecond ?? DISCORD_GLOBAL_PER_SECOND,
     rejectOnRateLimit: null,

@@ -1,6 +1,10 @@
 import { DiscordAPIError, HTTPError, type RequestBody } from '@discordjs/rest';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { AUDIT_REASON, isDiscordTarget, requestFor, resultOfError, TOKEN_REFUSED, type DiscordCall } from './discord.connector.js';
+import { discordRest } from './discord-libraries.js';
+
+// @discordjs/rest is loaded at first use (src/lazy-library.ts); these tests build its clients and errors directly.
+beforeAll(() => discordRest.load());
 
 const GUILD = '111111111111111111';
 const ROLE = '222222222222222222';

@@ -1,8 +1,9 @@
-import { DiscordAPIError, HTTPError, RateLimitError, RESTEvents, type REST } from '@discordjs/rest';
+import type { DiscordAPIError, REST } from '@discordjs/rest';
 import { Routes } from 'discord-api-types/v10';
 import type { AccessError, ClaimedAccess } from '../../store/access-worker.store.js';
 import type { CallResult, PlatformConnector } from '../connector.js';
 import { closeBotRest, createBotRest, type BotRestOptions } from './bot-rest.js';
+import { discordRest, isDiscordApiError, isDiscordHttpError, isDiscordRateLimitError } from './discord-libraries.js';
 
 /**
  * One access row, one Discord call (docs/access-discord.md, "How tenure calls Discord"), and what its
@@ -106,7 +107,7 @@ function discordMessage(err: DiscordAPIError): string {
  */
 export function resultOfError(err: unknown, row: Pick<DiscordCall, 'desired'>, aborted = false): CallResult {
   if (aborted) return { outcome: 'aborted' };
-  if (err instanceof DiscordAPIError) {
+  if (isDiscordApiError(err)) {
     const code = typeof err.code === 'number' ? err.code : Number.NaN;
     if (err.status === 401) return { outcome: 'unauthorized', error: TOKEN_REFUSED };
     if (err.status >= 500) return { outcome: 'retry', error: { code: 'server_error', message: `Discord answered ${err.status}: ${discordMessage(err)}` } };
@@ -124,8 +125,8 @@ export function resultOfError(err: unknown, row: Pick<DiscordCall, 'desired'>, a
     // the same request would fail again, so no retry; the target is not at fault.
     return { outcome: 'failed', targetFault: false, error };
   }
-  if (err instanceof HTTPError) return { outcome: 'retry', error: { code: 'server_error', message: `Discord answered ${err.status}: ${err.message}` } };
-  if (err instanceof RateLimitError) return { outcome: 'retry', error: { code: 'rate_limited', message: err.message } };
+  if (isDiscordHttpError(err)) return { outcome: 'retry', error: { code: 'server_error', message: `Discord answered ${err.status}: ${err.message}` } };
+  if (isDiscordRateLimitError(err)) return { outcome: 'retry', error: { code: 'rate_limited', message: err.message } };
   if (err instanceof Error && /Expected token to be set/.test(err.message)) {
     // After a 401 the library drops the token: the bot's queued calls fail with this.
     return { outcome: 'unauthorized', error: TOKEN_REFUSED };
@@ -176,10 +177,11 @@ export function discordConnector(apiUrl: string, o: DiscordConnectorOptions = {}
     platform: 'discord',
     label: 'Discord',
     holdAlways: o.holdAlways ?? false,
+    load: async () => void (await discordRest.load()),
     createClient: (token) => createBotRest(token, apiUrl, o),
     closeClient: closeBotRest,
     apply: (rest, row, signal) => applyOnDiscord(rest, row, signal),
     pathOf: (row) => requestFor(row)?.route ?? null,
-    onBucketWait: (rest, listener) => rest.on(RESTEvents.RateLimited, listener),
+    onBucketWait: (rest, listener) => rest.on(discordRest.get().RESTEvents.RateLimited, listener),
   };
 }

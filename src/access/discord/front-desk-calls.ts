@@ -1,10 +1,11 @@
-import { DiscordAPIError, HTTPError, REST } from '@discordjs/rest';
+import type { REST } from '@discordjs/rest';
 import { Routes, type RESTGetCurrentApplicationResult } from 'discord-api-types/v10';
 import type { CommandDefinition } from '../../domain/front-desk/discord-commands.js';
 import type { CommandRegistrar } from '../../domain/front-desk/discord-commands-registration.js';
 import type { InteractionFollowUps } from '../../domain/front-desk/discord-interactions.js';
 import type { MessageData } from '../../domain/front-desk/discord-messages.js';
 import type { PlatformError } from '../../domain/targets/target.view.js';
+import { discordRest, isDiscordApiError, isDiscordHttpError } from './discord-libraries.js';
 import { createDiscordRest, DISCORD_TIMEOUT_MS } from './rest.js';
 
 /**
@@ -27,8 +28,8 @@ export async function fetchApplication(rest: REST): Promise<DiscordApplicationIn
 
 /** What a refused or failed call is recorded as, in the form of the access rows' errors. */
 export function platformErrorOf(err: unknown): PlatformError {
-  if (err instanceof DiscordAPIError) return { code: String(err.code || err.status), message: err.message };
-  if (err instanceof HTTPError) return { code: 'server_error', message: `Discord answered HTTP ${err.status}` };
+  if (isDiscordApiError(err)) return { code: String(err.code || err.status), message: err.message };
+  if (isDiscordHttpError(err)) return { code: 'server_error', message: `Discord answered HTTP ${err.status}` };
   if ((err as { name?: string }).name === 'AbortError') return { code: 'timeout', message: 'Discord did not answer in time' };
   return { code: 'network', message: 'Discord could not be reached' };
 }
@@ -39,6 +40,7 @@ const REGISTER_OPTIONS = { retries: 1, timeout: 5_000 } as const;
 export function discordCommandRegistrar(apiUrl: string): CommandRegistrar {
   return {
     async register(token: string, applicationId: string, guildIds: readonly string[], commands: readonly CommandDefinition[]) {
+      await discordRest.load();
       const rest = createDiscordRest(token, apiUrl, REGISTER_OPTIONS);
       const failures: { guildId: string; error: PlatformError }[] = [];
       try {
@@ -60,12 +62,17 @@ export function discordCommandRegistrar(apiUrl: string): CommandRegistrar {
 
 /**
  * Edits deferred answers: the interaction's own token authorizes the call (valid 15 minutes), so
- * the client carries no bot token.
+ * the client carries no bot token. Built at the first edit (the library is loaded then), and kept.
  */
 export function discordFollowUps(apiUrl: string): InteractionFollowUps {
-  const rest = new REST({ version: '10', api: apiUrl, timeout: DISCORD_TIMEOUT_MS });
+  let client: REST | null = null;
+  const restOf = async (): Promise<REST> => {
+    const { REST } = await discordRest.load();
+    return (client ??= new REST({ version: '10', api: apiUrl, timeout: DISCORD_TIMEOUT_MS }));
+  };
   return {
     async editOriginal(applicationId: string, interactionToken: string, message: MessageData) {
+      const rest = await restOf();
       await rest.patch(Routes.webhookMessage(applicationId, interactionToken, '@original'), { body: message, auth: false });
     },
   };

@@ -1,17 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Collection } from '@discordjs/collection';
-import {
-  managerToFetchingStrategyOptions,
-  SimpleContextFetchingStrategy,
-  WebSocketShard,
-  WebSocketShardEvents,
-  WebSocketShardStatus,
-  type IShardingStrategy,
-  type SessionInfo,
-  type WebSocketManager,
-  type WebSocketShardDestroyOptions,
-} from '@discordjs/ws';
+import type { Collection } from '@discordjs/collection';
+import type { IShardingStrategy, SessionInfo, WebSocketManager, WebSocketShard, WebSocketShardDestroyOptions, WebSocketShardStatus } from '@discordjs/ws';
 import type { GatewaySendPayload } from 'discord-api-types/v10';
+import { discordCollection, discordWs } from './discord-libraries.js';
 
 /**
  * The library's simple sharding strategy (every shard in this process), with a stop that is safe
@@ -22,6 +13,9 @@ import type { GatewaySendPayload } from 'discord-api-types/v10';
  * under a second; at most SETTLE_MS), and a shard that reconnects anyway after its stop (a
  * recovery already under way) is closed again as soon as it is ready. A bot released must not
  * keep a connection: its next holder opens one.
+ *
+ * Built by a manager of `@discordjs/ws`, so the library (and `@discordjs/collection`) is loaded by
+ * then (gateway.ts loads both before it opens).
  */
 
 const SETTLE_MS = 5_000;
@@ -32,6 +26,7 @@ export class SettlingShards implements IShardingStrategy {
   constructor(private readonly manager: WebSocketManager) {}
 
   async spawn(shardIds: number[]): Promise<void> {
+    const { managerToFetchingStrategyOptions, SimpleContextFetchingStrategy, WebSocketShard, WebSocketShardEvents } = discordWs.get();
     const options = await managerToFetchingStrategyOptions(this.manager);
     const emit = this.manager.emit.bind(this.manager) as (event: string, ...args: unknown[]) => boolean;
     for (const shardId of shardIds) {
@@ -60,11 +55,13 @@ export class SettlingShards implements IShardingStrategy {
   }
 
   async fetchStatus(): Promise<Collection<number, WebSocketShardStatus>> {
+    const { Collection } = discordCollection.get();
     return new Collection([...this.shards].map(([id, shard]) => [id, shard.status]));
   }
 }
 
 async function settleAndDestroy(shard: WebSocketShard, options: Omit<WebSocketShardDestroyOptions, 'recover'>): Promise<void> {
+  const { WebSocketShardEvents, WebSocketShardStatus } = discordWs.get();
   const deadline = Date.now() + SETTLE_MS;
   while (shard.status === WebSocketShardStatus.Connecting && Date.now() < deadline) await sleep(25);
   const again = () => void shard.destroy().catch(() => undefined);

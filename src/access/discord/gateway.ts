@@ -1,9 +1,9 @@
 import type { REST } from '@discordjs/rest';
-import { WebSocketManager, WebSocketShardEvents } from '@discordjs/ws';
-import { DiscordAPIError } from '@discordjs/rest';
+import type { WebSocketManager } from '@discordjs/ws';
 import { GatewayCloseCodes, GatewayDispatchEvents, GatewayIntentBits, type GatewayDispatchPayload } from 'discord-api-types/v10';
 import type { Logger } from 'pino';
 import type { HeldBot } from '../bot-leases.js';
+import { discordCollection, discordWs, isDiscordApiError } from './discord-libraries.js';
 import { GatewayEvents, type MemberSeen } from './gateway-events.js';
 import { SettlingShards, sessionStore } from './gateway-shards.js';
 
@@ -24,6 +24,9 @@ import { SettlingShards, sessionStore } from './gateway-shards.js';
  * again after DISALLOWED_RETRY_MS or when the bot is connected again. `GET /gateway/bot` failing
  * otherwise (a 5xx, Discord unreachable) is tried again after a growing pause; a connection that
  * drops is the library's to resume or reconnect.
+ *
+ * `@discordjs/ws` is loaded when the first connection opens (src/lazy-library.ts): a server whose
+ * gateway is on but holds no Discord bot does not load it.
  */
 
 export const GATEWAY_INTENTS = GatewayIntentBits.Guilds | GatewayIntentBits.GuildMembers;
@@ -116,8 +119,18 @@ class BotGateway {
     this.events = new GatewayEvents(bot.projectId, deps.repair, this.log);
   }
 
+  /** Opens the connection, once the library is loaded; destroyed meanwhile, it opens nothing. */
   connect(): void {
     if (this.destroyed) return;
+    Promise.all([discordWs.load(), discordCollection.load()]).then(
+      () => this.open(),
+      (err: unknown) => this.log.error({ err }, 'access: @discordjs/ws could not be loaded; the Discord gateway stays closed'),
+    );
+  }
+
+  private open(): void {
+    if (this.destroyed) return;
+    const { WebSocketManager, WebSocketShardEvents } = discordWs.get();
     const manager = new WebSocketManager({
       token: this.token,
       intents: GATEWAY_INTENTS,
@@ -174,7 +187,7 @@ class BotGateway {
 
   private async failedToStart(manager: WebSocketManager, err: unknown): Promise<void> {
     if (this.destroyed || manager !== this.manager) return;
-    if (err instanceof DiscordAPIError && err.status === 401) return this.refused(manager);
+    if (isDiscordApiError(err) && err.status === 401) return this.refused(manager);
     const pause = PAUSES_MS[Math.min(this.pauses++, PAUSES_MS.length - 1)]!;
     this.log.warn({ err: err instanceof Error ? err.message : String(err), pauseMs: pause }, 'access: the Discord gateway could not be opened; trying again after a pause');
     await this.rebuildAfter(manager, pause);

@@ -1,5 +1,6 @@
-import { REST, type RESTOptions } from '@discordjs/rest';
+import type { REST, RESTOptions } from '@discordjs/rest';
 import { Routes, type RESTGetAPICurrentUserResult } from 'discord-api-types/v10';
+import { discordRest } from './discord-libraries.js';
 
 /**
  * The one place tenure builds a Discord REST client: `@discordjs/rest`, which reads Discord's
@@ -16,8 +17,11 @@ export const DISCORD_TIMEOUT_MS = 10_000;
 /**
  * A REST client for one bot. `apiUrl` is the REST root without version (TENURE_DISCORD_API_URL:
  * Discord itself, a REST proxy, or a local fake in tests); `options` override the library's own.
+ * The library is loaded first (`discordRest.load()`): the access worker loads it before it takes a
+ * bot, a token check or a registration before its calls.
  */
 export function createDiscordRest(token: string, apiUrl: string, options: Partial<RESTOptions> = {}): REST {
+  const { REST } = discordRest.get();
   return new REST({ version: '10', api: apiUrl, timeout: DISCORD_TIMEOUT_MS, ...options }).setToken(token);
 }
 

@@ -1,6 +1,10 @@
 import { DiscordAPIError, HTTPError, RateLimitError } from '@discordjs/rest';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { normalizeDiscordToken, verdictOf } from './token-check.js';
+import { discordRest } from './discord-libraries.js';
+
+// @discordjs/rest is loaded at first use (src/lazy-library.ts); these tests build its clients and errors directly.
+beforeAll(() => discordRest.load());
 
 const TOKEN = 'MTA5ODc2NTQzMjEwOTg3NjU0MzI.GAbCdE.abcdefghijklmnopqrstuvwxyz0123456789_-AB';
 

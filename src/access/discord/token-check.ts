@@ -1,5 +1,5 @@
-import { DiscordAPIError, HTTPError, RateLimitError } from '@discordjs/rest';
 import type { BotTokenCheck, TokenVerdict } from '../../domain/integrations/integrations.service.js';
+import { discordRest, isDiscordApiError, isDiscordHttpError, isDiscordRateLimitError } from './discord-libraries.js';
 import { fetchApplication } from './front-desk-calls.js';
 import { createDiscordRest, fetchBotUser } from './rest.js';
 
@@ -37,18 +37,18 @@ const UNAVAILABLE = 'Nothing was stored; try again in a moment';
 
 /** The verdict of Discord's answer to `GET /users/@me`. */
 export function verdictOf(err: unknown): TokenVerdict {
-  if (err instanceof DiscordAPIError && err.status === 401) {
+  if (isDiscordApiError(err) && err.status === 401) {
     return {
       ok: false,
       refused: true,
       message: 'Discord refused bot_token (401 Unauthorized): copy the current token from the Discord Developer Portal (your application, Bot, Reset Token)',
     };
   }
-  if (err instanceof RateLimitError) {
+  if (isDiscordRateLimitError(err)) {
     const retryAfterSeconds = Math.max(1, Math.ceil(err.retryAfter / 1000));
     return { ok: false, refused: false, message: `Discord is rate limiting the token check; ${UNAVAILABLE.toLowerCase()}`, retryAfterSeconds };
   }
-  if (err instanceof DiscordAPIError || err instanceof HTTPError) {
+  if (isDiscordApiError(err) || isDiscordHttpError(err)) {
     return { ok: false, refused: false, message: `Discord answered the token check with HTTP ${err.status}. ${UNAVAILABLE}` };
   }
   const reason = (err as { name?: string }).name === 'AbortError' ? 'timed out' : 'unreachable';
@@ -60,6 +60,7 @@ export function discordTokenCheck(apiUrl: string): BotTokenCheck {
     label: 'Discord',
     normalize: normalizeDiscordToken,
     async verify(token) {
+      await discordRest.load();
       const rest = createDiscordRest(token, apiUrl, CHECK_OPTIONS);
       try {
         const bot = await fetchBotUser(rest);

@@ -2,7 +2,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { GrammyError, HttpError } from 'grammy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTelegramApi, telegramFailure } from './api.js';
+import { createTelegramApi, grammy, telegramFailure } from './api.js';
+
+// grammY is loaded at first use (src/lazy-library.ts); these tests build its clients and errors directly.
+beforeAll(() => grammy.load());
 
 const TOKEN = '7204583149:AAHtGnkEL-JKR3v_qM8XbFpYzW2dLsNcUo0';
 

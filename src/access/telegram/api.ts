@@ -1,4 +1,5 @@
-import { Api, GrammyError, HttpError, type ApiClientOptions } from 'grammy';
+import type { Api, ApiClientOptions, GrammyError, HttpError } from 'grammy';
+import { LazyLibrary } from '../../lazy-library.js';
 
 /**
  * The one place tenure builds a Telegram Bot API client: grammY's `Api` (docs/access-telegram.md), with `apiRoot` = TENURE_TELEGRAM_API_URL. No hand-written HTTP client
@@ -8,7 +9,24 @@ import { Api, GrammyError, HttpError, type ApiClientOptions } from 'grammy';
  * its HTTP library quote that URL. So nothing here, and nothing built on it, logs a URL, a raw
  * error, its `message` of a network failure or the `Api` object itself (its `token` is public):
  * `telegramFailure` is what may be shown and logged.
+ *
+ * grammY is loaded at first use (src/lazy-library.ts): when a bot is held or a token checked. A
+ * server with no Telegram bot never loads it.
  */
+
+export const grammy = new LazyLibrary('grammy', () => import('grammy'));
+
+/** Telegram answered the call with an error (`ok: false`). */
+export function isGrammyError(err: unknown): err is GrammyError {
+  const lib = grammy.ifLoaded;
+  return lib !== null && err instanceof lib.GrammyError;
+}
+
+/** The call got no answer from Telegram (grammY wraps the transport's error). */
+export function isGrammyHttpError(err: unknown): err is HttpError {
+  const lib = grammy.ifLoaded;
+  return lib !== null && err instanceof lib.HttpError;
+}
 
 /**
  * How long one call may take before grammY aborts it (its own default is 500 s, the Bot API
@@ -22,9 +40,11 @@ export const TELEGRAM_TIMEOUT_SECONDS = 10;
  * (TENURE_TELEGRAM_API_URL: Telegram itself, a local Bot API server, or a fake in tests; config
  * strips a trailing slash, which grammY refuses); `options` override grammY's own and the
  * timeout, except `sensitiveLogs`, which stays off: with it, grammY's error messages quote the
- * URL and so the token.
+ * URL and so the token. grammY is loaded first (`grammy.load()`): the access worker loads it
+ * before it takes a bot, a token check before its call.
  */
 export function createTelegramApi(token: string, apiUrl: string, options: Omit<ApiClientOptions, 'apiRoot' | 'sensitiveLogs'> = {}): Api {
+  const { Api } = grammy.get();
   return new Api(token, { timeoutSeconds: TELEGRAM_TIMEOUT_SECONDS, ...options, apiRoot: apiUrl, sensitiveLogs: false });
 }
 
@@ -59,8 +79,8 @@ export const DEFAULT_RETRY_AFTER_SECONDS = 5;
 
 /** What grammY threw for a Bot API call (anything else, too: it is called a network failure). Pure. */
 export function telegramFailure(err: unknown): TelegramFailure {
-  if (err instanceof GrammyError) return apiFailure(err);
-  if (err instanceof HttpError) return transportFailure(err.error);
+  if (isGrammyError(err)) return apiFailure(err);
+  if (isGrammyHttpError(err)) return transportFailure(err.error);
   // Not from a call's answer or transport (grammY wraps both): say so without quoting it.
   return { kind: 'network', code: 'unknown', description: `The Bot API call failed before an answer (${nameOf(err)})` };
 }

@@ -1,8 +1,11 @@
 import { GrammyError } from 'grammy';
 import type { ChatMember, User } from 'grammy/types';
-import { describe, expect, it } from 'vitest';
-import { telegramFailure } from './api.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { grammy, telegramFailure } from './api.js';
 import { chatRefusal, presenceOf } from './chat-members.js';
+
+// grammY is loaded at first use (src/lazy-library.ts); these tests build its clients and errors directly.
+beforeAll(() => grammy.load());
 
 const user: User = { id: 700_000_001, is_bot: false, first_name: 'Ada' };
 const failure = (error_code: number, description: string, parameters?: object) =>

@@ -2,6 +2,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { chatOfPayload, closeTelegramClient, createTelegramClient, grammySignal, Pace, TelegramClientClosedError } from './client.js';
+import { grammy } from './api.js';
+
+// grammY is loaded at first use (src/lazy-library.ts); these tests build its clients and errors directly.
+beforeAll(() => grammy.load());
 
 describe('Telegram pace: at most perSecond per bot and chatPerSecond per chat in any second', () => {
   beforeEach(() => {

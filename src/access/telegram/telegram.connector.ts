@@ -4,7 +4,7 @@ import type { Clock } from '../../domain/clock.js';
 import type { ClaimedAccess } from '../../store/access-worker.store.js';
 import type { TelegramInvitesStore } from '../../store/telegram-invites.store.js';
 import type { BotIdentity, CallResult, PlatformConnector } from '../connector.js';
-import { telegramFailure } from './api.js';
+import { grammy, telegramFailure } from './api.js';
 import { closeTelegramClient, createTelegramClient, grammySignal, type TelegramClient, type TelegramPaceOptions } from './client.js';
 import {
   BANNED_MEMBER,
@@ -63,6 +63,7 @@ export function telegramConnector(deps: TelegramConnectorDeps): PlatformConnecto
     platform: 'telegram',
     label: 'Telegram',
     holdAlways: true,
+    load: async () => void (await grammy.load()),
     createClient: (token) => createTelegramClient(token, deps.apiUrl, deps.pace, deps.api),
     closeClient: closeTelegramClient,
     apply: (client, row, signal, bot) => applyOnTelegram(deps, client, row, signal, bot),

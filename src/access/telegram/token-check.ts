@@ -1,5 +1,5 @@
 import type { BotTokenCheck, TokenVerdict } from '../../domain/integrations/integrations.service.js';
-import { createTelegramApi, telegramFailure, type TelegramFailure } from './api.js';
+import { createTelegramApi, grammy, telegramFailure, type TelegramFailure } from './api.js';
 import { askChatRights } from './chat-rights.js';
 
 /**
@@ -64,18 +64,18 @@ export function verdictOf(failure: TelegramFailure): TokenVerdict {
 }
 
 export function telegramTokenCheck(apiUrl: string): BotTokenCheck {
-  const apiOf = (token: string) => createTelegramApi(token, apiUrl, { timeoutSeconds: CHECK_TIMEOUT_SECONDS });
+  const apiOf = async (token: string) => (await grammy.load(), createTelegramApi(token, apiUrl, { timeoutSeconds: CHECK_TIMEOUT_SECONDS }));
   return {
     label: 'Telegram',
     normalize: normalizeTelegramToken,
     async verify(token) {
       try {
-        const me = await apiOf(token).getMe();
+        const me = await (await apiOf(token)).getMe();
         return { ok: true, botId: String(me.id), botName: me.username };
       } catch (err) {
         return verdictOf(telegramFailure(err));
       }
     },
-    chatRights: (token, botId, chats) => askChatRights(apiOf(token), botId, chats),
+    chatRights: async (token, botId, chats) => askChatRights(await apiOf(token), botId, chats),
   };
 }

@@ -11,7 +11,7 @@ import type { ReceivedUpdate, TelegramBotKey, TelegramUpdatesStore } from '../..
 import type { WakeTopic } from '../../database/wakeups.js';
 import { Alarm } from '../../wake-loop.js';
 import type { HeldBot } from '../bot-leases.js';
-import { createTelegramApi, TELEGRAM_TIMEOUT_SECONDS } from './api.js';
+import { createTelegramApi, grammy, TELEGRAM_TIMEOUT_SECONDS } from './api.js';
 import { grammySignal, type TelegramClient } from './client.js';
 import { CallFailed, callTelegram, Stop } from './update-calls.js';
 import { TelegramUpdateHandler } from './update-handling.js';
@@ -184,6 +184,7 @@ export class TelegramUpdates {
 
   /** One long poll; stores what it brought with the next offset (fenced by the lease); returns that offset. */
   private async poll(client: TelegramClient, offset: number | null): Promise<number | null> {
+    await grammy.load();
     const api = this.pollerOf(client.token);
     const updates = await callTelegram(this.signal, client, 'getUpdates', () =>
       api.getUpdates(
