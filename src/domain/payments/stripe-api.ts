@@ -118,5 +118,5 @@ export interface StripeApi {
    * The event in `payload` when `signature` (the `Stripe-Signature` header) signs it with `secret`
    * within Stripe's tolerance (300 s); null otherwise.
    */
-  verifyEvent(payload: string, signature: string, secret: string): StripeEventLike | null;
+  verifyEvent(payload: string, signature: string, secret: string): Promise<StripeEventLike | null>;
 }

@@ -86,7 +86,7 @@ class Twin {
 }
 
 function service(twin: Twin, graceMs = 3 * DAY) {
-  return new StripeEventsService({ secretsOf: () => Promise.resolve(null) }, transactorOver(twin.stores), null, { verifyEvent: () => null }, { now: () => NOW }, { graceMs });
+  return new StripeEventsService({ secretsOf: () => Promise.resolve(null) }, transactorOver(twin.stores), null, { verifyEvent: async () => null }, { now: () => NOW }, { graceMs });
 }
 
 const event = (type: string, object: Record<string, unknown>, livemode = false): StripeEventLike => ({ id: 'evt_1', type, created: NOW.getTime() / 1000 - 60, livemode, data: { object } });

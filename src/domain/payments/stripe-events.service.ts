@@ -54,7 +54,7 @@ export class StripeEventsService {
     const secret = this.open(account.webhookSecretSealed);
     if (!secret.ok) return secret;
     if (!signature) return fail('BAD_REQUEST', 'The Stripe-Signature header is missing');
-    const event = this.stripe.verifyEvent(payload, signature, secret.value);
+    const event = await this.stripe.verifyEvent(payload, signature, secret.value);
     if (!event) return fail('BAD_REQUEST', 'The Stripe-Signature header does not sign this body with the account\'s webhook secret, or is older than 5 minutes');
     return ok(await this.apply(account, event, 'webhook'));
   }

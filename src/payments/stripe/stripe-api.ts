@@ -1,6 +1,7 @@
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import type { StripeEndpoint } from '../../config.js';
 import type { StripeApi, StripeEventLike, StripeRefusal } from '../../domain/payments/stripe-api.js';
+import { LazyLibrary } from '../../lazy-library.js';
 import { StripeClients } from './stripe-clients.js';
 
 /**
@@ -9,21 +10,41 @@ import { StripeClients } from './stripe-clients.js';
  * are short: 10 s a try and one network retry (stripe-node then sends its own idempotency key, so
  * a retried POST never makes two objects). Telemetry is off: nothing about tenure's calls goes to
  * Stripe beyond the calls themselves.
+ *
+ * stripe-node is loaded at the first call or webhook (src/lazy-library.ts): a server with no Stripe
+ * account never loads it.
  */
 
 const TIMEOUT_MS = 10_000;
 
+export const stripeLibrary = new LazyLibrary('stripe', async () => (await import('stripe')).default);
+
+/** The errors of stripe-node tenure tells apart (each extends StripeError). */
+type StripeErrorName =
+  | 'StripeError'
+  | 'StripeAuthenticationError'
+  | 'StripePermissionError'
+  | 'StripeRateLimitError'
+  | 'StripeConnectionError'
+  | 'StripeSignatureVerificationError';
+
+/** One of stripe-node's errors; false while stripe-node is not loaded, when none can exist. */
+function isStripeError<E extends StripeErrorName>(err: unknown, kind: E): err is InstanceType<(typeof Stripe.errors)[E]> {
+  const lib = stripeLibrary.ifLoaded;
+  return lib !== null && err instanceof lib.errors[kind];
+}
+
 /** The answer tenure gives for what stripe-node threw: never the key, which Stripe's own messages mask anyway. */
 export function refusalOf(err: unknown): StripeRefusal {
-  if (err instanceof Stripe.errors.StripeAuthenticationError) {
+  if (isStripeError(err, 'StripeAuthenticationError')) {
     return { ok: false, kind: 'key', status: 401, message: 'Stripe refused the secret key (401): copy a current secret key from the Stripe Dashboard (Developers, API keys)' };
   }
-  if (err instanceof Stripe.errors.StripePermissionError) {
+  if (isStripeError(err, 'StripePermissionError')) {
     return { ok: false, kind: 'key', status: 403, message: `Stripe refused the key's permissions (403): ${err.message}` };
   }
-  if (err instanceof Stripe.errors.StripeRateLimitError) return { ok: false, kind: 'unavailable', message: 'Stripe is rate limiting this account (429)' };
-  if (err instanceof Stripe.errors.StripeConnectionError) return { ok: false, kind: 'unavailable', message: 'Stripe could not be reached' };
-  if (err instanceof Stripe.errors.StripeError) {
+  if (isStripeError(err, 'StripeRateLimitError')) return { ok: false, kind: 'unavailable', message: 'Stripe is rate limiting this account (429)' };
+  if (isStripeError(err, 'StripeConnectionError')) return { ok: false, kind: 'unavailable', message: 'Stripe could not be reached' };
+  if (isStripeError(err, 'StripeError')) {
     const status = err.statusCode ?? 0;
     if (status >= 400 && status < 500) return { ok: false, kind: 'request', status, code: err.code ?? null, param: err.param ?? null, message: err.message };
     return { ok: false, kind: 'unavailable', message: `Stripe answered with HTTP ${status || 'no status'}` };
@@ -33,13 +54,16 @@ export function refusalOf(err: unknown): StripeRefusal {
 
 export function stripeApi(endpoint: StripeEndpoint): StripeApi {
   // One client per key, kept: building one per call cost more CPU than the call's own request (stripe-clients.ts).
-  const clients = new StripeClients((secretKey: string) => new Stripe(secretKey, { ...endpoint, timeout: TIMEOUT_MS, maxNetworkRetries: 1, telemetry: false }));
-  const client = (secretKey: string) => clients.get(secretKey);
+  const clients = new StripeClients((secretKey: string) => new (stripeLibrary.get())(secretKey, { ...endpoint, timeout: TIMEOUT_MS, maxNetworkRetries: 1, telemetry: false }));
+  const client = async (secretKey: string) => {
+    await stripeLibrary.load();
+    return clients.get(secretKey);
+  };
 
   return {
     async account(secretKey) {
       try {
-        const account = await client(secretKey).accounts.retrieveCurrent();
+        const account = await (await client(secretKey)).accounts.retrieveCurrent();
         const name = account.settings?.dashboard?.display_name ?? account.business_profile?.name ?? null;
         return { ok: true, accountId: account.id, name };
       } catch (err) {
@@ -55,7 +79,7 @@ export function stripeApi(endpoint: StripeEndpoint): StripeApi {
         ...(r.recurring ? { recurring: { interval: r.recurring.interval, interval_count: r.recurring.intervalCount } } : {}),
       };
       try {
-        const session = await client(secretKey).checkout.sessions.create(
+        const session = await (await client(secretKey)).checkout.sessions.create(
           {
             mode: r.mode,
             success_url: r.successUrl,
@@ -84,7 +108,7 @@ export function stripeApi(endpoint: StripeEndpoint): StripeApi {
       try {
         // No idempotency key of tenure's: the id is what makes a second create find the first
         // (resource_already_exists), even with another name after the code was changed.
-        const coupon = await client(secretKey).coupons.create({
+        const coupon = await (await client(secretKey)).coupons.create({
           id: r.id,
           name: r.name,
           duration: r.duration,
@@ -95,14 +119,14 @@ export function stripeApi(endpoint: StripeEndpoint): StripeApi {
         return { ok: true, couponId: coupon.id };
       } catch (err) {
         // Made before (an answer lost, or a race with another checkout): its terms are the same, they never change.
-        if (err instanceof Stripe.errors.StripeError && err.code === 'resource_already_exists') return { ok: true, couponId: r.id };
+        if (isStripeError(err, 'StripeError') && err.code === 'resource_already_exists') return { ok: true, couponId: r.id };
         return refusalOf(err);
       }
     },
 
     async retrieveCheckoutSession(secretKey, sessionId) {
       try {
-        const session = await client(secretKey).checkout.sessions.retrieve(sessionId);
+        const session = await (await client(secretKey)).checkout.sessions.retrieve(sessionId);
         return { ok: true, session: session as unknown as Record<string, unknown> };
       } catch (err) {
         return refusalOf(err);
@@ -111,7 +135,7 @@ export function stripeApi(endpoint: StripeEndpoint): StripeApi {
 
     async createBillingPortalSession(secretKey, r) {
       try {
-        const session = await client(secretKey).billingPortal.sessions.create({ customer: r.customer, return_url: r.returnUrl });
+        const session = await (await client(secretKey)).billingPortal.sessions.create({ customer: r.customer, return_url: r.returnUrl });
         return { ok: true, url: session.url };
       } catch (err) {
         return refusalOf(err);
@@ -120,7 +144,7 @@ export function stripeApi(endpoint: StripeEndpoint): StripeApi {
 
     async updateSubscription(secretKey, subscriptionId, change) {
       try {
-        const subscription = await client(secretKey).subscriptions.update(subscriptionId, { cancel_at_period_end: change.cancelAtPeriodEnd });
+        const subscription = await (await client(secretKey)).subscriptions.update(subscriptionId, { cancel_at_period_end: change.cancelAtPeriodEnd });
         return { ok: true, subscription: subscription as unknown as Record<string, unknown> };
       } catch (err) {
         return refusalOf(err);
@@ -131,7 +155,7 @@ export function stripeApi(endpoint: StripeEndpoint): StripeApi {
       const a = d.address;
       try {
         // Empty values are left out: they would only unset what a new customer does not have.
-        const customer = await client(secretKey).customers.create(
+        const customer = await (await client(secretKey)).customers.create(
           {
             ...(d.name ? { name: d.name } : {}),
             ...(d.businessName ? { business_name: d.businessName } : {}),
@@ -151,7 +175,7 @@ export function stripeApi(endpoint: StripeEndpoint): StripeApi {
       const a = d.address;
       try {
         // Empty strings unset a field on Stripe, so details removed in tenure are removed there too.
-        await client(secretKey).customers.update(customerId, {
+        await (await client(secretKey)).customers.update(customerId, {
           name: d.name,
           business_name: d.businessName,
           address: a ? { line1: a.line1, line2: a.line2, city: a.city, postal_code: a.postalCode, state: a.state, country: a.country } : '',
@@ -165,7 +189,7 @@ export function stripeApi(endpoint: StripeEndpoint): StripeApi {
 
     async listEvents(secretKey, page) {
       try {
-        const list = await client(secretKey).events.list({
+        const list = await (await client(secretKey)).events.list({
           limit: page.limit,
           created: { gte: page.since },
           types: [...page.types],
@@ -177,11 +201,12 @@ export function stripeApi(endpoint: StripeEndpoint): StripeApi {
       }
     },
 
-    verifyEvent(payload, signature, secret) {
+    async verifyEvent(payload, signature, secret) {
+      const Stripe = await stripeLibrary.load();
       try {
         return Stripe.webhooks.constructEvent(payload, signature, secret) as unknown as StripeEventLike;
       } catch (err) {
-        if (err instanceof Stripe.errors.StripeSignatureVerificationError) return null;
+        if (isStripeError(err, 'StripeSignatureVerificationError')) return null;
         // A payload that is signed but not JSON: no event either.
         if (err instanceof SyntaxError) return null;
         throw err;
