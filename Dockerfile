@@ -16,13 +16,10 @@ RUN npm run build
 
 # ── runtime: production dependencies, dist/ and the migrations, as a non-root user ───────────
 FROM node:20-slim AS runtime
-# As `npm start` runs the server, for every tenure command the image runs (the server, the worker,
-# an import; docs/memory.md): NODE_OPTIONS, one V8 worker thread (~40 MiB less at rest);
-# MALLOC_MMAP_THRESHOLD_, glibc's malloc gives blocks of 32 KiB and more back when they are freed
-# (~35 MiB less at rest: what V8's compilers freed after the start stayed with the process).
+# NODE_OPTIONS: one V8 worker thread, as `npm start` runs the server, for every tenure command the
+# image runs (the server, the worker, an import): ~40 MiB less at rest (docs/memory.md).
 ENV NODE_ENV=production \
     NODE_OPTIONS=--v8-pool-size=1 \
-    MALLOC_MMAP_THRESHOLD_=32768 \
     HOST=0.0.0.0 \
     PORT=3000 \
     DATA_DIR=/data
@@ -31,6 +28,11 @@ COPY package.json package-lock.json ./
 # --ignore-scripts: `prepare` builds with esbuild, a dev dependency this stage leaves out.
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 COPY --from=build /app/dist ./dist
+# `tenure` on the PATH runs the CLI as the process itself: `npx tenure` would keep npm (~75 MiB)
+# running beside it for as long as the server runs.
+RUN chmod +x dist/cli/main.js && ln -s /app/dist/cli/main.js /usr/local/bin/tenure
+# Every command goes through it: glibc's malloc setting for the storage (docs/memory.md).
+COPY scripts/with-memory-settings.sh ./scripts/
 COPY drizzle ./drizzle
 # The bot's messages to members, one file per language (docs/lifecycle.md), read at start.
 COPY locales ./locales
@@ -41,6 +43,8 @@ EXPOSE 3000
 # Readiness as the load balancer sees it: database reachable, migrations applied, Redis if set.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-# `npx tenure serve` is what `npm start` runs, without its build step (dist/ is built above).
-# SIGTERM (docker stop) drains requests and webhook attempts for TENURE_SHUTDOWN_TIMEOUT_MS.
-CMD ["npx", "--no-install", "tenure", "serve"]
+# `tenure serve` is what `npm start` runs, without its build step (dist/ is built above). The
+# entrypoint execs the command, so the server is the container's first process and gets SIGTERM
+# (docker stop) itself: it drains requests and webhook attempts for TENURE_SHUTDOWN_TIMEOUT_MS.
+ENTRYPOINT ["sh", "/app/scripts/with-memory-settings.sh"]
+CMD ["tenure", "serve"]

@@ -103,28 +103,32 @@ export async function copyPgliteDir(ctx: BenchContext, from: string, name: strin
 }
 
 /**
- * How `npm start` starts the server (package.json's start script: `[NAME=value…] node [options]
- * dist/main.js`, e.g. MALLOC_MMAP_THRESHOLD_=32768 and --v8-pool-size=1: docs/memory.md), so the
- * benches measure the server as it is started. BENCH_NODE_ARGS replaces its words (`BENCH_NODE_ARGS=`
- * for none), to measure one side by side; leading `NAME=value` words are the environment.
+ * How `npm start` starts the server (package.json's start script: `[launcher…] node [options]
+ * dist/main.js`, today `sh scripts/with-memory-settings.sh node --v8-pool-size=1`: docs/memory.md),
+ * as words without the entry, so the benches run the server as it is started. BENCH_NODE_ARGS
+ * replaces them (`BENCH_NODE_ARGS=` for none), to measure one side by side.
  */
 export function startWords(): string[] {
   if (process.env.BENCH_NODE_ARGS !== undefined) return process.env.BENCH_NODE_ARGS.split(' ').filter(Boolean);
   const { scripts } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
   const words = scripts.start.split(/\s+/);
-  const node = words.findIndex((w) => !ENV_WORD.test(w));
-  if (words[node] !== 'node' || words.at(-1) !== 'dist/main.js') throw new Error(`package.json's start script is not "[NAME=value…] node [options] dist/main.js": ${scripts.start}`);
-  return [...words.slice(0, node), ...words.slice(node + 1, -1)];
+  if (!words.includes('node') || words.at(-1) !== 'dist/main.js') throw new Error(`package.json's start script is not "[launcher…] node [options] dist/main.js": ${scripts.start}`);
+  return words.slice(0, -1);
 }
 
-/** A word of a start command that sets the environment (`MALLOC_MMAP_THRESHOLD_=32768`). */
+/** A word that sets the environment (`MALLOC_MMAP_THRESHOLD_=32768`). */
 const ENV_WORD = /^[A-Za-z_][A-Za-z0-9_]*=/;
 
-/** Start words split: node's options, and the environment the leading `NAME=value` words set. */
-export function splitStartWords(words: readonly string[]): { options: string[]; env: Record<string, string> } {
+/**
+ * Start words split: the launcher (the command before `node` that execs it, if any), node's
+ * options, and the environment that `NAME=value` words set.
+ */
+export function splitStartWords(words: readonly string[]): { launcher: string[]; options: string[]; env: Record<string, string> } {
+  const node = words.indexOf('node');
+  const rest = words.slice(node + 1);
   const env: Record<string, string> = {};
-  for (const w of words.filter((w) => ENV_WORD.test(w))) env[w.slice(0, w.indexOf('='))] = w.slice(w.indexOf('=') + 1);
-  return { options: words.filter((w) => !ENV_WORD.test(w)), env };
+  for (const w of rest.filter((w) => ENV_WORD.test(w))) env[w.slice(0, w.indexOf('='))] = w.slice(w.indexOf('=') + 1);
+  return { launcher: node < 0 ? [] : words.slice(0, node), options: rest.filter((w) => !ENV_WORD.test(w)), env };
 }
 
 // BENCH_DIST: another build's dist/ (a copy of an earlier one), so two builds are measured back to back.
@@ -141,11 +145,11 @@ export function startFull(ctx: BenchContext, name: string, storage: Record<strin
 }
 
 /**
- * startFull with start words of the caller's (node options, after any `NAME=value` environment)
- * instead of `npm start`'s (bench/node-options.ts compares two sets).
+ * startFull with start words of the caller's instead of `npm start`'s (bench/node-options.ts
+ * compares two sets): node options and `NAME=value` environment, after a launcher and `node` or not.
  */
 export function startFullWith(ctx: BenchContext, name: string, words: readonly string[], storage: Record<string, string>): Promise<Server> {
-  const { options, env: startEnv } = splitStartWords(words);
+  const { launcher, options, env: startEnv } = splitStartWords(words);
   const env = {
     ...startEnv,
     ...storage,
@@ -155,7 +159,7 @@ export function startFullWith(ctx: BenchContext, name: string, words: readonly s
     TENURE_RATE_LIMIT_IP: '1000000000',
     TENURE_RATE_LIMIT_BURST: '1000000000',
   };
-  return startServer(name, [...options, ENTRY], env, ctx.tmp);
+  return startServer(name, [...options, ENTRY], env, ctx.tmp, launcher);
 }
 
 /** bench/raw-server.ts: bare `node:http` doing only the database work, on the same storage. */

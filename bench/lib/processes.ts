@@ -46,13 +46,15 @@ function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 
 /**
  * Starts `node <args>` and waits until it answers HTTP. Output goes to `<logDir>/<name>.log`
- * (shown if the child fails to start), not through a pipe the bench would have to drain.
+ * (shown if the child fails to start), not through a pipe the bench would have to drain. A
+ * `launcher` (`sh scripts/with-memory-settings.sh`) runs first and execs node: the pid stays node's.
  */
-export async function startServer(name: string, args: string[], env: Record<string, string>, logDir: string): Promise<Server> {
+export async function startServer(name: string, args: string[], env: Record<string, string>, logDir: string, launcher: readonly string[] = []): Promise<Server> {
   const port = await freePort();
   const logFile = path.join(logDir, `${name}.log`);
   const fd = openSync(logFile, 'a');
-  const child = spawn(process.execPath, args, { env: childEnv({ ...env, PORT: String(port) }), stdio: ['ignore', fd, fd] });
+  const [command, ...commandArgs] = [...launcher, process.execPath, ...args];
+  const child = spawn(command!, commandArgs, { env: childEnv({ ...env, PORT: String(port) }), stdio: ['ignore', fd, fd] });
   closeSync(fd);
   live.set(child.pid!, child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -30,18 +30,18 @@ interface Service {
 const interpolate = (text: string) => text.replace(/\$\{(\w+):-([^}]*)\}/g, (_m, _name: string, fallback: string) => fallback);
 const compose = parse(interpolate(read('compose.yaml')), { merge: true }) as { services: Record<string, Service> };
 const services = compose.services;
-const tenureServices = Object.entries(services).filter(([, s]) => s.command?.[2] === 'tenure');
+const tenureServices = Object.entries(services).filter(([, s]) => s.command?.[0] === 'tenure');
 
 describe('compose.yaml', () => {
   it('runs two API nodes, one worker, PostgreSQL, Redis and a load balancer', () => {
     expect(Object.keys(services).sort()).toEqual(['api-1', 'api-2', 'lb', 'migrate', 'postgres', 'redis', 'worker']);
     for (const name of ['api-1', 'api-2']) {
-      expect(services[name]!.command).toEqual(['npx', '--no-install', 'tenure', 'serve']);
+      expect(services[name]!.command).toEqual(['tenure', 'serve']);
       expect(services[name]!.environment).toMatchObject({ TENURE_WORKER: 'false', TRUST_PROXY: 'true' });
       expect(services[name]!.healthcheck!.test!.join(' ')).toContain('/readyz');
     }
-    expect(services.worker!.command).toEqual(['npx', '--no-install', 'tenure', 'worker']);
-    expect(services.migrate!.command).toEqual(['npx', '--no-install', 'tenure', 'migrate']);
+    expect(services.worker!.command).toEqual(['tenure', 'worker']);
+    expect(services.migrate!.command).toEqual(['tenure', 'migrate']);
     expect(services['api-1']!.depends_on).toMatchObject({ migrate: { condition: 'service_completed_successfully' } });
   });
 
@@ -60,7 +60,7 @@ describe('compose.yaml', () => {
   it("uses the README's commands, each of which the CLI knows", async () => {
     const readme = read('README.md');
     for (const [, service] of tenureServices) {
-      const command = service.command!.slice(3);
+      const command = service.command!.slice(1);
       expect(readme).toContain(`npx tenure ${command.join(' ')}`);
       const help = await tenure({ PATH: process.env.PATH ?? '' }, ...command, '--help');
       expect(help.code, help.stderr).toBe(0);
@@ -86,7 +86,17 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/^RUN npm run build$/m);
     expect(dockerfile).toMatch(/^RUN npm ci --omit=dev --ignore-scripts/m);
     expect(dockerfile).toMatch(/^USER node$/m);
-    expect(dockerfile).toContain('CMD ["npx", "--no-install", "tenure", "serve"]');
+    expect(dockerfile).toContain('CMD ["tenure", "serve"]');
+  });
+
+  it('runs the CLI itself as the command (no npm beside it), through the storage\'s malloc setting', () => {
+    // `tenure` on the PATH is dist/cli/main.js, whose shebang runs node: one process per container.
+    expect(dockerfile).toMatch(/^RUN chmod \+x dist\/cli\/main\.js && ln -s \/app\/dist\/cli\/main\.js \/usr\/local\/bin\/tenure$/m);
+    expect(read('dist/cli/main.js').startsWith('#!/usr/bin/env node\n')).toBe(true);
+    expect(JSON.parse(read('package.json')).bin).toEqual({ tenure: 'dist/cli/main.js' });
+    expect(dockerfile).toContain('COPY scripts/with-memory-settings.sh ./scripts/');
+    expect(dockerfile).toContain('ENTRYPOINT ["sh", "/app/scripts/with-memory-settings.sh"]');
+    expect(dockerfile).not.toMatch(/^CMD \["npx"/m);
   });
 
   it('copies only paths that exist, and what dist/ needs at run time (the migrations)', () => {

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -78,4 +78,27 @@ describe('start scripts', () => {
       expect(exitCode === 0 || exitCode === null).toBe(true);
     }
   }, 150_000);
+});
+
+describe('scripts/with-memory-settings.sh', () => {
+  /** What MALLOC_MMAP_THRESHOLD_ the command the script runs sees, in environment `env`. */
+  const seen = (env: Record<string, string>) =>
+    execFileSync('sh', ['scripts/with-memory-settings.sh', 'sh', '-c', 'echo "${MALLOC_MMAP_THRESHOLD_-unset}"'], { cwd: root, env: { PATH: process.env.PATH ?? '', ...env } })
+      .toString()
+      .trim();
+
+  it('sets the malloc setting on embedded storage only, and keeps an operator\'s own value', () => {
+    expect(seen({})).toBe('32768');
+    expect(seen({ DATA_DIR: '/data' })).toBe('32768');
+    expect(seen({ DATABASE_URL: 'postgres://tenure@db:5432/tenure' })).toBe('unset');
+    expect(seen({ MALLOC_MMAP_THRESHOLD_: '65536' })).toBe('65536');
+    expect(seen({ DATABASE_URL: 'postgres://tenure@db:5432/tenure', MALLOC_MMAP_THRESHOLD_: '131072' })).toBe('131072');
+  });
+
+  it('runs the command in its own place (exec), passing its arguments and exit status', () => {
+    const pids = execFileSync('sh', ['scripts/with-memory-settings.sh', 'sh', '-c', 'echo "$$ $PPID"'], { cwd: root }).toString().trim().split(' ');
+    // The command's parent is this test's process, not a shell left waiting for it.
+    expect(Number(pids[1])).toBe(process.pid);
+    expect(() => execFileSync('sh', ['scripts/with-memory-settings.sh', 'sh', '-c', 'exit 3'], { cwd: root, stdio: 'ignore' })).toThrow(expect.objectContaining({ status: 3 }));
+  });
 });
