@@ -19,6 +19,7 @@ import { createApart, embeddedOptions } from './embedded-start.js';
 import { applyDefinitions, DEFINITIONS_FILE, definitionsPending, readDefinitions } from './definitions.js';
 import { EmbeddedNotifications, PostgresNotifications, type Notifications } from './notifications.js';
 import { wakingDb, Wakeups } from './wakeups.js';
+import { collectUntilGone } from './collect-garbage.js';
 
 /** The Drizzle database, whichever driver is underneath. */
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -68,6 +69,9 @@ export interface OpenOptions {
 
 const silent: Pick<Logger, 'warn'> = { warn: () => undefined };
 
+/** When the instance closed by embedded storage's reopen is collected: 1, 2, 4, 8, 16 s after (collect-garbage.ts). */
+export const REOPEN_COLLECT = { firstMs: 1_000, tries: 5 } as const;
+
 const migrationsFolder = fileURLToPath(new URL('../../drizzle', import.meta.url));
 // Any fixed number: all tenure nodes agree on it so only one migrates at a time.
 const MIGRATION_LOCK_ID = 7_346_221_001;
@@ -115,7 +119,8 @@ export function pgliteDatabase(client: PGlite, options: OpenOptions = {}): Datab
 /**
  * `reopen` (a data directory): after migrations were applied, the instance is closed and opened
  * again. A WebAssembly memory only grows: what the migrations made it grow to would otherwise stay
- * with the process for good; a fresh instance starts at its initial size.
+ * with the process for good; a fresh instance starts at its initial size, and a full collection
+ * then frees the closed one's.
  */
 function openPglite(first: PGlite, lock: DataDirLock | null, logger: Pick<Logger, 'warn'>, reopen?: () => Promise<PGlite>): Database {
   let client = first;
@@ -143,6 +148,9 @@ function openPglite(first: PGlite, lock: DataDirLock | null, logger: Pick<Logger
       await notifications?.close();
       notifications = null;
       await client.close();
+      // The closed instance's memory goes back only once V8 collects it, which at rest may not come
+      // for minutes: collections from a second on, until it is gone.
+      collectUntilGone(client, REOPEN_COLLECT.firstMs, REOPEN_COLLECT.tries);
       client = await reopen();
       db = drizzlePglite({ client, schema }) as unknown as Db;
       waking = wakingDb(db, (topics) => wakeups.written(topics));
