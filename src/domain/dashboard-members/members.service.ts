@@ -1,8 +1,5 @@
 import type { Clock } from '../clock.js';
 import { EXPORT_BATCH } from '../exports/exports.service.js';
-
-/** The export's first batch: what the browser waits for before its download begins. */
-export const FIRST_EXPORT_BATCH = 100;
 import { ok, type Result } from '../errors.js';
 import type { PortalActions } from '../front-desk/portal-actions.js';
 import type { MembershipsService } from '../memberships/memberships.service.js';
@@ -22,6 +19,8 @@ import type { KeyedRow, MemberPage, MemberPageStatements, MemberRow, MemberTable
 
 /** Matches counted at most: the table says "1,000+" past it (a count costs a scan of every match). */
 export const COUNT_CAP = 1_000;
+/** The export's first batch: what the browser waits for before its download begins. */
+export const FIRST_EXPORT_BATCH = 100;
 /** The latest payments and messages a member's page lists. */
 const RECENT = 20;
 
