@@ -116,6 +116,11 @@ export async function serve(): Promise<void> {
     throw err;
   }
   const logger = createLogger(config.log.level);
+  // Heard from before the start: a SIGTERM while it starts (a deploy stopped at once, an
+  // orchestrator that saw /healthz answer before the worker runtime was up) stops the server once
+  // it has started, within the same deadline, instead of killing it half-started.
+  const timeoutMs = config.ops.shutdownTimeoutMs;
+  const stopRequested = shutdownRequested({ logger, timeoutMs });
   let server;
   try {
     server = await startServer(config, logger);
@@ -133,8 +138,7 @@ export async function serve(): Promise<void> {
     process.exit(1);
   }
   const running = server;
-  const timeoutMs = config.ops.shutdownTimeoutMs;
-  void shutdownRequested({ logger, timeoutMs }).then(async (signal) => {
+  void stopRequested.then(async (signal) => {
     logger.info({ signal, deadline_ms: timeoutMs }, 'shutting down: finishing requests and webhook attempts in flight');
     try {
       await running.close();

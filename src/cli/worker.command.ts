@@ -16,11 +16,13 @@ export async function runWorker(env?: NodeJS.ProcessEnv): Promise<void> {
   ignoreClosedStdio();
   const config = loadConfig(env);
   const logger = createLogger(config.log.level);
+  // Heard from before the start, as the server's (src/server.ts): a signal while it starts stops it once started.
+  const stopRequested = shutdownRequested({ logger, timeoutMs: config.ops.shutdownTimeoutMs });
   const container = await createContainer({ config, logger, open: { lockWaitMs: 0 } });
   try {
     const runtime = await startWorkerRuntime(container, { stopGraceMs: shutdownBudget(config.ops.shutdownTimeoutMs).drainMs });
     logger.info({ storage: container.database.kind }, 'webhook worker running');
-    const signal = await shutdownRequested({ logger, timeoutMs: config.ops.shutdownTimeoutMs });
+    const signal = await stopRequested;
     logger.info({ signal }, 'webhook worker stopping');
     await runtime.stop();
   } finally {
