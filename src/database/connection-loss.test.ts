@@ -1,7 +1,6 @@
 import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { describe, expect, it } from 'vitest';
-import { reportingOnce } from './connection-loss.js';
-import { isDatabaseUnavailable } from './db.js';
+import { isDatabaseUnavailable, reportingOnce } from './connection-loss.js';
 
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });
 

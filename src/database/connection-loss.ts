@@ -44,3 +44,27 @@ export function reportingOnce(logger: Pick<Logger, 'warn'>, message: string): (e
     logger.warn({ reason: err.message, ...(typeof code === 'string' ? { code } : {}) }, message);
   };
 }
+
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN']);
+
+/**
+ * True when an error means "the database cannot be reached" (a 503), not "the query was wrong".
+ * SQLSTATE class 08 is connection exceptions; 57P0x are shutdowns; 53300 is too many connections.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 5; depth++) {
+    const { code, message } = e as { code?: unknown; message?: unknown };
+    if (typeof code === 'string') {
+      if (UNAVAILABLE_CODES.has(code) || code.startsWith('08') || /^57P0[123]$/.test(code) || code === '53300') {
+        return true;
+      }
+    }
+    // "not queryable": a statement on a client whose connection was lost, e.g. the next one of a
+    // transaction, or its ROLLBACK (which drizzle then throws instead of the first error).
+    if (typeof message === 'string' && /Connection terminated|timeout exceeded when trying to connect|not queryable|PGlite is closed/i.test(message)) {
+      return true;
+    }
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}

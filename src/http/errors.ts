@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import FindMyWay from 'find-my-way';
 import { AppError } from '../domain/errors.js';
 import { instantFormatError } from '../domain/instant.js';
-import { isDatabaseUnavailable } from '../database/db.js';
+import { isDatabaseUnavailable } from '../database/connection-loss.js';
 import { contextOf, errorBody } from './envelope.js';
 import { fieldOf, validationMessage } from './validation.js';
 

@@ -5,7 +5,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createContainer } from '../../src/container.js';
 import { createLogger } from '../../src/logger.js';
-import { isDatabaseUnavailable, openDatabase, rowsOf } from '../../src/database/db.js';
+import { isDatabaseUnavailable } from '../../src/database/connection-loss.js';
+import { openDatabase, rowsOf } from '../../src/database/db.js';
 import { createHarness, testConfig, userId, type Harness } from '../support/harness.js';
 import {
   freePort,
