@@ -1,7 +1,7 @@
 # tenure: one image for API nodes and workers (compose.yaml runs both from it).
 # Build: docker build -t tenure .
 # Run:   docker run -e DATABASE_URL=postgres://… -p 3000:3000 tenure
-# See docs/operations.md.
+# See docs/deployment.md.
 
 # ── build: all dependencies, compile TypeScript to dist/ ─────────────────────────────────────
 FROM node:20-slim AS build

@@ -28,7 +28,7 @@ const verdictOf = (key: ApiKeyRecord): Result<Principal> =>
 
 /**
  * Keys the cache holds at most, least recently used dropped first: a flood of distinct valid keys
- * costs at most this many records in memory (docs/operations.md, "Bounds").
+ * costs at most this many records in memory (docs/memory.md, "Bounds").
  */
 export const KEY_CACHE_ENTRIES = 10_000;
 
