@@ -33,4 +33,16 @@ describe('LazyLibrary', () => {
     expect(await lazy.load()).toEqual({ ok: true });
     expect(attempts).toBe(2);
   });
+
+  it('instanceOf is false before the load (no instance can exist), then tells the class apart', async () => {
+    class Thing {}
+    class Other {}
+    const lazy = new LazyLibrary('thing', async () => ({ Thing, Other }));
+    const made = new Thing();
+    expect(lazy.instanceOf(made, (lib) => lib.Thing)).toBe(false);
+    await lazy.load();
+    expect(lazy.instanceOf(made, (lib) => lib.Thing)).toBe(true);
+    expect(lazy.instanceOf(made, (lib) => lib.Other)).toBe(false);
+    expect(lazy.instanceOf('not an object', (lib) => lib.Thing)).toBe(false);
+  });
 });

@@ -8,9 +8,8 @@
  * - `load()` imports it, once; callers at the same moment share that one import.
  * - `get()` is for sync code that can only run after a load (a bot's client exists, so its library
  *   was loaded to build it); used before, it throws rather than quietly loading nothing.
- * - `ifLoaded` is the library or null: an error of the library can only exist once it is loaded, so
- *   `lib.ifLoaded !== null && err instanceof lib.ifLoaded.SomeError` tells its errors apart without
- *   loading it for an error that cannot be one.
+ * - `instanceOf(err, (lib) => lib.SomeError)` tells its errors apart without loading it: an error of
+ *   the library can only exist once it is loaded. `ifLoaded` is the library or null.
  */
 export class LazyLibrary<M> {
   private loaded: M | null = null;
@@ -42,5 +41,13 @@ export class LazyLibrary<M> {
   get(): M {
     if (this.loaded === null) throw new Error(`${this.name} is used before it was loaded: await its load() first`);
     return this.loaded;
+  }
+
+  /**
+   * `value` is an instance of the library's class `pick` names: false while the library is not
+   * loaded, when none can exist (the error predicates: `isDiscordApiError`, `isGrammyError`…).
+   */
+  instanceOf<T>(value: unknown, pick: (library: M) => abstract new (...args: never[]) => T): value is T {
+    return this.loaded !== null && value instanceof pick(this.loaded);
   }
 }

@@ -70,7 +70,7 @@ export interface OpenOptions {
 const silent: Pick<Logger, 'warn'> = { warn: () => undefined };
 
 /** When the instance closed by embedded storage's reopen is collected: 1, 2, 4, 8, 16 s after (collect-garbage.ts). */
-export const REOPEN_COLLECT = { firstMs: 1_000, tries: 5 } as const;
+const REOPEN_COLLECT = { firstMs: 1_000, tries: 5 } as const;
 
 const migrationsFolder = fileURLToPath(new URL('../../drizzle', import.meta.url));
 // Any fixed number: all tenure nodes agree on it so only one migrates at a time.

@@ -11,19 +11,10 @@ export const discordWs = new LazyLibrary('@discordjs/ws', () => import('@discord
 export const discordCollection = new LazyLibrary('@discordjs/collection', () => import('@discordjs/collection'));
 
 /** Discord answered 4xx (or 5xx once the library stopped retrying) with its JSON error. */
-export function isDiscordApiError(err: unknown): err is DiscordAPIError {
-  const lib = discordRest.ifLoaded;
-  return lib !== null && err instanceof lib.DiscordAPIError;
-}
+export const isDiscordApiError = (err: unknown): err is DiscordAPIError => discordRest.instanceOf(err, (lib) => lib.DiscordAPIError);
 
 /** Discord answered a 5xx without a JSON error. */
-export function isDiscordHttpError(err: unknown): err is HTTPError {
-  const lib = discordRest.ifLoaded;
-  return lib !== null && err instanceof lib.HTTPError;
-}
+export const isDiscordHttpError = (err: unknown): err is HTTPError => discordRest.instanceOf(err, (lib) => lib.HTTPError);
 
 /** A rate limit the client was told to reject on rather than wait out. */
-export function isDiscordRateLimitError(err: unknown): err is RateLimitError {
-  const lib = discordRest.ifLoaded;
-  return lib !== null && err instanceof lib.RateLimitError;
-}
+export const isDiscordRateLimitError = (err: unknown): err is RateLimitError => discordRest.instanceOf(err, (lib) => lib.RateLimitError);

@@ -122,10 +122,10 @@ class BotGateway {
   /** Opens the connection, once the library is loaded; destroyed meanwhile, it opens nothing. */
   connect(): void {
     if (this.destroyed) return;
-    Promise.all([discordWs.load(), discordCollection.load()]).then(
-      () => this.open(),
-      (err: unknown) => this.log.error({ err }, 'access: @discordjs/ws could not be loaded; the Discord gateway stays closed'),
-    );
+    // A failure (the library would not load, the manager would not build) is logged, never left unhandled.
+    Promise.all([discordWs.load(), discordCollection.load()])
+      .then(() => this.open())
+      .catch((err: unknown) => this.log.error({ err }, 'access: the Discord gateway could not be opened; it stays closed until the bot is taken again'));
   }
 
   private open(): void {

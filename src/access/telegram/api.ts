@@ -17,16 +17,10 @@ import { LazyLibrary } from '../../lazy-library.js';
 export const grammy = new LazyLibrary('grammy', () => import('grammy'));
 
 /** Telegram answered the call with an error (`ok: false`). */
-export function isGrammyError(err: unknown): err is GrammyError {
-  const lib = grammy.ifLoaded;
-  return lib !== null && err instanceof lib.GrammyError;
-}
+export const isGrammyError = (err: unknown): err is GrammyError => grammy.instanceOf(err, (lib) => lib.GrammyError);
 
 /** The call got no answer from Telegram (grammY wraps the transport's error). */
-export function isGrammyHttpError(err: unknown): err is HttpError {
-  const lib = grammy.ifLoaded;
-  return lib !== null && err instanceof lib.HttpError;
-}
+export const isGrammyHttpError = (err: unknown): err is HttpError => grammy.instanceOf(err, (lib) => lib.HttpError);
 
 /**
  * How long one call may take before grammY aborts it (its own default is 500 s, the Bot API

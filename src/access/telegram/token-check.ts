@@ -64,7 +64,10 @@ export function verdictOf(failure: TelegramFailure): TokenVerdict {
 }
 
 export function telegramTokenCheck(apiUrl: string): BotTokenCheck {
-  const apiOf = async (token: string) => (await grammy.load(), createTelegramApi(token, apiUrl, { timeoutSeconds: CHECK_TIMEOUT_SECONDS }));
+  const apiOf = async (token: string) => {
+    await grammy.load();
+    return createTelegramApi(token, apiUrl, { timeoutSeconds: CHECK_TIMEOUT_SECONDS });
+  };
   return {
     label: 'Telegram',
     normalize: normalizeTelegramToken,

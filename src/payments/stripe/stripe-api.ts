@@ -30,8 +30,7 @@ type StripeErrorName =
 
 /** One of stripe-node's errors; false while stripe-node is not loaded, when none can exist. */
 function isStripeError<E extends StripeErrorName>(err: unknown, kind: E): err is InstanceType<(typeof Stripe.errors)[E]> {
-  const lib = stripeLibrary.ifLoaded;
-  return lib !== null && err instanceof lib.errors[kind];
+  return stripeLibrary.instanceOf(err, (lib) => lib.errors[kind]);
 }
 
 /** The answer tenure gives for what stripe-node threw: never the key, which Stripe's own messages mask anyway. */
