@@ -13,7 +13,7 @@ import { runInNewContext } from 'node:vm';
  * One full collection, now. Node has no API for it but `--expose-gc`, which only the command line
  * gives the main context: set now, it gives `gc` to contexts made afterwards, as this one-off one.
  */
-export function collectGarbage(): void {
+function collectGarbage(): void {
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as () => void;
   gc();
