@@ -68,6 +68,12 @@ interface Query {
   name: string;
   filter: (s: Seeded, now: Date) => Omit<MembershipFilter, 'limit' | 'offset'>;
   offset?: number;
+  /**
+   * Also timed with its total counted by `count(*)`, as every list was before the kept count
+   * (migration 0048, src/store/membership-counts.ts): the same first page (read as a cursor reads
+   * it from the start, by the same index) beside the count, side by side with the kept total.
+   */
+  counted?: boolean;
 }
 
 const DAY = 86_400_000;
@@ -77,6 +83,7 @@ const QUERIES: Query[] = [
   { name: '`ends_after=-30d&ends_before=now&sort=-end_date` (ended this month)', filter: (_s, now) => ({ endsAfter: new Date(now.getTime() - 30 * DAY), endsBefore: now, sort: '-end_date' }) },
   { name: '`status=in_grace&sort=end_date`', filter: () => ({ status: 'in_grace', sort: 'end_date' }) },
   { name: '`status=expired` (newest first), offset 10,000', filter: () => ({ status: 'expired' }), offset: 10_000 },
+  { name: 'no filter (newest first): the whole project', filter: () => ({}), counted: true },
 ];
 
 interface Row {
@@ -115,7 +122,13 @@ async function measure(storage: Storage, database: Database, seeded: Seeded, log
     // The cursor a client holds after `offset` rows: the key of the row before the page.
     const after = offset === 0 ? null : (await store.listAfter(seeded.projectId, { ...filter, limit: offset }, null)).next;
     const byCursor = await timed(q.name, () => store.listAfter(seeded.projectId, filter, after));
-    for (const [paging, t] of [['offset + total', byOffset], ['cursor', byCursor]] as const) {
+    const timings: [string, { p50: number; p99: number; max: number }][] = [['offset + total', byOffset], ['cursor', byCursor]];
+    if (q.counted) {
+      const count = sql`SELECT count(*)::int AS total FROM memberships m WHERE m.project_id = ${seeded.projectId}`;
+      const countedTotal = async () => (await Promise.all([store.listAfter(seeded.projectId, filter, after), database.db.execute(count)]))[0];
+      timings.push(['offset + total by count(*) (before migration 0048)', await timed(q.name, countedTotal)]);
+    }
+    for (const [paging, t] of timings) {
       log(`${storage} ${q.name} (${paging}): total ${total}, p50 ${t.p50.toFixed(1)} ms, p99 ${t.p99.toFixed(1)} ms`);
       rows.push({ storage, query: q.name, paging, total, ...t });
     }

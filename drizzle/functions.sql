@@ -1,4 +1,4 @@
--- revision: 19
+-- revision: 20
 --
 -- Every function and trigger of the database, as they are now: the one place to read and change
 -- them. `database.migrate()` applies this file after the migrations of this folder, under the same
@@ -309,6 +309,34 @@ CREATE OR REPLACE TRIGGER tenure_analytics_memberships_upd AFTER UPDATE ON membe
 CREATE OR REPLACE TRIGGER tenure_analytics_memberships_del AFTER DELETE ON memberships
   REFERENCING OLD TABLE AS old_rows
   FOR EACH STATEMENT EXECUTE FUNCTION tenure_analytics_memberships();
+--> statement-breakpoint
+-- How many memberships each project holds (docs/memberships.md, "Listing and filtering"): every
+-- statement that inserts or deletes memberships appends its change per project to
+-- membership_counts, for every writer (the API, the import's COPY, a project's deletion); the
+-- list's count folds the appended rows and sums (src/store/membership-counts.ts). A delete skips a
+-- project that no longer exists (its deletion's cascade deletes its memberships after its counts
+-- went with it). Migration 0048 counted what was there before.
+CREATE OR REPLACE FUNCTION tenure_membership_counts() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO membership_counts (project_id, memberships)
+    SELECT n.project_id, count(*) FROM new_rows n GROUP BY 1;
+  ELSE
+    INSERT INTO membership_counts (project_id, memberships)
+    SELECT o.project_id, -count(*) FROM old_rows o
+    WHERE EXISTS (SELECT 1 FROM projects pr WHERE pr.id = o.project_id)
+    GROUP BY 1;
+  END IF;
+  RETURN NULL;
+END $$;
+--> statement-breakpoint
+CREATE OR REPLACE TRIGGER tenure_membership_counts_ins AFTER INSERT ON memberships
+  REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION tenure_membership_counts();
+--> statement-breakpoint
+CREATE OR REPLACE TRIGGER tenure_membership_counts_del AFTER DELETE ON memberships
+  REFERENCING OLD TABLE AS old_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION tenure_membership_counts();
 --> statement-breakpoint
 -- A payment's facts, booked when its status moves (o_status null for an insert): its amount as
 -- gross on the day it succeeded (its created_at when recorded succeeded, else the day the failed

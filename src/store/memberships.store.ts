@@ -4,6 +4,7 @@ import { systemClock, type Clock } from '../domain/clock.js';
 import type { MembershipView } from '../domain/memberships/membership.view.js';
 import { statusAt } from './rule-twins.js';
 import { membershipWhere, SORTS, type MembershipFilter } from './membership-queries.js';
+import { isWholeProject, projectMembershipTotal } from './membership-counts.js';
 import { afterListKey, keyText, pageOf, type ListKey } from './keyset.js';
 import { rowsOf, type Db } from '../database/db.js';
 import { insertEvent } from './outbox.js';
@@ -233,7 +234,8 @@ export class MembershipsStore {
   /**
    * A page of the project's memberships matching `filter` (docs/memberships.md, "Listing and
    * filtering"), in `filter.sort` order (newest first by default), ties broken by id so pages are
-   * stable, with the count of all that match. Every filter and order is served by an index:
+   * stable, with the count of all that match (a list of the whole project reads its kept count:
+   * src/store/membership-counts.ts). Every filter and order is served by an index:
    * memberships_project_created_idx, memberships_project_end_idx and memberships_project_plan_end_idx.
    */
   async list(projectId: string, filter: MembershipFilter): Promise<{ items: MembershipView[]; total: number }> {
@@ -249,7 +251,7 @@ export class MembershipsStore {
           LEFT JOIN plans p ON p.id = m.plan_id
           LEFT JOIN users u ON u.project_id = m.project_id AND u.user_id = m.user_id) full_row
         ORDER BY ${order}`),
-      this.db.execute(sql`SELECT count(*)::int AS total FROM memberships m WHERE ${where}`),
+      this.db.execute(isWholeProject(filter) ? projectMembershipTotal(projectId) : sql`SELECT count(*)::int AS total FROM memberships m WHERE ${where}`),
     ]);
     return {
       items: rowsOf<{ membership: MembershipView }>(page).map((r) => r.membership),

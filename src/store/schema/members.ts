@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, index, numeric, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, boolean, index, numeric, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { plans } from './catalogue.js';
 import { tz } from './columns.js';
 import { projects } from './projects.js';
@@ -112,5 +112,28 @@ export const memberships = pgTable(
     index('memberships_project_not_renewing_idx')
       .on(t.projectId, t.endDate, t.id)
       .where(sql`subscription_id IS NOT NULL AND (subscription_status IS NULL OR subscription_status NOT IN ('active', 'trialing') OR subscription_cancel_at_period_end)`),
+  ],
+);
+
+/**
+ * How many memberships each project holds (docs/memberships.md, "Listing and filtering"): the
+ * `total` of an unfiltered list page, read without counting every membership. The triggers of
+ * drizzle/functions.sql append each inserting or deleting statement's change (`folded` false: no
+ * writer updates a row here, so writers never wait for each other); the list's count folds what
+ * was appended into the project's one folded row and sums, in one statement.
+ */
+export const membershipCounts = pgTable(
+  'membership_counts',
+  {
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    folded: boolean('folded').notNull().default(false),
+    /** Memberships added (or, negative, removed) by one statement; the project's total once folded. */
+    memberships: bigint('memberships', { mode: 'number' }).notNull(),
+  },
+  (t) => [
+    uniqueIndex('membership_counts_folded_key').on(t.projectId).where(sql`folded`),
+    index('membership_counts_appended_idx').on(t.projectId).where(sql`NOT folded`),
   ],
 );
