@@ -8,7 +8,7 @@ import { PGlite } from '@electric-sql/pglite';
 
 /**
  * How an embedded data directory is created and started, so that the process holding it stays
- * small (docs/deployment.md, "Memory and sizing"; measured by bench/memory.ts).
+ * small (docs/operations.md, "Sizing"; measured by bench/memory.ts).
  */
 
 /**
