@@ -6,10 +6,11 @@
  * - at rest, BENCH_MEMORY_REST_S (30) seconds after a first start (an empty data directory or
  *   database: initdb and every migration) and after a later start (migrated and seeded);
  * - under the per-request load of the throughput benchmark (extend one member, 10 connections);
- * - during a bulk extend of every member (its answer awaited up to BENCH_MEMORY_BULK_TIMEOUT_S, 3600 s), and during a CSV import of BENCH_MEMORY_IMPORT_ROWS
- *   (1,000,000) rows by `npx tenure membership import` (its own process: on embedded storage the
- *   server is stopped meanwhile, one process holds a data directory; on PostgreSQL it runs beside
- *   the server, whose memory is read too);
+ * - during a bulk extend of every member (its answer awaited up to BENCH_MEMORY_BULK_TIMEOUT_S,
+ *   3600 s), and during a CSV import of BENCH_MEMORY_IMPORT_ROWS (1,000,000) rows by `npx tenure
+ *   membership import` (its own process: on embedded storage the server is stopped meanwhile, one
+ *   process holds a data directory; on PostgreSQL it runs beside the server, whose memory is read
+ *   too);
  * - over BENCH_MEMORY_STEADY_S (300; 3600 for the hour) of steady mixed load at
  *   BENCH_MEMORY_RATE (50) requests/s: extends, list pages, creates with an Idempotency-Key; the
  *   first tenth of the run against the last (for a run of 20 minutes or more, its first ten minutes against its last ten);
@@ -72,16 +73,16 @@ const YEAR_MS = 365 * 86_400_000;
 type Storage = 'PostgreSQL' | 'PGlite';
 
 /**
- * What autovacuum has done to a table this size by the time it serves traffic (the statistics, the
- * visibility map), done at once: this machine's PostgreSQL runs without autovacuum, and a count
- * planned on no statistics reads every row's heap page. Embedded storage's own vacuumer does it
- * in the server; done here too, both storages start from the same state.
+ * A seeded project, then what autovacuum has done to a table this size by the time it serves
+ * traffic (the statistics, the visibility map), done at once: this machine's PostgreSQL runs
+ * without autovacuum, and a count planned on no statistics reads every row's heap page. Embedded
+ * storage's own vacuumer does it in the server; done here too, both storages start from the same
+ * state.
  */
-function analyzed(db: Database) {
-  return async (tenant: Tenant) => {
-    await db.db.execute(sql`VACUUM ANALYZE memberships`);
-    return tenant;
-  };
+async function seedAnalyzed(db: Database, members: number): Promise<Tenant> {
+  const tenant = await seedTenant(db, 'memory bench', members);
+  await db.db.execute(sql`VACUUM ANALYZE memberships`);
+  return tenant;
 }
 
 /** Waits `restS` seconds with nothing sent, then reads where the server's memory is. */
@@ -196,7 +197,7 @@ async function cacheRounds(ctx: BenchContext, dir: string, tenant: Tenant): Prom
 async function measureSize(ctx: BenchContext, storage: Storage, members: number, withImport: boolean): Promise<SizeResult> {
   const name = `mem-${storage === 'PGlite' ? 'pglite' : 'pg'}-${members}`;
   const seeding = performance.now();
-  const { env: seededEnv, seeded: tenant } = await seededStorage(ctx, storage, name, (db) => seedTenant(db, 'memory bench', members).then(analyzed(db)));
+  const { env: seededEnv, seeded: tenant } = await seededStorage(ctx, storage, name, (db) => seedAnalyzed(db, members));
   const storageEnv = storage === 'PGlite' ? seededEnv : { ...seededEnv, DATA_DIR: path.join(ctx.tmp, `${name}-data`) };
   ctx.log(`${storage}, ${members} members: seeded in ${((performance.now() - seeding) / 1000).toFixed(0)} s`);
   const disk = await diskMiB(ctx, storageEnv);

@@ -16,13 +16,13 @@ export function isWholeProject(f: Omit<MembershipFilter, 'limit' | 'offset' | 's
 
 /**
  * The project's membership count, in one statement that also folds the rows appended since the
- * last fold into the project's folded row. Every part of one statement reads the same snapshot,
- * taken before it changes anything, so the sum is that of the rows as they were, which the fold
- * leaves unchanged; rows appended meanwhile stay for the next fold. (A data-modifying WITH runs
- * whether or not the rest reads it.) One fold of a project at a
- * time (a transaction advisory lock): a count that finds one running only sums. Its commit does
- * not wait for the disk (synchronous_commit off for this statement's transaction): a fold lost in
- * a crash is lost whole, its rows left unfolded, which sum to the same.
+ * last fold into the project's folded row, as AnalyticsStore.fold folds analytics_days. Every part
+ * of one statement reads the same snapshot, taken before it changes anything, so the sum is that
+ * of the rows as they were, which the fold leaves unchanged; rows appended meanwhile stay for the
+ * next fold (a data-modifying WITH runs whether or not the rest reads it). One fold of a project
+ * at a time (a transaction advisory lock): a count that finds one running only sums. Its commit
+ * does not wait for the disk (synchronous_commit off for this statement's transaction): a fold
+ * lost in a crash is lost whole, its rows left unfolded, which sum to the same.
  */
 export function projectMembershipTotal(projectId: string): SQL {
   return sql`
